@@ -1,0 +1,83 @@
+"""Running the daemon in the foreground: bind first (so a second daemon fails at once), then serve until Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import socket
+import sys
+from typing import Final
+
+import uvicorn
+
+from serve.server import build_app
+from serve.tooling import ServeSettings
+from theurian import installation
+from theurian.errors import TheurianError
+
+DEFAULT_HOST: Final = "127.0.0.1"
+DEFAULT_PORT: Final = 7419
+
+logger = logging.getLogger("theurian.serve")
+
+
+class PortInUseError(TheurianError):
+    """Another process (usually another daemon) holds the port."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """Bind the listening socket ourselves, so 'already in use' is a clear message rather than a log line.
+
+    Raises:
+        PortInUseError: the address is taken.
+        TheurianError: the address cannot be bound for another reason.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise PortInUseError(
+                f"{host}:{port} is already in use (another `theurian serve`?); stop it or pass --port"
+            ) from exc
+        raise TheurianError(f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def configure_logging() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S%z"))
+    root = logging.getLogger("theurian")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.INFO)
+    root.propagate = False
+
+
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Serve until interrupted.
+
+    Raises:
+        ConfigError: the installation config names an unknown disclosure ceiling.
+        PortInUseError: another process holds the port.
+    """
+    settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling())
+    sock = bind(host, port)
+    configure_logging()
+    app = build_app(settings, host=host)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    shown_host = f"[{host}]" if ":" in host else host
+    logger.info("theurian serving MCP at http://%s:%d/mcp (health: /health); Ctrl-C stops", shown_host, port)
+    try:
+        asyncio.run(server.serve(sockets=[sock]))
+    except KeyboardInterrupt:
+        pass  # a second Ctrl-C during shutdown: still a clean stop
+    finally:
+        sock.close()
+    logger.info("theurian daemon stopped")

@@ -1,0 +1,102 @@
+"""Dispatching one validated tools/call: resolve the project, admit through the gate, run the handler off the
+event loop, and turn every outcome into a result or a refusal. Domain errors leave the daemon here, translated."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+import orjson
+
+from serve.gate import AdmissionGate
+from serve.refusal import (
+    INTERNAL_FAULT_REFUSAL,
+    PATH_ESCAPE_REFUSAL,
+    STATE_ESCAPE_CURE,
+    ToolRefusal,
+    refusal_result,
+)
+from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
+from theurian.errors import PathEscapeError, TheurianError
+from theurian.project import (
+    ProjectNotRegisteredError,
+    StateEscapeError,
+    resolve_project,
+)
+
+logger = logging.getLogger("theurian.serve")
+
+
+@dataclass
+class CallRecord:
+    """Filled in as a call is answered, for its one log line. Holds no argument value."""
+
+    tool: str
+    project: str = "-"
+    outcome: str = "ok"
+    refusal: str | None = None  # set by the validation tier: the call is answered with this and nothing runs
+
+
+current_call: ContextVar[CallRecord | None] = ContextVar("current_call", default=None)
+
+
+class Dispatcher:
+    def __init__(self, tools: list[Tool], settings: ServeSettings) -> None:
+        self.tools = {tool.name: tool for tool in tools}
+        self.settings = settings
+        self.gates: dict[str, AdmissionGate | None] = {tool.name: tool.make_gate() for tool in tools}
+
+    async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        tool = self.tools[name]
+        record = current_call.get()
+        try:
+            call = Call(settings=self.settings, project=self._project_for(tool, arguments, record))
+            handler_args = {k: v for k, v in arguments.items() if k not in CONTEXT_KEYS}
+            gate = self.gates[name]
+            if gate is None:
+                structured = await self._run(tool, call, handler_args)
+            else:
+                async with gate.admit():
+                    structured = await self._run(tool, call, handler_args)
+        except ToolRefusal as refusal:
+            _mark(record, "refused")
+            return refusal_result(refusal.message)
+        except TheurianError as exc:
+            _mark(record, "refused")
+            return refusal_result(_translate(exc))
+        except Exception:  # the top-level handler: no traceback ever reaches a caller
+            _mark(record, "fault")
+            logger.exception("tool %s failed", name)
+            return refusal_result(INTERNAL_FAULT_REFUSAL)
+        text = orjson.dumps(structured).decode("utf-8")
+        return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
+
+    def _project_for(self, tool: Tool, arguments: Mapping[str, Any], record: CallRecord | None) -> Any:
+        if not tool.project_scoped:
+            return None
+        project = resolve_project(str(arguments["projectId"]))
+        if record is not None:
+            record.project = project.project_id  # only a registered id is ever logged
+        return project
+
+    @staticmethod
+    async def _run(tool: Tool, call: Call, handler_args: dict[str, Any]) -> dict[str, Any]:
+        result = await anyio.to_thread.run_sync(lambda: tool.handler(call, **handler_args))
+        return dict(result)
+
+
+def _mark(record: CallRecord | None, outcome: str) -> None:
+    if record is not None:
+        record.outcome = outcome
+
+
+def _translate(exc: TheurianError) -> str:
+    if isinstance(exc, StateEscapeError | PathEscapeError):
+        return f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    if isinstance(exc, ProjectNotRegisteredError):
+        return f"PROJECT_NOT_REGISTERED: {exc.message}. `project.list` names the registered projects."
+    return exc.message

@@ -1,0 +1,42 @@
+"""Refusals: the one shape every tier answers a call it will not serve with (`content` + `isError: true`).
+
+The validation middleware, the dispatcher and the tools all produce exactly this, so a caller cannot tell from
+the shape which tier answered, only from what it says.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+# Interpolates nothing: it must not say which path escaped (the cure, beside it, names the derived folder).
+PATH_ESCAPE_REFUSAL: Final = (
+    "PATH_ESCAPE_REFUSAL: a path Theurian derives for this project resolves outside the project root, "
+    "so nothing was read through it."
+)
+STATE_ESCAPE_CURE: Final = (
+    "Cure: remove .theurian/state (it is derived, so nothing authored is lost), run `theurian migrate apply`, "
+    "and rebuild the derived artifacts."
+)
+INTERNAL_FAULT_REFUSAL: Final = (
+    "The daemon failed while answering this call; nothing was changed. The daemon's log has the details."
+)
+
+
+class ToolRefusal(Exception):
+    """Raised inside a tool to refuse the call with `message` (shown to the caller as is)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def refusal_result(message: str) -> dict[str, Any]:
+    """The wire result of a refusal: one text block and `isError: true`, nothing else."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def describe_value(value: str, bound: int) -> str:
+    """Quote a caller's string inside `bound` characters; past it, give only its length (never echo it)."""
+    if len(value) <= bound:
+        return repr(value)
+    return f"a value of {len(value)} characters"

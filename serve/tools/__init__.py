@@ -1,0 +1,17 @@
+"""The tool families this build registers.
+
+A family module contributes `Tool`s; only tools that work in this build are listed here, so `tools/list` and
+`system.capabilities` describe exactly what is callable.
+"""
+
+from __future__ import annotations
+
+from serve.tooling import Tool
+from serve.tools.system import system_tools
+
+
+def registered_tools() -> list[Tool]:
+    """Every tool this daemon serves, sorted by name."""
+    tools: list[Tool] = []
+    tools.extend(system_tools(tools))  # the capabilities handler reads the final list, itself included
+    return sorted(tools, key=lambda tool: tool.name)

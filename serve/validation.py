@@ -1,0 +1,115 @@
+"""SEC-12: every tools/call is checked against its tool's published input schema before the tool runs.
+
+The check runs as server middleware, the only tier that still sees the keys a caller actually sent. A refusal
+names the offending key path and the constraint that rejected it and never reproduces the value; it is the same
+`content` + `isError` shape a tool's own refusal has. A tool with no published schema is refused at dispatch.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import ValidationError
+from referencing import Registry, Resource
+
+import schemas
+
+MCP_FAMILY = "mcp"
+_MAX_KEY_CHARS_SHOWN = 80
+
+
+class InputValidator:
+    """Compiled validators for every published input schema, built once per daemon."""
+
+    def __init__(self) -> None:
+        documents = [schemas.load(MCP_FAMILY, name) for name in schemas.names(MCP_FAMILY)]
+        self._registry: Registry[Any] = Registry().with_resources(
+            (doc["$id"], Resource.from_contents(doc)) for doc in documents
+        )
+        self._validators = {
+            name: jsonschema.Draft202012Validator(schemas.load(MCP_FAMILY, name), registry=self._registry)
+            for name in schemas.names(MCP_FAMILY)
+            if name.endswith("-input.schema.json")
+        }
+
+    def has_schema(self, schema_name: str) -> bool:
+        return schema_name in self._validators
+
+    def validator(self, schema_name: str) -> jsonschema.Draft202012Validator:
+        return self._validators[schema_name]
+
+    def problem(self, tool_name: str, schema_name: str, arguments: Any) -> str | None:
+        """A refusal message when `arguments` fail the schema, else None."""
+        validator = self.validator(schema_name)
+        if not isinstance(arguments, Mapping):
+            return f"Invalid arguments for {tool_name}: the arguments must be a JSON object."
+        unknown = sorted(set(arguments) - _known_keys(validator.schema, self._registry))
+        if unknown:
+            shown = ", ".join(_key_name(k) for k in unknown)
+            return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
+        error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
+        if error is None:
+            return None
+        return f"Invalid arguments for {tool_name}: {_describe(error)}"
+
+
+def bundled_input_schema(schema_name: str) -> dict[str, Any]:
+    """The input schema as published in tools/list: the shared context inlined under `$defs`.
+
+    Clients cannot resolve our relative `$ref`, so the published copy points inside itself.
+    """
+    schema = copy.deepcopy(schemas.load(MCP_FAMILY, schema_name))
+    if schema.get("$ref") == "tool-context.schema.json":
+        context = copy.deepcopy(schemas.load(MCP_FAMILY, "tool-context.schema.json"))
+        for keyword in ("$schema", "$id"):
+            context.pop(keyword, None)
+        schema["$ref"] = "#/$defs/toolContext"
+        schema["$defs"] = {"toolContext": context}
+    return schema
+
+
+def _known_keys(schema: Mapping[str, Any], registry: Registry[Any]) -> set[str]:
+    keys = set(schema.get("properties", {}))
+    ref = schema.get("$ref")
+    if isinstance(ref, str):
+        target = registry.resolver(base_uri=schema.get("$id", "")).lookup(ref).contents
+        keys |= set(target.get("properties", {}))
+    return keys
+
+
+def _key_name(key: str) -> str:
+    if len(key) <= _MAX_KEY_CHARS_SHOWN:
+        return f"`{key}`"
+    return f"(a key of {len(key)} characters)"
+
+
+def _path(error: ValidationError) -> str:
+    parts = []
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else (_key_name(str(part)).strip("`")))
+    text = ".".join(parts).replace(".[", "[")
+    return f"`{text}`" if text else "the arguments"
+
+
+def _describe(error: ValidationError) -> str:
+    """Name the key path and the constraint, never the value the caller sent."""
+    keyword, bound = error.validator, error.validator_value
+    where = _path(error)
+    if keyword == "required":
+        missing = [k for k in bound if isinstance(error.instance, Mapping) and k not in error.instance]
+        return f"missing required key {', '.join(_key_name(k) for k in missing)}."
+    if keyword == "type":
+        expected = " or ".join(bound) if isinstance(bound, list) else bound
+        return f"{where} must be of type {expected}."
+    if keyword in {"maxLength", "minLength", "maxItems", "minItems", "maximum", "minimum"}:
+        return f"{where} violates {keyword} {bound}."
+    if keyword == "enum":
+        return f"{where} must be one of: {', '.join(map(str, bound))}."
+    if keyword == "const":
+        return f"{where} must be {bound!r}."
+    if keyword in {"additionalProperties", "unevaluatedProperties"}:
+        return f"{where} has a key this tool does not accept."
+    return f"{where} does not satisfy `{keyword}`."

@@ -1,0 +1,65 @@
+"""The `theurian` entry point: composes the command groups and turns every error into one line and an exit code."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from theurian import __version__
+from theurian.cli import init_command, project_commands, serve_command
+from theurian.errors import EXIT_FAILED, TheurianError
+
+app = typer.Typer(
+    name="theurian",
+    help="Turn a team's code-review history into knowledge coding agents can search and use safely.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"theurian {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Theurian: review history in, searchable knowledge for coding agents out."""
+
+
+app.command("init")(init_command.init)
+app.command("serve")(serve_command.serve)
+app.add_typer(project_commands.app, name="project")
+
+
+def run() -> None:
+    """Console-script entry: no traceback ever reaches the user."""
+    try:
+        app(standalone_mode=False)
+    except TheurianError as exc:
+        typer.echo(f"theurian: {exc.message}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("theurian: aborted", err=True)
+        sys.exit(EXIT_FAILED)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # top-level handler: one line, never a traceback
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        typer.echo(f"theurian: unexpected failure ({type(exc).__name__}: {exc})", err=True)
+        sys.exit(EXIT_FAILED)

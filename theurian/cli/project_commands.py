@@ -1,0 +1,56 @@
+"""`theurian project register | unregister | list`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from theurian import registry
+
+app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
+                  no_args_is_help=True)
+
+
+@app.command("register")
+def register(
+    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")] = Path("."),
+    project_id: Annotated[
+        str | None,
+        typer.Option("--id", help="The project id; default: the folder name in lowercase kebab-case."),
+    ] = None,
+) -> None:
+    """Register the project at PATH under an id agents name in every call."""
+    root = path.resolve()
+    registration = registry.register(root, project_id or registry.default_project_id(root))
+    typer.echo(f"registered {registration.project_id} -> {registration.root}")
+
+
+@app.command("unregister")
+def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.")]) -> None:
+    """Remove a registration. The project's files are not touched."""
+    registry.unregister(project_id)
+    typer.echo(f"unregistered {project_id}")
+
+
+@app.command("list")
+def list_projects(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """List registered projects, and entries that name no root folder."""
+    snapshot = registry.read()
+    if as_json:
+        document = {
+            "projects": [{"projectId": r.project_id, "rootPath": str(r.root)} for r in snapshot.registrations],
+            "unreadable": list(snapshot.unreadable),
+        }
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    if not snapshot.registrations and not snapshot.unreadable:
+        typer.echo("no projects registered (theurian project register PATH)")
+    for r in snapshot.registrations:
+        typer.echo(f"{r.project_id}\t{r.root}")
+    for project_id in snapshot.unreadable:
+        typer.echo(f"{project_id}\t(no root path: unregister it and register again)")

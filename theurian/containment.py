@@ -1,0 +1,31 @@
+"""Path containment (SEC-7): every path the program opens resolves inside its root, symlinks included.
+
+Anything a network or a repository file supplies (a record path, a file anchor) is data; it never reaches
+`resolve_inside` as a path fragment unless it has first passed a strict pattern. This helper is the one place
+that decides whether a path stays inside a root.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+from theurian.errors import PathEscapeError
+
+
+def resolve_inside(root: Path, relative: str | PurePosixPath) -> Path:
+    """Resolve `relative` under `root`, following every symlink, and refuse a result outside `root`.
+
+    The leaf need not exist: a path that does not exist yet resolves through its existing ancestors, so a
+    symlinked parent directory is still caught before anything is created beneath it.
+
+    Raises:
+        PathEscapeError: the relative path is absolute, climbs with `..`, or resolves outside `root`.
+    """
+    pure = PurePosixPath(relative)
+    if pure.is_absolute() or ".." in pure.parts:
+        raise PathEscapeError(f"{pure} is not a plain path under the root", relative=str(pure))
+    resolved_root = root.resolve()
+    resolved = (resolved_root / pure).resolve()
+    if resolved != resolved_root and resolved_root not in resolved.parents:
+        raise PathEscapeError(f"{pure} resolves outside the root it must stay under", relative=str(pure))
+    return resolved

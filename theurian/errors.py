@@ -1,0 +1,67 @@
+"""The kernel's exception tree, and the CLI exit codes they map to.
+
+    TheurianError                 message, exit_code (1)
+    ├── UsageError                a command was called with words it cannot act on (2)
+    ├── ConfigError               a configuration file is missing a value or holds one we cannot use (1)
+    ├── RegistryError             the project registry cannot be read or written (1)
+    ├── ProjectError              a project cannot be resolved: not registered, no root, no .theurian/ (1)
+    ├── PathEscapeError           a path resolves outside the root it must stay under (SEC-7) (1)
+    └── AlreadyInPlaceError       the thing asked for is already there (4)
+
+Every error carries a message fit to show a person as one line; the CLI prints it and exits with `exit_code`,
+and the daemon turns it into a refusal. Nothing here ever carries a traceback to a user.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INCOMPATIBLE = 3
+EXIT_ALREADY_IN_PLACE = 4
+
+
+class TheurianError(Exception):
+    """Base of every error Theurian raises on purpose."""
+
+    exit_code = EXIT_FAILED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(TheurianError):
+    """A command's arguments cannot be acted on."""
+
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(TheurianError):
+    """A configuration file holds something Theurian cannot use."""
+
+
+class RegistryError(TheurianError):
+    """The project registry cannot be read or written."""
+
+
+class ProjectError(TheurianError):
+    """A project id or path cannot be resolved to a usable project."""
+
+
+class PathEscapeError(TheurianError):
+    """A path resolves outside the root it must stay under.
+
+    `relative` is the offending path relative to the root it escaped, as the program named it (never the
+    resolved target, which may be anywhere on the machine).
+    """
+
+    def __init__(self, message: str, *, relative: str) -> None:
+        super().__init__(message)
+        self.relative = relative
+
+
+class AlreadyInPlaceError(TheurianError):
+    """The requested state already holds."""
+
+    exit_code = EXIT_ALREADY_IN_PLACE

@@ -1,0 +1,108 @@
+"""The installation's own files: the project registry, the installation config, and the build-stamp secret.
+
+They live under the user's XDG config and state directories, never inside a project. Setting
+`THEURIAN_HOME` relocates all of them under one folder (`$THEURIAN_HOME/config`, `$THEURIAN_HOME/state`), which
+is how tests keep away from the real home directory.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tomllib
+from pathlib import Path
+from typing import Final
+
+from theurian.errors import ConfigError
+
+HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
+APP_DIR_NAME: Final = "theurian"
+INSTALLATION_CONFIG_NAME: Final = "config.toml"
+REGISTRY_NAME: Final = "projects.toml"
+SECRET_NAME: Final = "build-stamp.key"
+SECRET_BYTES: Final = 32
+
+SENSITIVITY_LEVELS: Final = ("public", "internal", "confidential", "restricted")
+DEFAULT_DISCLOSURE_CEILING: Final = "internal"
+
+
+def config_dir() -> Path:
+    """The folder holding the registry and the installation config."""
+    override = os.environ.get(HOME_OVERRIDE_ENV)
+    if override:
+        return Path(override) / "config"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / APP_DIR_NAME
+
+
+def state_dir() -> Path:
+    """The folder holding the installation's private state (the build-stamp secret)."""
+    override = os.environ.get(HOME_OVERRIDE_ENV)
+    if override:
+        return Path(override) / "state"
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / APP_DIR_NAME
+
+
+def registry_path() -> Path:
+    return config_dir() / REGISTRY_NAME
+
+
+def installation_config_path() -> Path:
+    return config_dir() / INSTALLATION_CONFIG_NAME
+
+
+def disclosure_ceiling() -> str:
+    """The highest sensitivity this installation will ever disclose.
+
+    One word under `disclosure_ceiling` in the installation config; `internal` when the file or the key is absent.
+
+    Raises:
+        ConfigError: the file is not TOML, or the word is not a sensitivity level.
+    """
+    path = installation_config_path()
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return DEFAULT_DISCLOSURE_CEILING
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
+    value = document.get("disclosure_ceiling", DEFAULT_DISCLOSURE_CEILING)
+    if value not in SENSITIVITY_LEVELS:
+        shown = repr(value) if isinstance(value, str) and len(value) <= 40 else "that value"
+        raise ConfigError(
+            f"{path}: disclosure_ceiling {shown} is not one of {', '.join(SENSITIVITY_LEVELS)}; "
+            "set one of those words (or remove the key for the default, internal)"
+        )
+    return str(value)
+
+
+def build_stamp_secret() -> bytes:
+    """This installation's secret for build stamps, created (mode 0600) on first use.
+
+    Raises:
+        ConfigError: the secret file exists but is not a secret this program wrote.
+    """
+    path = state_dir() / SECRET_NAME
+    try:
+        secret = path.read_bytes()
+    except FileNotFoundError:
+        return _create_secret(path)
+    if len(secret) != SECRET_BYTES:
+        raise ConfigError(f"{path} is damaged (expected {SECRET_BYTES} bytes); remove it and rebuild every store")
+    return secret
+
+
+def _create_secret(path: Path) -> bytes:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    secret = secrets.token_bytes(SECRET_BYTES)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        # Another process created it between our read and our open: theirs is the secret.
+        return path.read_bytes()
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secret)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return secret

@@ -1,0 +1,108 @@
+"""A project on disk: its `.theurian/` layout, `theurian init`, and resolving a registered id to a usable root.
+
+Resolution is where SEC-7 first bites: `.theurian/state` resolving outside the project root is refused here,
+before any project-scoped tool reads anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from theurian import registry
+from theurian.containment import resolve_inside
+from theurian.durable import write_text_durably
+from theurian.errors import AlreadyInPlaceError, PathEscapeError, ProjectError
+
+THEURIAN_DIR: Final = ".theurian"
+STATE_DIR: Final = ".theurian/state"
+REVIEW_DIR: Final = ".theurian/review"
+CONFIG_FILE: Final = ".theurian/config.toml"
+
+INITIAL_CONFIG: Final = """\
+# Theurian project configuration.
+
+[review]
+# Public GitHub repositories `theurian review ingest` may fetch, as "owner/name".
+# Edit by hand or with `theurian review allow OWNER/NAME`.
+allowlist = []
+"""
+
+# Derived state is rebuildable and never committed; everything else under .theurian/ is source.
+INITIAL_GITIGNORE: Final = "state/\n"
+
+
+class ProjectNotRegisteredError(ProjectError):
+    """No registration carries this id."""
+
+
+class ProjectUnreadableError(ProjectError):
+    """A registration exists but names no root path."""
+
+
+class StateEscapeError(PathEscapeError):
+    """`.theurian/state` (or `.theurian`) resolves outside the project root."""
+
+
+@dataclass(frozen=True)
+class Project:
+    project_id: str
+    root: Path
+
+    @property
+    def state_dir(self) -> Path:
+        """`.theurian/state`, resolved and contained (checked again on every access: links can change)."""
+        return resolve_inside(self.root, STATE_DIR)
+
+
+def init_project(root: Path) -> Path:
+    """Create `.theurian/` with an empty review allowlist and a .gitignore for derived state.
+
+    Raises:
+        AlreadyInPlaceError: `.theurian/config.toml` already exists (nothing is changed).
+        ProjectError: the folder does not exist.
+    """
+    if not root.is_dir():
+        raise ProjectError(f"{root} is not a folder")
+    theurian_dir = resolve_inside(root, THEURIAN_DIR)
+    config = theurian_dir / "config.toml"
+    if config.exists():
+        raise AlreadyInPlaceError(f"{config} already exists; nothing changed")
+    theurian_dir.mkdir(exist_ok=True)
+    write_text_durably(config, INITIAL_CONFIG)
+    gitignore = theurian_dir / ".gitignore"
+    if not gitignore.exists():
+        write_text_durably(gitignore, INITIAL_GITIGNORE)
+    return theurian_dir
+
+
+def resolve_project(project_id: str) -> Project:
+    """Resolve a registered id to a project whose root exists and whose derived state stays inside it.
+
+    Raises:
+        RegistryError: the registry cannot be read.
+        ProjectNotRegisteredError, ProjectUnreadableError, ProjectError: the id cannot be served.
+        StateEscapeError: `.theurian/state` resolves outside the root.
+    """
+    snapshot = registry.read()
+    registration = snapshot.find(project_id)
+    if registration is None:
+        if project_id in snapshot.unreadable:
+            raise ProjectUnreadableError(
+                f"project {project_id!r} is registered without a root path; "
+                f"run `theurian project unregister {project_id}` and register it again from its folder"
+            )
+        raise ProjectNotRegisteredError(f"no project is registered under id {project_id!r}")
+    root = registration.root
+    if not (root / THEURIAN_DIR).is_dir():
+        raise ProjectError(
+            f"project {project_id!r} is registered at a folder with no .theurian/ "
+            "(moved or deleted?); register it again from its folder"
+        )
+    project = Project(project_id, root.resolve())
+    try:
+        resolve_inside(project.root, STATE_DIR)
+    except PathEscapeError as exc:
+        raise StateEscapeError(exc.message, relative=STATE_DIR) from exc
+    return project

@@ -1,0 +1,175 @@
+"""The project registry: one hand-editable TOML file mapping project ids to root paths.
+
+    [projects."backend-service"]
+    root = "/home/dev/backend-service"
+
+Writers take an exclusive lock on a sibling lock file and rewrite the file atomically, so two registrations at
+once both land. A file that does not parse is reported and never overwritten: the operator's hand edit is theirs
+to fix.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import re
+import tomllib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from theurian import installation, tomlwrite
+from theurian.durable import write_text_durably
+from theurian.errors import AlreadyInPlaceError, ProjectError, RegistryError, UsageError
+
+PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+MAX_PROJECT_ID_CHARS: Final = 64
+
+_HEADER = (
+    "# Theurian project registry: one [projects.\"<id>\"] table per project, naming its root folder.\n"
+    "# Hand edits are welcome; `theurian project register/unregister` rewrite this file (comments are not kept).\n"
+)
+
+
+@dataclass(frozen=True)
+class Registration:
+    project_id: str
+    root: Path
+
+
+@dataclass(frozen=True)
+class RegistrySnapshot:
+    """What one read of the registry found: servable registrations, and ids whose entries name no root."""
+
+    registrations: tuple[Registration, ...]
+    unreadable: tuple[str, ...]
+
+    def find(self, project_id: str) -> Registration | None:
+        return next((r for r in self.registrations if r.project_id == project_id), None)
+
+
+def default_project_id(folder: Path) -> str:
+    """The folder's name in lowercase kebab-case, e.g. `My_Service` -> `my-service`."""
+    return re.sub(r"[^a-z0-9]+", "-", folder.name.lower()).strip("-")
+
+
+def validate_project_id(project_id: str) -> str:
+    if len(project_id) > MAX_PROJECT_ID_CHARS or not PROJECT_ID_PATTERN.match(project_id):
+        raise UsageError(
+            f"project id {project_id[:80]!r} is not lowercase kebab-case (letters, digits and single hyphens, "
+            f"at most {MAX_PROJECT_ID_CHARS} characters); pass --id"
+        )
+    return project_id
+
+
+def read() -> RegistrySnapshot:
+    """Read the registry; a missing file is an empty registry.
+
+    Raises:
+        RegistryError: the file exists but is not a registry we can read.
+    """
+    return _parse(_load_document(installation.registry_path()))
+
+
+def register(root: Path, project_id: str) -> Registration:
+    """Add a project. Raises AlreadyInPlaceError if this id already names this root."""
+    validate_project_id(project_id)
+    root = root.resolve()
+    if not (root / ".theurian").is_dir():
+        raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {root}` first")
+
+    def change(projects: dict[str, Any]) -> None:
+        existing = projects.get(project_id)
+        if isinstance(existing, dict) and existing.get("root") == str(root):
+            raise AlreadyInPlaceError(f"project {project_id!r} is already registered at {root}")
+        if existing is not None:
+            raise ProjectError(
+                f"project id {project_id!r} is already registered for another folder; "
+                f"run `theurian project unregister {project_id}` first or choose another --id"
+            )
+        for other_id, entry in projects.items():
+            if isinstance(entry, dict) and entry.get("root") == str(root):
+                raise ProjectError(f"{root} is already registered as {other_id!r}")
+        projects[project_id] = {"root": str(root)}
+
+    _update(change)
+    return Registration(project_id, root)
+
+
+def unregister(project_id: str) -> None:
+    """Remove a project's registration (its files are untouched)."""
+
+    def change(projects: dict[str, Any]) -> None:
+        if project_id not in projects:
+            raise ProjectError(f"no project is registered under id {project_id[:80]!r}")
+        del projects[project_id]
+
+    _update(change)
+
+
+def _update(change: Callable[[dict[str, Any]], None]) -> None:
+    path = installation.registry_path()
+    with _exclusive_lock(path):
+        document = _load_document(path)
+        _parse(document)  # refuse to rewrite a file we could not have read
+        projects: dict[str, Any] = dict(document.get("projects", {}))
+        change(projects)
+        write_text_durably(path, _render(projects))
+
+
+@contextmanager
+def _exclusive_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _load_document(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"cannot read the project registry {path}: {exc}") from exc
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RegistryError(
+            f"the project registry {path} is not valid TOML ({exc}); fix it by hand — it was not changed"
+        ) from exc
+
+
+def _parse(document: dict[str, Any]) -> RegistrySnapshot:
+    projects = document.get("projects", {})
+    if not isinstance(projects, dict):
+        path = installation.registry_path()
+        raise RegistryError(f"the project registry {path}: `projects` must be a table; fix it by hand")
+    registrations = []
+    unreadable = []
+    for project_id, entry in projects.items():
+        root = entry.get("root") if isinstance(entry, dict) else None
+        if isinstance(root, str) and root:
+            registrations.append(Registration(project_id, Path(root)))
+        else:
+            unreadable.append(project_id)
+    return RegistrySnapshot(
+        registrations=tuple(sorted(registrations, key=lambda r: r.project_id)),
+        unreadable=tuple(sorted(unreadable)),
+    )
+
+
+def _render(projects: dict[str, Any]) -> str:
+    parts = [_HEADER]
+    for project_id in sorted(projects):
+        entry = projects[project_id]
+        parts.append(f"\n[projects.{tomlwrite.string(project_id)}]\n")
+        if isinstance(entry, dict):
+            for key, value in entry.items():
+                if isinstance(value, str):
+                    parts.append(f"{tomlwrite.string(key)} = {tomlwrite.string(value)}\n")
+    return "".join(parts)
