@@ -1,0 +1,81 @@
+"""A real daemon: `theurian serve` in a subprocess on a free loopback port, torn down after use."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tests.support.installation import THEURIAN_BIN, Installation
+
+START_TIMEOUT_SECONDS = 30.0
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RunningDaemon:
+    process: subprocess.Popen[str]
+    port: int
+    log_path: Path
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base_url}/mcp"
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8")
+
+
+@contextmanager
+def running_daemon(installation: Installation, *, port: int | None = None) -> Iterator[RunningDaemon]:
+    """Start `theurian serve`, wait until /health answers, and stop it with SIGINT afterwards."""
+    port = port or free_port()
+    log_path = installation.home / f"daemon-{port}.log"
+    installation.home.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w", encoding="utf-8") as log:
+        process = subprocess.Popen(
+            [str(THEURIAN_BIN), "serve", "--port", str(port)],
+            env=installation.env, stdout=log, stderr=subprocess.STDOUT, text=True,
+        )
+    daemon = RunningDaemon(process, port, log_path)
+    try:
+        _wait_for_health(daemon)
+        yield daemon
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _wait_for_health(daemon: RunningDaemon) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if daemon.process.poll() is not None:
+            raise AssertionError(f"daemon exited {daemon.process.returncode}: {daemon.log()}")
+        try:
+            if httpx.get(f"{daemon.base_url}/health", timeout=1.0).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)  # polling for start-up, bounded by the deadline above
+    raise AssertionError(f"daemon did not answer /health within {START_TIMEOUT_SECONDS}s: {daemon.log()}")

@@ -1,0 +1,51 @@
+"""Isolated installations: every test's registry, config and secret live under tmp_path, never in $HOME."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from theurian.installation import HOME_OVERRIDE_ENV
+
+THEURIAN_BIN = Path(sys.executable).parent / "theurian"
+
+
+@dataclass(frozen=True)
+class Installation:
+    """One isolated installation: `home` holds its config and state; `env` points every process at it."""
+
+    home: Path
+
+    @property
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_"))}
+        env[HOME_OVERRIDE_ENV] = str(self.home)
+        env["XDG_CONFIG_HOME"] = str(self.home / "xdg-config")
+        env["XDG_STATE_HOME"] = str(self.home / "xdg-state")
+        env["HOME"] = str(self.home / "user-home")
+        env["NO_COLOR"] = "1"
+        env["COLUMNS"] = "200"
+        return env
+
+    def cli(self, *args: str, cwd: Path | None = None, check: bool = False, timeout: float = 120,
+            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the real `theurian` console script in this installation."""
+        env = self.env | (extra_env or {})
+        result = subprocess.run(
+            [str(THEURIAN_BIN), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+            encoding="utf-8",
+        )
+        if check and result.returncode != 0:
+            raise AssertionError(f"theurian {' '.join(args)} exited {result.returncode}: {result.stderr}")
+        return result
+
+    def new_project(self, root: Path, project_id: str | None = None) -> Path:
+        """`theurian init` + `theurian project register` a fresh folder."""
+        root.mkdir(parents=True, exist_ok=True)
+        self.cli("init", str(root), check=True)
+        args = ["project", "register", str(root)] + (["--id", project_id] if project_id else [])
+        self.cli(*args, check=True)
+        return root
