@@ -1,0 +1,33 @@
+# The two commands of the README: `make demo` and `make test`. Both install first, from the lock file.
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: install demo test lint benchmark clean
+
+$(UV):
+	python3 -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+install: $(UV)
+	$(UV) sync --locked --quiet
+
+## demo: install, then serve a bundled sample project on 127.0.0.1:7419 (Ctrl-C stops)
+demo: install
+	bash scripts/demo.sh
+
+## test: install, lint, type-check, and run the default test suite
+test: install lint
+	$(UV) run --locked --no-sync pytest
+
+lint: install
+	$(UV) run --locked --no-sync ruff check .
+	$(UV) run --locked --no-sync mypy
+
+## benchmark: the printed-figure benchmarks (not part of `make test`)
+benchmark: install
+	$(UV) run --locked --no-sync pytest -m benchmark -s tests/benchmarks
+
+clean:
+	rm -rf $(TOOLS) .venv .demo dist
