@@ -1,0 +1,36 @@
+"""The evidence package's exception tree.
+
+    TheurianError (theurian.errors)
+    └── EvidenceError                 the lake cannot be read or written as asked (1)
+        ├── RecordKeyError            a record key fails the strict pattern; nothing is named after it
+        └── RecordInvalidError        a record does not validate against its schema
+
+Each carries the offending key or path as an attribute, never the record's text.
+"""
+
+from __future__ import annotations
+
+from theurian.errors import TheurianError
+
+
+class EvidenceError(TheurianError):
+    """The evidence lake cannot be read or written as asked."""
+
+
+class RecordKeyError(EvidenceError):
+    """A record key does not match the strict pattern that lets it name a file."""
+
+    def __init__(self, message: str, *, key: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+class RecordInvalidError(EvidenceError):
+    """A record (or run manifest) does not validate against its schema.
+
+    `path` is the record's path relative to the review folder when it came from a file, else "".
+    """
+
+    def __init__(self, message: str, *, path: str = "") -> None:
+        super().__init__(message)
+        self.path = path

@@ -1,0 +1,223 @@
+"""The evidence lake on disk: `.theurian/review/sha256-<hex>/<kind>/<key>.<mask>.json`, `runs/<runId>.json`.
+
+Writes are durable (temp, fsync, replace, fsync directory) and idempotent: a record whose canonical bytes are
+already on disk is not rewritten. Nothing here talks to the network; nothing here deletes a record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from evidence.errors import EvidenceError, RecordInvalidError
+from evidence.records import (
+    KINDS,
+    REPOSITORY_FOLDER_PATTERN,
+    canonical_bytes,
+    content_hash,
+    key_from_file_name,
+    record_file_name,
+    repository_folder,
+)
+from evidence.validation import validate_manifest, validate_record
+from theurian.containment import resolve_inside
+from theurian.durable import fsync_directory, write_bytes_durably
+from theurian.errors import TheurianError
+from theurian.project import REVIEW_DIR
+
+RUNS_DIR: Final = "runs"
+
+
+class Outcome(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class PutResult:
+    outcome: Outcome
+    record_path: str
+    sha256: str
+
+
+class Lake:
+    """One project's evidence lake. Every path is built from validated parts and resolved inside the root."""
+
+    def __init__(self, project_root: Path) -> None:
+        self.project_root = project_root
+
+    def _resolve(self, relative: str) -> Path:
+        return resolve_inside(self.project_root, f"{REVIEW_DIR}/{relative}" if relative else REVIEW_DIR)
+
+    def _ensure_dir(self, relative: str) -> Path:
+        path = self._resolve(relative)
+        if not path.is_dir():
+            path.mkdir(parents=True, exist_ok=True)
+            fsync_directory(path.parent)
+        return path
+
+    @staticmethod
+    def record_path(repository: str, kind: str, key: str) -> str:
+        """The record's path relative to `.theurian/review/` (the `recordPath` a run manifest lists)."""
+        if kind not in KINDS:
+            raise EvidenceError(f"unknown record kind {kind!r}")
+        return f"{repository_folder(repository)}/{kind}/{record_file_name(key)}"
+
+    def load(self, repository: str, kind: str, key: str) -> dict[str, Any] | None:
+        """The stored record, or None when there is none (or its file does not parse)."""
+        path = self._resolve(self.record_path(repository, kind, key))
+        try:
+            document = orjson.loads(path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            return None
+        return document if isinstance(document, dict) else None
+
+    def put(self, record: Mapping[str, Any]) -> PutResult:
+        """Validate and store a record; unchanged bytes are left alone.
+
+        Raises:
+            RecordInvalidError: the record does not validate (nothing is written).
+            RecordKeyError: its key cannot name a file.
+        """
+        relative = self.record_path(record["repository"], record["kind"], record["recordKey"])
+        validate_record(record, path=relative)
+        data = canonical_bytes(record)
+        self._ensure_dir(relative.rsplit("/", 1)[0])
+        path = self._resolve(relative)
+        try:
+            existing: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            existing = None
+        if existing == data:
+            return PutResult(Outcome.UNCHANGED, relative, content_hash(data))
+        write_bytes_durably(path, data)
+        outcome = Outcome.CREATED if existing is None else Outcome.UPDATED
+        return PutResult(outcome, relative, content_hash(data))
+
+    def mark_missing(self, repository: str, kind: str, key: str, run_id: str) -> bool:
+        """Mark a stored record missing upstream since `run_id`; False if absent or already marked."""
+        record = self.load(repository, kind, key)
+        if record is None or "missingUpstreamSince" in record:
+            return False
+        record["missingUpstreamSince"] = run_id
+        self.put(record)
+        return True
+
+    def sweep_temporary_files(self, repository: str) -> int:
+        """Remove temp files a killed writer left in a repository's folders; return how many."""
+        removed = 0
+        for kind in KINDS:
+            folder = self._resolve(f"{repository_folder(repository)}/{kind}")
+            if not folder.is_dir():
+                continue
+            for entry in folder.iterdir():
+                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    with contextlib.suppress(FileNotFoundError):
+                        entry.unlink()
+                        removed += 1
+        return removed
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> str:
+        """Validate and durably write `runs/<runId>.json`; return its relative path."""
+        relative = f"{RUNS_DIR}/{manifest['runId']}.json"
+        validate_manifest(manifest, path=relative)
+        self._ensure_dir(RUNS_DIR)
+        write_bytes_durably(self._resolve(relative), canonical_bytes(manifest))
+        return relative
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """Every readable, valid run manifest, oldest run first (run ids are ULIDs)."""
+        folder = self._resolve(RUNS_DIR)
+        if not folder.is_dir():
+            return []
+        found = []
+        for entry in sorted(folder.iterdir()):
+            if entry.name.startswith(".") or not entry.name.endswith(".json"):
+                continue
+            try:
+                manifest = orjson.loads(entry.read_bytes())
+                validate_manifest(manifest, path=f"{RUNS_DIR}/{entry.name}")
+            except (orjson.JSONDecodeError, RecordInvalidError):
+                continue
+            found.append(manifest)
+        return found
+
+    def last_completed_run(self, repository: str) -> dict[str, Any] | None:
+        folder = repository_folder(repository)
+        completed = [
+            m for m in self.manifests() if m["repositoryFolder"] == folder and m["status"] == "completed"
+        ]
+        return completed[-1] if completed else None
+
+    def record_counts(self, repository: str) -> dict[str, int]:
+        """Record files per kind for one repository (counted by name, not parsed)."""
+        counts = {}
+        for kind in KINDS:
+            folder = self._resolve(f"{repository_folder(repository)}/{kind}")
+            names = [e.name for e in folder.iterdir()] if folder.is_dir() else []
+            counts[kind] = sum(1 for name in names if key_from_file_name(name))
+        return counts
+
+
+@dataclass(frozen=True)
+class LakeEntry:
+    """One record file as the reader found it: `record` when valid, else `error` naming what is wrong."""
+
+    record_path: str
+    record: dict[str, Any] | None
+    error: str | None
+
+
+def iter_lake(project_root: Path) -> Iterator[LakeEntry]:
+    """Every record file in the lake, in sorted path order, parsed and validated.
+
+    A bad file is yielded with its error (never raised) so a caller can report it by path and go on. Checked:
+    folder and file names, JSON, schema, and that the record's repository, kind and key match its path.
+    Temp files a killed writer left (`.<name>.<random>.tmp`) and `runs/` are not record files and are skipped.
+    """
+    root = resolve_inside(project_root, REVIEW_DIR)
+    if not root.is_dir():
+        return
+    for repo_dir in sorted(root.iterdir()):
+        if repo_dir.name == RUNS_DIR or repo_dir.name.startswith("."):
+            continue
+        if not REPOSITORY_FOLDER_PATTERN.fullmatch(repo_dir.name) or not repo_dir.is_dir():
+            yield LakeEntry(repo_dir.name, None, "not a repository folder (sha256-<hex>)")
+            continue
+        for kind_dir in sorted(repo_dir.iterdir()):
+            if kind_dir.name not in KINDS or not kind_dir.is_dir():
+                yield LakeEntry(f"{repo_dir.name}/{kind_dir.name}", None, "not a record kind folder")
+                continue
+            for entry in sorted(kind_dir.iterdir()):
+                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    continue
+                yield _read_entry(project_root, f"{repo_dir.name}/{kind_dir.name}/{entry.name}")
+
+
+def _read_entry(project_root: Path, relative: str) -> LakeEntry:
+    folder, kind, name = relative.split("/")
+    key = key_from_file_name(name)
+    if key is None:
+        return LakeEntry(relative, None, "file name is not <recordKey>.<case mask>.json")
+    try:
+        path = resolve_inside(project_root, f"{REVIEW_DIR}/{relative}")
+        record = orjson.loads(path.read_bytes())
+    except (OSError, orjson.JSONDecodeError, TheurianError) as exc:
+        return LakeEntry(relative, None, f"unreadable: {type(exc).__name__}")
+    if not isinstance(record, dict):
+        return LakeEntry(relative, None, "not a JSON object")
+    try:
+        validate_record(record, path=relative)
+    except RecordInvalidError as exc:
+        return LakeEntry(relative, None, exc.message)
+    same_place = repository_folder(record["repository"]) == folder
+    if record["kind"] != kind or record["recordKey"] != key or not same_place:
+        return LakeEntry(relative, None, "repository, kind or key does not match the record's path")
+    return LakeEntry(relative, record, None)

@@ -1,0 +1,43 @@
+"""Validate records and run manifests against `schemas/evidence/` (compiled once, cached)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Final
+
+import jsonschema
+
+import schemas
+from evidence.errors import RecordInvalidError
+from evidence.records import KINDS
+
+EVIDENCE_FAMILY: Final = "evidence"
+MANIFEST_SCHEMA: Final = "run-manifest.schema.json"
+
+
+@cache
+def _validator(schema_name: str) -> jsonschema.Draft202012Validator:
+    schema = schemas.load(EVIDENCE_FAMILY, schema_name)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def _check(schema_name: str, document: Mapping[str, Any], path: str) -> None:
+    error = jsonschema.exceptions.best_match(_validator(schema_name).iter_errors(document))
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
+        # The failing value is author-controlled text: name the place, never quote the value.
+        raise RecordInvalidError(f"{path or 'record'}: {where} fails {error.validator}", path=path)
+
+
+def validate_record(record: Mapping[str, Any], *, path: str = "") -> None:
+    """Raise RecordInvalidError unless `record` is a valid evidence record of a known kind."""
+    kind = record.get("kind")
+    if kind not in KINDS:
+        raise RecordInvalidError(f"{path or 'record'}: kind is not one of {', '.join(KINDS)}", path=path)
+    _check(f"{kind}.schema.json", record, path)
+
+
+def validate_manifest(manifest: Mapping[str, Any], *, path: str = "") -> None:
+    """Raise RecordInvalidError unless `manifest` is a valid run manifest."""
+    _check(MANIFEST_SCHEMA, manifest, path)

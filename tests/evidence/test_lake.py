@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from evidence.errors import RecordInvalidError
+from evidence.lake import Lake, Outcome, iter_lake
+from evidence.records import canonical_bytes, repository_folder
+
+FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / ".theurian").mkdir()
+    return tmp_path
+
+
+def fixture_records() -> list[dict[str, Any]]:
+    return [orjson.loads(p.read_bytes()) for p in sorted(FIXTURE_LAKE.glob("sha256-*/*/*.json"))]
+
+
+def test_the_hand_written_sample_lake_reads_back_valid_and_canonical(project: Path) -> None:
+    shutil.copytree(FIXTURE_LAKE, project / ".theurian" / "review")
+    entries = list(iter_lake(project))
+    assert len(entries) == 6
+    assert [e.error for e in entries] == [None] * 6
+    for entry in entries:
+        assert entry.record is not None
+        stored = (project / ".theurian" / "review" / entry.record_path).read_bytes()
+        assert stored == canonical_bytes(entry.record)
+    assert len(Lake(project).manifests()) == 1
+
+
+def test_a_record_is_created_then_left_alone_then_updated_on_an_edit(project: Path) -> None:
+    lake = Lake(project)
+    record = next(r for r in fixture_records() if r["kind"] == "pull-request")
+    first = lake.put(record)
+    path = project / ".theurian" / "review" / first.record_path
+    mtime = path.stat().st_mtime_ns
+    assert first.outcome is Outcome.CREATED
+    assert lake.put(dict(record)).outcome is Outcome.UNCHANGED
+    assert path.stat().st_mtime_ns == mtime
+    edited = record | {"title": "Retry order writes (edited)"}
+    assert lake.put(edited).outcome is Outcome.UPDATED
+    assert lake.load(record["repository"], "pull-request", record["recordKey"]) == edited
+
+
+def test_an_invalid_record_is_refused_and_nothing_is_written(project: Path) -> None:
+    record = next(r for r in fixture_records() if r["kind"] == "review-thread")
+    del record["comments"]
+    with pytest.raises(RecordInvalidError):
+        Lake(project).put(record)
+    assert not any((project / ".theurian").rglob("*.json"))
+
+
+def test_marking_missing_keeps_the_record_and_the_first_run_that_missed_it(project: Path) -> None:
+    lake = Lake(project)
+    record = next(r for r in fixture_records() if r["kind"] == "review-submission")
+    lake.put(record)
+    args = (record["repository"], "review-submission", record["recordKey"])
+    assert lake.mark_missing(*args, "01K4YQ7N2B3C4D5E6F7G8H9JKA")
+    assert not lake.mark_missing(*args, "01K4YQ7N2B3C4D5E6F7G8H9JKB")
+    assert lake.load(*args) == record | {"missingUpstreamSince": "01K4YQ7N2B3C4D5E6F7G8H9JKA"}
+
+
+def test_the_reader_reports_bad_files_by_path_and_goes_on(project: Path) -> None:
+    lake = Lake(project)
+    records = fixture_records()
+    for record in records:
+        lake.put(record)
+    folder = project / ".theurian" / "review" / repository_folder(records[0]["repository"])
+    (folder / "pull-request" / "PR_broken.3.json").write_bytes(b"{not json")
+    (folder / "pull-request" / "PR_wrongmask.0.json").write_bytes(b"{}")
+    moved = folder / "review-thread" / "PRRT_other.f.json"
+    moved.write_bytes(next(folder.glob("review-thread/*.json")).read_bytes())
+    (folder / "pull-request" / ".PR_x.3.json.abc.tmp").write_bytes(b"{")
+    entries = {e.record_path.rsplit("/", 1)[1]: e for e in iter_lake(project)}
+    assert entries["PR_broken.3.json"].error is not None
+    assert entries["PR_wrongmask.0.json"].error is not None
+    assert entries["PRRT_other.f.json"].error is not None
+    assert not any(name.endswith(".tmp") for name in entries)
+    assert sum(1 for e in entries.values() if e.record is not None) == len(records)
+    assert lake.sweep_temporary_files(records[0]["repository"]) == 1
+
+
+def test_a_symlinked_repository_folder_escaping_the_project_is_refused(project: Path, tmp_path_factory:
+                                                                       pytest.TempPathFactory) -> None:
+    outside = tmp_path_factory.mktemp("outside")
+    record = fixture_records()[0]
+    review = project / ".theurian" / "review"
+    review.mkdir()
+    (review / repository_folder(record["repository"])).symlink_to(outside, target_is_directory=True)
+    from theurian.errors import PathEscapeError
+
+    with pytest.raises(PathEscapeError):
+        Lake(project).put(record)
+    assert not any(outside.iterdir())
