@@ -7,11 +7,13 @@ A family module contributes `Tool`s; only tools that work in this build are list
 from __future__ import annotations
 
 from serve.tooling import Tool
+from serve.tools.findings import findings_tools
 from serve.tools.system import system_tools
 
 
 def registered_tools() -> list[Tool]:
     """Every tool this daemon serves, sorted by name."""
     tools: list[Tool] = []
+    tools.extend(findings_tools())
     tools.extend(system_tools(tools))  # the capabilities handler reads the final list, itself included
     return sorted(tools, key=lambda tool: tool.name)

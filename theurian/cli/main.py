@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from theurian import __version__
-from theurian.cli import init_command, project_commands, serve_command
+from theurian.cli import findings_commands, init_command, project_commands, serve_command
 from theurian.errors import EXIT_FAILED, TheurianError
 
 app = typer.Typer(
@@ -39,6 +39,7 @@ def main(
 app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
 app.add_typer(project_commands.app, name="project")
+app.add_typer(findings_commands.app, name="findings")
 
 
 def run() -> None:

@@ -1,0 +1,122 @@
+"""`theurian findings build`: the `Review-Finding:` trailers of a project's git history, into its store.
+
+One `git log` pass over every commit reachable from HEAD, one bulk insert into a new SQLite file beside the
+live one, a build stamp over the rows, then `os.replace`: a reader holding the old store is never disturbed,
+and a failed build leaves the old store exactly as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from projection.findings_store import (
+    FINDINGS_SCHEMA_VERSION,
+    SCHEMA,
+    STORE_KIND,
+    STORE_RELATIVE,
+    TRAILER_FORMAT_VERSION,
+    store_path,
+)
+from projection.git_history import Commit, read_commits
+from projection.stamp import RowDigest, StampFields, compute_stamp, new_build_id
+from projection.trailers import ascii_fold, parse_message
+from theurian.durable import fsync_directory
+from theurian.installation import build_stamp_secret
+
+Row = tuple[str, int, str, str, str, str, str, None, None, None]
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    """What a build read and wrote; `malformed` counts skipped `Review-Finding:` lines."""
+
+    store: str  # project-relative
+    commits: int
+    findings: int
+    malformed: int
+    build_id: str
+
+    def describe(self) -> str:
+        return (
+            f"built {self.store}: {self.findings} findings from {self.commits} commits; "
+            f"{self.malformed} malformed Review-Finding lines skipped"
+        )
+
+
+def build_findings_store(root: Path) -> BuildSummary:
+    """Rebuild the findings store of the project at `root` from its git history.
+
+    The store path is resolved (and its containment checked) before git is asked anything.
+
+    Raises:
+        PathEscapeError: `.theurian/state` or the store file resolves outside `root`.
+        GitHistoryError: git cannot read the history.
+        ConfigError: the installation's build-stamp secret is damaged.
+    """
+    target = store_path(root)
+    secret = build_stamp_secret()
+    rows, commits, malformed = _rows(read_commits(root))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    store_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+    build_id = new_build_id()
+    _write_store(target, rows, build_id, secret)
+    return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id)
+
+
+def _rows(history: Iterable[Commit]) -> tuple[list[Row], int, int]:
+    rows: list[Row] = []
+    commits = malformed = 0
+    for commit in history:
+        commits += 1
+        parsed = parse_message(commit.message)
+        malformed += parsed.malformed
+        rows.extend(
+            (commit.sha, f.position, f.reviewer, f.severity, f.text, ascii_fold(f.text), commit.committed_at,
+             None, None, None)
+            for f in parsed.findings
+        )
+    rows.sort(key=lambda row: (row[0], row[1]))  # primary-key order: the order the digest is taken in
+    return rows, commits, malformed
+
+
+def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) -> None:
+    digest = RowDigest()
+    for row in rows:
+        digest.update(row)
+    fields = StampFields(STORE_KIND, FINDINGS_SCHEMA_VERSION, TRAILER_FORMAT_VERSION, build_id, len(rows),
+                         digest.hexdigest())
+    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
+    os.close(fd)
+    try:
+        connection = sqlite3.connect(temp_name, isolation_level=None)
+        try:
+            # A half-built temp file is deleted, never repaired, so it needs no journal; one fsync at the end.
+            connection.execute("PRAGMA journal_mode = OFF")
+            connection.execute("PRAGMA synchronous = OFF")
+            connection.executescript(SCHEMA)
+            connection.execute("BEGIN")
+            connection.executemany("INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            connection.execute(
+                "INSERT INTO build_stamp VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (fields.store, fields.schema_version, fields.format_version, fields.build_id,
+                 fields.row_count, fields.row_digest, compute_stamp(fields, secret)),
+            )
+            connection.execute("COMMIT")
+        finally:
+            connection.close()
+        with open(temp_name, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, 0o644)
+        os.replace(temp_name, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    fsync_directory(target.parent)
+

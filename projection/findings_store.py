@@ -1,0 +1,229 @@
+"""The findings store: its layout, where it lives, and the one read `review.findings` serves from.
+
+A SQLite file at `.theurian/state/theurian-findings-local.sqlite`, built by `projection.findings_build` into
+a new file and swapped in whole, so a store is immutable once built. Readers open it read-only and trust
+nothing in it until its build stamp verifies under this installation's secret (`projection.stamp`).
+
+    FindingsStoreUnavailable      the store cannot be served: absent, unstamped, foreign, stale or damaged
+                                  (`reason` says which, for logs and tests; callers must show one message)
+
+Escaping paths are not this module's error: `theurian.containment.resolve_inside` raises `PathEscapeError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from projection.stamp import RowDigest, StampFields, verify_stamp
+from projection.trailers import REVIEWERS, SEVERITIES
+from theurian.containment import resolve_inside
+from theurian.errors import TheurianError
+from theurian.installation import build_stamp_secret
+
+STORE_RELATIVE: Final = ".theurian/state/theurian-findings-local.sqlite"
+STORE_KIND: Final = "findings"
+FINDINGS_SCHEMA_VERSION: Final = 1
+TRAILER_FORMAT_VERSION: Final = 1
+MAX_FINDING_TEXT_CHARS: Final = 2000
+CUT_MARK: Final = "..."
+
+SCHEMA: Final = """
+CREATE TABLE findings (
+    commit_sha TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    reviewer TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    finding_text TEXT NOT NULL,
+    finding_folded TEXT NOT NULL,
+    committed_at TEXT NOT NULL,
+    pull_request INTEGER,
+    family TEXT,
+    specialist TEXT,
+    PRIMARY KEY (commit_sha, position)
+) WITHOUT ROWID;
+CREATE INDEX findings_newest_first ON findings (committed_at DESC, commit_sha, position);
+CREATE TABLE build_stamp (
+    store TEXT NOT NULL,
+    schema_version INTEGER NOT NULL,
+    format_version INTEGER NOT NULL,
+    build_id TEXT NOT NULL,
+    row_count INTEGER NOT NULL,
+    row_digest TEXT NOT NULL,
+    stamp TEXT NOT NULL
+);
+"""
+# Every column, in the order rows are digested (primary-key order), at build and at verification alike.
+DIGEST_COLUMNS: Final = (
+    "commit_sha, position, reviewer, severity, finding_text, finding_folded, committed_at, "
+    "pull_request, family, specialist"
+)
+DIGEST_QUERY: Final = f"SELECT {DIGEST_COLUMNS} FROM findings ORDER BY commit_sha, position"  # noqa: S608
+
+_SERVED_TEXT: Final = (
+    f"CASE WHEN length(finding_text) > {MAX_FINDING_TEXT_CHARS} "
+    f"THEN substr(finding_text, 1, {MAX_FINDING_TEXT_CHARS}) || '{CUT_MARK}' ELSE finding_text END"
+)
+
+
+class FindingsStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
+    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the findings store cannot be served ({reason}); run `theurian findings build`")
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class FindingFilter:
+    """Already-validated filters; None means "no filter on this column". `q` is already ASCII-folded."""
+
+    reviewer: str | None = None
+    severity: str | None = None
+    commit_sha: str | None = None
+    q_folded: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredFinding:
+    commit_sha: str
+    position: int
+    reviewer: str
+    severity: str
+    finding_text: str  # already cut at MAX_FINDING_TEXT_CHARS and marked, by the query
+    committed_at: str
+
+
+def store_path(root: Path) -> Path:
+    """The store's path under `root`, resolved and contained (SEC-7).
+
+    Raises:
+        PathEscapeError: the path, or a link along it, resolves outside the project root.
+    """
+    return resolve_inside(root, STORE_RELATIVE)
+
+
+def read_findings(root: Path, where: FindingFilter, limit: int) -> list[StoredFinding]:
+    """Up to `limit` findings matching `where`, newest first (committedAt desc, then sha and position asc).
+
+    Raises:
+        PathEscapeError: the store path escapes the project root.
+        FindingsStoreUnavailable: the store is absent, was not built here, is stale, or is damaged.
+    """
+    with _verified_store(store_path(root)) as connection:
+        clauses, params = _where(where)
+        sql = (
+            f"SELECT commit_sha, position, reviewer, severity, {_SERVED_TEXT}, committed_at "  # noqa: S608
+            f"FROM findings {clauses} ORDER BY committed_at DESC, commit_sha, position LIMIT ?"
+        )
+        try:
+            rows = connection.execute(sql, (*params, limit)).fetchall()
+        except sqlite3.Error as exc:
+            raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
+    return [_shaped(row) for row in rows]
+
+
+def _where(where: FindingFilter) -> tuple[str, list[str]]:
+    clauses, params = [], []
+    for column, value in (("reviewer", where.reviewer), ("severity", where.severity),
+                          ("commit_sha", where.commit_sha)):
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if where.q_folded is not None:
+        # instr, not LIKE: every character of q is literal, `%` and `_` included.
+        clauses.append("instr(finding_folded, ?) > 0")
+        params.append(where.q_folded)
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", params
+
+
+def _shaped(row: tuple[object, ...]) -> StoredFinding:
+    sha, position, reviewer, severity, text, committed_at = row
+    valid = (
+        isinstance(sha, str) and isinstance(position, int) and position >= 0 and reviewer in REVIEWERS
+        and severity in SEVERITIES and isinstance(text, str) and isinstance(committed_at, str)
+    )
+    if not valid:
+        raise FindingsStoreUnavailable("a served row holds a value outside its column's vocabulary")
+    return StoredFinding(
+        str(sha), int(str(position)), str(reviewer), str(severity), str(text), str(committed_at)
+    )
+
+
+@contextmanager
+def _verified_store(path: Path) -> Iterator[sqlite3.Connection]:
+    if not path.is_file():
+        raise FindingsStoreUnavailable("absent")
+    before = _identity(path)
+    try:
+        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise FindingsStoreUnavailable(f"unopenable: {exc}") from exc
+    with closing(connection):
+        try:
+            connection.execute("BEGIN")  # one read snapshot for the stamp check and the query alike
+            _verify(connection, path, before)
+        except sqlite3.Error as exc:
+            raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
+        yield connection
+
+
+def _verify(connection: sqlite3.Connection, path: Path, before: tuple[int, ...]) -> None:
+    rows = connection.execute(
+        "SELECT store, schema_version, format_version, build_id, row_count, row_digest, stamp "
+        "FROM build_stamp"
+    ).fetchall()
+    if len(rows) != 1:
+        raise FindingsStoreUnavailable("no single build stamp")
+    *values, stamp = rows[0]
+    try:
+        fields = StampFields(*values)
+        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, build_stamp_secret())
+    except (TypeError, ValueError) as exc:
+        raise FindingsStoreUnavailable("a malformed build stamp") from exc
+    if not genuine:
+        raise FindingsStoreUnavailable("a stamp this installation did not make")
+    if (fields.store, fields.schema_version, fields.format_version) != (
+        STORE_KIND, FINDINGS_SCHEMA_VERSION, TRAILER_FORMAT_VERSION,
+    ):
+        raise FindingsStoreUnavailable("stale: built by a superseded schema or trailer format")
+    count, digest = _row_digest(connection, path, before)
+    if (count, digest) != (fields.row_count, fields.row_digest):
+        raise FindingsStoreUnavailable("damaged: its rows are not the rows its build stamped")
+
+
+# Digesting every row costs a full scan, so it is done once per file: a built store is never modified in place
+# (a rebuild swaps in a new inode), and any write to the file changes its size or modification time.
+_digest_cache: dict[tuple[int, ...], tuple[int, str]] = {}
+_digest_lock = threading.Lock()
+
+
+def _row_digest(connection: sqlite3.Connection, path: Path, before: tuple[int, ...]) -> tuple[int, str]:
+    with _digest_lock:
+        cached = _digest_cache.get(before)
+    if cached is not None:
+        return cached
+    digest = RowDigest()
+    count = 0
+    for row in connection.execute(DIGEST_QUERY):
+        digest.update(row)
+        count += 1
+    result = (count, digest.hexdigest())
+    if _identity(path) == before:  # not swapped while we read, so the identity names what was digested
+        with _digest_lock:
+            _digest_cache[before] = result
+    return result
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    try:
+        status = os.stat(path)
+    except OSError as exc:
+        raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)

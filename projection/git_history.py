@@ -1,0 +1,92 @@
+"""Reading a project's commit history through git itself, in one `git log` pass.
+
+Fields are NUL-separated (`-z` plus `%x00`): a commit message cannot carry a NUL, so no body can shift the
+framing, and the framing is still checked (every sha is hex, every time is digits) rather than trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from theurian.errors import TheurianError
+
+_FORMAT: Final = "--format=%H%x00%ct%x00%B"
+_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_EPOCH: Final = re.compile(r"-?[0-9]+")
+# Never let configuration a repository carries start another program (gpg for signatures, a pager, colour).
+_SAFE_CONFIG: Final = ("-c", "log.showSignature=false", "-c", "core.pager=cat", "-c", "color.ui=never")
+
+
+class GitHistoryError(TheurianError):
+    """The project's history cannot be read through git."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    committed_at: str  # RFC 3339 in UTC with microseconds, as served
+    message: str
+
+
+def format_committed_at(epoch_seconds: int) -> str:
+    """`2026-08-28T09:14:22.000000+00:00`: fixed width, so text order is time order."""
+    return datetime.fromtimestamp(epoch_seconds, tz=UTC).isoformat(timespec="microseconds")
+
+
+def read_commits(root: Path) -> Iterator[Commit]:
+    """Every commit reachable from HEAD, newest first as git lists them; nothing when HEAD has no commit yet.
+
+    Raises:
+        GitHistoryError: git is missing, `root` is not in a git repository, or git's output cannot be framed.
+    """
+    if not _has_head(root):
+        return iter(())
+    output = _git(root, "log", "--no-color", "--no-show-signature", "-z", _FORMAT, "HEAD")
+    return _parse(output)
+
+
+def _has_head(root: Path) -> bool:
+    _git(root, "rev-parse", "--git-dir")  # raises when root is not inside a repository at all
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    except GitHistoryError:
+        return False
+    return True
+
+
+def _git(root: Path, *args: str) -> bytes:
+    # GIT_DIR and friends from the caller's environment would point git at some other repository.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    try:
+        completed = subprocess.run(
+            ["git", *_SAFE_CONFIG, "-C", str(root), *args], capture_output=True, env=env, check=False
+        )
+    except FileNotFoundError as exc:
+        raise GitHistoryError("git is not installed or not on PATH; install git and run again") from exc
+    if completed.returncode != 0:
+        detail = completed.stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = detail[0] if detail else f"git exited {completed.returncode}"
+        raise GitHistoryError(f"cannot read the git history of {root}: {reason}")
+    return completed.stdout
+
+
+def _parse(output: bytes) -> Iterator[Commit]:
+    fields = output.split(b"\x00")
+    if fields and fields[-1] == b"":
+        fields.pop()
+    if len(fields) % 3:
+        raise GitHistoryError("git log output could not be framed into commits; nothing was built")
+    for index in range(0, len(fields), 3):
+        sha = fields[index].lstrip(b"\n").decode("ascii", "replace")
+        epoch = fields[index + 1].decode("ascii", "replace")
+        if not _SHA.fullmatch(sha) or not _EPOCH.fullmatch(epoch):
+            raise GitHistoryError("git log output could not be framed into commits; nothing was built")
+        message = fields[index + 2].decode("utf-8", "surrogateescape")
+        yield Commit(sha, format_committed_at(int(epoch)), message)
