@@ -6,8 +6,10 @@ from typing import Annotated
 
 import typer
 
-from serve.daemon import DEFAULT_HOST, DEFAULT_PORT
-from serve.daemon import serve as run_daemon
+# Kept equal to serve.daemon's defaults; the daemon's imports (mcp, uvicorn) load only when serving, so every
+# other command starts fast.
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7419
 
 
 def serve(
@@ -15,4 +17,6 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
 ) -> None:
     """Run the MCP daemon in the foreground (Streamable HTTP at /mcp, liveness at /health); Ctrl-C stops it."""
+    from serve.daemon import serve as run_daemon
+
     run_daemon(host, port)

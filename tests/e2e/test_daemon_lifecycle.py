@@ -1,0 +1,37 @@
+"""Starting and stopping the daemon: one per port, a clean Ctrl-C, a clear stop on a bad ceiling."""
+
+import signal
+
+from tests.support.daemon import free_port, running_daemon
+from tests.support.installation import Installation
+from theurian.errors import EXIT_FAILED
+
+
+def test_a_second_daemon_on_the_same_port_exits_at_once_with_a_clear_message(installation: Installation) -> None:
+    with running_daemon(installation) as first:
+        second = installation.cli("serve", "--port", str(first.port), timeout=30)
+        assert second.returncode == EXIT_FAILED
+        assert second.stderr.strip() == (
+            f"theurian: 127.0.0.1:{first.port} is already in use (another `theurian serve`?); "
+            "stop it or pass --port"
+        )
+        assert first.process.poll() is None  # the first one is untouched
+
+
+def test_ctrl_c_stops_the_daemon_cleanly(installation: Installation) -> None:
+    with running_daemon(installation) as daemon:
+        daemon.process.send_signal(signal.SIGINT)
+        assert daemon.process.wait(timeout=15) == 0
+        log = daemon.log()
+    assert "theurian daemon stopped" in log
+    assert "Traceback" not in log
+
+
+def test_an_unknown_disclosure_ceiling_stops_serve_at_start_up(installation: Installation) -> None:
+    config = installation.home / "config" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('disclosure_ceiling = "top-secret"\n', encoding="utf-8")
+    result = installation.cli("serve", "--port", str(free_port()), timeout=30)
+    assert result.returncode == EXIT_FAILED
+    assert "disclosure_ceiling 'top-secret' is not one of public, internal, confidential, restricted" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,0 +1,209 @@
+"""The daemon end to end: a real `theurian serve`, the SDK's client in both protocol eras, raw HTTP where the
+check is below MCP (Host, Origin, body size, /health)."""
+
+from pathlib import Path
+
+import httpx
+import jsonschema
+import pytest
+
+import schemas
+from serve.server import MAX_REQUEST_BODY_BYTES
+from serve.tools import registered_tools
+from serve.tools.system import UNREADABLE_REMEDY, capabilities_of
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, call_tool, call_tools, list_tools
+from theurian import PROTOCOL_VERSION, __version__
+
+INITIALIZE = {
+    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "raw-test", "version": "0"}},
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+SECRET = "ARGUMENT-VALUE-NEVER-LOGGED"
+
+
+def _response_schema_check(tool: str, structured: dict) -> None:
+    name = next(t.output_schema for t in registered_tools() if t.name == tool)
+    jsonschema.Draft202012Validator(schemas.load("mcp", name)).validate(structured)
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_tools_list_names_exactly_the_callable_tools_with_their_schemas(
+    module_daemon: RunningDaemon, mode: Mode
+) -> None:
+    listed = list_tools(module_daemon.mcp_url, mode)
+    assert sorted(t.name for t in listed) == sorted(t.name for t in registered_tools())
+    for tool in listed:
+        assert tool.input_schema["type"] == "object"
+        assert tool.output_schema is not None
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_project_list_answers_none_then_registered_then_unreadable(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path, mode: Mode
+) -> None:
+    registry = module_installation.home / "config" / "projects.toml"
+    registry.unlink(missing_ok=True)
+    empty = call_tool(module_daemon.mcp_url, "project.list", {}, mode)
+    assert empty.structured == {"count": 0, "projects": [], "unreadable": [], "remedy": None}
+
+    module_installation.new_project(tmp_path / "demo")
+    registered = call_tool(module_daemon.mcp_url, "project.list", {}, mode)
+    assert registered.structured == {
+        "count": 1, "projects": [{"projectId": "demo", "rootPath": str((tmp_path / "demo").resolve())}],
+        "unreadable": [], "remedy": None,
+    }
+
+    registry.write_text(registry.read_text(encoding="utf-8") + '\n[projects."api"]\nnote = "no root"\n',
+                        encoding="utf-8")
+    unreadable = call_tool(module_daemon.mcp_url, "project.list", {}, mode)
+    assert unreadable.structured is not None
+    assert unreadable.structured["count"] == 1
+    assert unreadable.structured["unreadable"] == ["api"]
+    assert unreadable.structured["remedy"] == UNREADABLE_REMEDY
+    for answer in (empty, registered, unreadable):
+        assert answer.structured is not None
+        _response_schema_check("project.list", answer.structured)
+    registry.unlink()
+
+
+def test_a_malformed_registry_is_a_refusal_not_a_crash(
+    module_installation: Installation, module_daemon: RunningDaemon
+) -> None:
+    registry = module_installation.home / "config" / "projects.toml"
+    registry.parent.mkdir(parents=True, exist_ok=True)
+    registry.write_text("[projects\n", encoding="utf-8")
+    answer = call_tool(module_daemon.mcp_url, "project.list", {})
+    registry.unlink()
+    assert answer.is_error and answer.structured is None
+    assert answer.text.startswith("The project registry cannot be read:")
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_capabilities_are_derived_from_what_is_registered(module_daemon: RunningDaemon, mode: Mode) -> None:
+    answer = call_tool(module_daemon.mcp_url, "system.capabilities", {}, mode)
+    assert not answer.is_error and answer.structured is not None
+    _response_schema_check("system.capabilities", answer.structured)
+    listed = {t.name for t in list_tools(module_daemon.mcp_url, mode)}
+    capabilities = answer.structured["capabilities"]
+    assert capabilities == capabilities_of(registered_tools())
+    assert capabilities["reviewFindings"] == ("review.findings" in listed)
+    assert capabilities["reviewIngestion"] == ("review.search" in listed)
+    assert capabilities["reviewIngestionScope"] == ("public-allowlisted" if "review.search" in listed else None)
+    assert capabilities["traceability"] is False
+    assert answer.structured["tools"] == sorted(listed)
+    assert answer.structured["version"] == __version__
+    assert answer.structured["protocolVersion"] == PROTOCOL_VERSION == "theurian/v1"
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_bad_arguments_are_refused_with_the_key_named_and_the_value_never_echoed(
+    module_daemon: RunningDaemon, mode: Mode
+) -> None:
+    answers = call_tools(module_daemon.mcp_url, [
+        ("project.list", {"verbose": SECRET}),
+        ("system.capabilities", {"projectId": SECRET}),
+        ("project.list", {}),
+    ], mode)
+    unknown, to_capabilities, fine = answers
+    assert unknown.is_error and unknown.structured is None
+    assert unknown.text == "Invalid arguments for project.list: unknown key `verbose` is not accepted by this tool."
+    assert to_capabilities.is_error
+    assert "`projectId`" in to_capabilities.text and SECRET not in to_capabilities.text
+    assert not fine.is_error
+
+
+def test_a_wrong_type_and_an_unknown_tool_are_refusals_in_the_same_shape(module_daemon: RunningDaemon) -> None:
+    wrong_type, unknown_tool = call_tools(module_daemon.mcp_url, [
+        ("knowledge.search", {"projectId": 5, "query": SECRET}),
+        ("trace.get", {}),
+    ])
+    for answer in (wrong_type, unknown_tool):
+        assert answer.is_error and answer.structured is None and SECRET not in answer.text
+    assert "No tool 'trace.get' is served by this daemon" in unknown_tool.text
+
+
+def _raw_session(daemon: RunningDaemon, client: httpx.Client) -> dict[str, str]:
+    response = client.post(daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS)
+    assert response.status_code == 200, response.text
+    headers = dict(MCP_HEADERS)
+    headers["mcp-session-id"] = response.headers["mcp-session-id"]
+    headers["mcp-protocol-version"] = "2025-11-25"
+    client.post(daemon.mcp_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    return headers
+
+
+def _raw_result(response: httpx.Response) -> dict:
+    import json
+
+    body = response.text
+    if response.headers["content-type"].startswith("text/event-stream"):
+        body = next(line[len("data:"):] for line in body.splitlines() if line.startswith("data:"))
+    return json.loads(body)["result"]
+
+
+def test_a_middleware_refusal_and_a_tool_refusal_carry_the_same_key_set_on_the_wire(
+    module_installation: Installation, module_daemon: RunningDaemon
+) -> None:
+    registry = module_installation.home / "config" / "projects.toml"
+    with httpx.Client(timeout=10) as client:
+        headers = _raw_session(module_daemon, client)
+        invalid = client.post(module_daemon.mcp_url, headers=headers, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "project.list", "arguments": {"x": SECRET}}})
+        registry.parent.mkdir(parents=True, exist_ok=True)
+        registry.write_text("[projects\n", encoding="utf-8")
+        refused_in_tool = client.post(module_daemon.mcp_url, headers=headers, json={
+            "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "project.list", "arguments": {}}})
+        registry.unlink()
+    middleware_result, tool_result = _raw_result(invalid), _raw_result(refused_in_tool)
+    assert set(middleware_result) == set(tool_result) == {"content", "isError"}
+    assert middleware_result["isError"] is tool_result["isError"] is True
+    assert SECRET not in invalid.text
+
+
+@pytest.mark.parametrize("headers, status", [
+    ({"Host": "evil.example.com"}, 421),
+    ({"Origin": "http://evil.example.com"}, 403),
+    ({"Origin": "http://127.0.0.1"}, 403),  # a loopback origin must name its port
+])
+def test_dns_rebinding_shapes_are_refused(module_daemon: RunningDaemon, headers: dict, status: int) -> None:
+    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | headers, timeout=10)
+    assert response.status_code == status
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:5173", "http://127.0.0.1:6274", "http://[::1]:1"])
+def test_loopback_origins_on_any_port_are_admitted(module_daemon: RunningDaemon, origin: str) -> None:
+    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": origin},
+                          timeout=10)
+    assert response.status_code == 200
+
+
+def test_an_oversized_body_is_refused_before_it_is_parsed(module_daemon: RunningDaemon) -> None:
+    padding = "x" * (MAX_REQUEST_BODY_BYTES + 1)
+    body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "project.list", "arguments": {"pad": padding}}}
+    response = httpx.post(module_daemon.mcp_url, json=body, headers=MCP_HEADERS, timeout=30)
+    assert response.status_code == 413
+
+
+def test_health_answers_liveness_and_version_as_json(module_daemon: RunningDaemon) -> None:
+    response = httpx.get(f"{module_daemon.base_url}/health", timeout=10)
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "version": __version__, "protocolVersion": PROTOCOL_VERSION}
+
+
+def test_each_call_logs_one_line_with_tool_outcome_and_time_but_no_argument_value(
+    module_daemon: RunningDaemon
+) -> None:
+    before = module_daemon.log().count("\n")
+    call_tools(module_daemon.mcp_url, [("system.capabilities", {}), ("project.list", {"q": SECRET})])
+    lines = [line for line in module_daemon.log().splitlines()[before:] if " call " in line]
+    assert len(lines) == 2
+    assert "tool=system.capabilities project=- outcome=ok ms=" in lines[0]
+    assert "tool=project.list project=- outcome=invalid ms=" in lines[1]
+    assert SECRET not in module_daemon.log()

@@ -1,0 +1,94 @@
+"""The dispatcher: project resolution before any handler runs, and every failure turned into a refusal."""
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from serve.dispatch import Dispatcher
+from serve.refusal import INTERNAL_FAULT_REFUSAL, PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE, ToolRefusal
+from serve.tooling import Call, ServeSettings, Tool
+from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
+from tests.support.installation import Installation
+
+SETTINGS = ServeSettings("internal")
+
+
+def _recording_tools(calls: list[str]) -> list[Tool]:
+    def make(name: str) -> Tool:
+        def handler(call: Call, **arguments: Any) -> Mapping[str, Any]:
+            calls.append(name)
+            return {"project": call.project.project_id if call.project else None}
+
+        return Tool(name=name, description="", input_schema=CONTRACT_TOOLS[name], output_schema="",
+                    handler=handler, project_scoped=name not in NO_PROJECT)
+
+    return [make(name) for name in CONTRACT_TOOLS]
+
+
+def _call(dispatcher: Dispatcher, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return asyncio.run(dispatcher.call(name, arguments))
+
+
+@pytest.mark.parametrize("tool", sorted(set(CONTRACT_TOOLS) - NO_PROJECT))
+def test_a_state_dir_linked_outside_the_root_refuses_every_project_scoped_tool_before_it_runs(
+    installation: Installation, tmp_path: Path, tool: str
+) -> None:
+    root = installation.new_project(tmp_path / "p")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (root / ".theurian/state").symlink_to(outside, target_is_directory=True)
+    calls: list[str] = []
+    result = _call(Dispatcher(_recording_tools(calls), SETTINGS), tool, {"projectId": "p"})
+    assert result == {"content": [{"type": "text", "text": f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"}],
+                      "isError": True}
+    assert calls == []
+    assert str(outside) not in result["content"][0]["text"]
+
+
+def test_a_project_resolves_and_the_handler_sees_it(installation: Installation, tmp_path: Path) -> None:
+    installation.new_project(tmp_path / "p")
+    calls: list[str] = []
+    result = _call(Dispatcher(_recording_tools(calls), SETTINGS), "review.search", {"projectId": "p", "q": "x"})
+    assert result["structuredContent"] == {"project": "p"} and result["isError"] is False
+    assert calls == ["review.search"]
+
+
+def test_an_unregistered_project_is_refused_with_its_code(installation: Installation) -> None:
+    calls: list[str] = []
+    result = _call(Dispatcher(_recording_tools(calls), SETTINGS), "knowledge.status", {"projectId": "ghost"})
+    assert result["isError"] is True
+    assert result["content"][0]["text"].startswith("PROJECT_NOT_REGISTERED: no project is registered under id")
+    assert calls == []
+
+
+def test_an_unreadable_registration_is_refused_with_the_remedy(installation: Installation) -> None:
+    from theurian.installation import registry_path
+
+    registry_path().parent.mkdir(parents=True)
+    registry_path().write_text("[projects.api]\n", encoding="utf-8")
+    result = _call(Dispatcher(_recording_tools([]), SETTINGS), "knowledge.status", {"projectId": "api"})
+    assert "registered without a root path" in result["content"][0]["text"]
+    assert "theurian project unregister api" in result["content"][0]["text"]
+
+
+def test_a_handler_crash_becomes_a_refusal_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    def explode(call: Call) -> Mapping[str, Any]:
+        raise RuntimeError("internal detail /secret/path")
+
+    tool = Tool(name="system.capabilities", description="", input_schema=CONTRACT_TOOLS["system.capabilities"],
+                output_schema="", handler=explode, project_scoped=False)
+    result = _call(Dispatcher([tool], SETTINGS), "system.capabilities", {})
+    assert result == {"content": [{"type": "text", "text": INTERNAL_FAULT_REFUSAL}], "isError": True}
+    assert "RuntimeError" in caplog.text  # the operator's log has it; the caller does not
+
+
+def test_a_tool_refusal_keeps_its_message() -> None:
+    def refuse(call: Call) -> Mapping[str, Any]:
+        raise ToolRefusal("no, because")
+
+    tool = Tool(name="system.capabilities", description="", input_schema=CONTRACT_TOOLS["system.capabilities"],
+                output_schema="", handler=refuse, project_scoped=False)
+    assert _call(Dispatcher([tool], SETTINGS), "system.capabilities", {})["content"][0]["text"] == "no, because"

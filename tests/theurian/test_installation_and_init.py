@@ -1,0 +1,65 @@
+import os
+import stat
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from tests.support.installation import Installation
+from theurian import installation as inst
+from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, ConfigError
+
+
+def _write_config(text: str) -> None:
+    inst.installation_config_path().parent.mkdir(parents=True, exist_ok=True)
+    inst.installation_config_path().write_text(text, encoding="utf-8")
+
+
+def test_the_disclosure_ceiling_defaults_to_internal_when_unset() -> None:
+    assert inst.disclosure_ceiling() == "internal"
+    _write_config("# nothing set\n")
+    assert inst.disclosure_ceiling() == "internal"
+
+
+@pytest.mark.parametrize("word", inst.SENSITIVITY_LEVELS)
+def test_every_sensitivity_word_is_a_valid_ceiling(word: str) -> None:
+    _write_config(f'disclosure_ceiling = "{word}"\n')
+    assert inst.disclosure_ceiling() == word
+
+
+@pytest.mark.parametrize("text", ['disclosure_ceiling = "secret"\n', "disclosure_ceiling = 3\n", "not toml ["])
+def test_an_unknown_ceiling_is_a_config_error_naming_the_file(text: str) -> None:
+    _write_config(text)
+    with pytest.raises(ConfigError) as refused:
+        inst.disclosure_ceiling()
+    assert str(inst.installation_config_path()) in refused.value.message
+
+
+def test_the_build_stamp_secret_is_created_private_once_and_kept(tmp_path: Path) -> None:
+    first = inst.build_stamp_secret()
+    path = inst.state_dir() / inst.SECRET_NAME
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert inst.build_stamp_secret() == first and len(first) == inst.SECRET_BYTES
+    assert tmp_path in path.parents  # never the real home directory
+
+
+def test_init_creates_an_empty_allowlist_and_ignores_only_state(installation: Installation, tmp_path: Path) -> None:
+    result = installation.cli("init", str(tmp_path))
+    assert result.returncode == 0
+    config = tomllib.loads((tmp_path / ".theurian/config.toml").read_text(encoding="utf-8"))
+    assert config == {"review": {"allowlist": []}}
+    assert (tmp_path / ".theurian/.gitignore").read_text(encoding="utf-8") == "state/\n"
+
+
+def test_init_twice_changes_nothing_and_exits_already_in_place(installation: Installation, tmp_path: Path) -> None:
+    installation.cli("init", str(tmp_path), check=True)
+    (tmp_path / ".theurian/config.toml").write_text("# mine\n", encoding="utf-8")
+    again = installation.cli("init", str(tmp_path))
+    assert again.returncode == EXIT_ALREADY_IN_PLACE
+    assert (tmp_path / ".theurian/config.toml").read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_init_of_a_missing_folder_fails_with_one_line(installation: Installation, tmp_path: Path) -> None:
+    result = installation.cli("init", str(tmp_path / "missing"))
+    assert result.returncode == EXIT_FAILED
+    assert result.stderr.strip().splitlines() == [f"theurian: {tmp_path / 'missing'} is not a folder"]

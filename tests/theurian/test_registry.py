@@ -1,0 +1,127 @@
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.support.installation import THEURIAN_BIN, Installation
+from theurian import registry, tomlwrite
+from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, EXIT_USAGE
+from theurian.installation import registry_path
+
+
+def test_a_registered_project_defaults_to_its_folder_name_in_kebab_case(
+    installation: Installation, tmp_path: Path
+) -> None:
+    installation.new_project(tmp_path / "My_Service.v2")
+    snapshot = registry.read()
+    assert [(r.project_id, r.root) for r in snapshot.registrations] == [
+        ("my-service-v2", (tmp_path / "My_Service.v2").resolve())
+    ]
+
+
+def test_an_id_that_is_not_kebab_case_is_a_usage_error(installation: Installation, tmp_path: Path) -> None:
+    installation.cli("init", str(tmp_path / "p"), check=False)
+    (tmp_path / "p").mkdir(exist_ok=True)
+    installation.cli("init", str(tmp_path / "p"))
+    result = installation.cli("project", "register", str(tmp_path / "p"), "--id", "Not An Id")
+    assert result.returncode == EXIT_USAGE
+    assert "kebab-case" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_registering_a_folder_without_theurian_dir_names_the_init_command(
+    installation: Installation, tmp_path: Path
+) -> None:
+    (tmp_path / "bare").mkdir()
+    result = installation.cli("project", "register", str(tmp_path / "bare"))
+    assert result.returncode == EXIT_FAILED
+    assert "theurian init" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_registering_the_same_project_twice_exits_already_in_place(
+    installation: Installation, tmp_path: Path
+) -> None:
+    installation.new_project(tmp_path / "p")
+    again = installation.cli("project", "register", str(tmp_path / "p"))
+    assert again.returncode == EXIT_ALREADY_IN_PLACE
+
+
+def test_unregistering_an_unknown_id_fails_with_one_line(installation: Installation) -> None:
+    result = installation.cli("project", "unregister", "nope")
+    assert result.returncode == EXIT_FAILED
+    assert result.stderr.strip() == "theurian: no project is registered under id 'nope'"
+
+
+def test_unregister_removes_only_that_registration(installation: Installation, tmp_path: Path) -> None:
+    installation.new_project(tmp_path / "a")
+    installation.new_project(tmp_path / "b")
+    installation.cli("project", "unregister", "a", check=True)
+    assert [r.project_id for r in registry.read().registrations] == ["b"]
+    assert (tmp_path / "a" / ".theurian").is_dir()
+
+
+def test_concurrent_registrations_all_land(installation: Installation, tmp_path: Path) -> None:
+    roots = []
+    for index in range(8):
+        root = tmp_path / f"project-{index}"
+        root.mkdir()
+        installation.cli("init", str(root), check=True)
+        roots.append(root)
+    processes = [
+        subprocess.Popen([str(THEURIAN_BIN), "project", "register", str(root)], env=installation.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for root in roots
+    ]
+    outcomes = [(process.communicate(timeout=120), process.returncode) for process in processes]
+    assert [code for _, code in outcomes] == [0] * len(roots), outcomes
+    assert sorted(r.project_id for r in registry.read().registrations) == [f"project-{i}" for i in range(8)]
+
+
+def test_a_malformed_registry_is_reported_and_never_overwritten(installation: Installation, tmp_path: Path) -> None:
+    path = registry_path()
+    path.parent.mkdir(parents=True)
+    broken = b'[projects."a"\nroot = "/x"\n'
+    path.write_bytes(broken)
+    (tmp_path / "p").mkdir()
+    installation.cli("init", str(tmp_path / "p"), check=True)
+    for args in (["project", "register", str(tmp_path / "p")], ["project", "unregister", "a"],
+                 ["project", "list"]):
+        result = installation.cli(*args)
+        assert result.returncode == EXIT_FAILED, args
+        assert "not valid TOML" in result.stderr and str(path) in result.stderr
+        assert "Traceback" not in result.stderr
+    assert path.read_bytes() == broken
+
+
+def test_a_hand_edited_entry_without_a_root_is_unreadable_and_an_odd_key_is_published_verbatim(
+    installation: Installation, tmp_path: Path
+) -> None:
+    path = registry_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(f'[projects."Not An Id"]\nroot = "{tmp_path}"\n\n[projects.api]\nnote = "no root"\n',
+                    encoding="utf-8")
+    snapshot = registry.read()
+    assert [r.project_id for r in snapshot.registrations] == ["Not An Id"]
+    assert snapshot.unreadable == ("api",)
+
+
+def test_a_rewrite_keeps_hand_added_projects(installation: Installation, tmp_path: Path) -> None:
+    path = registry_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(f'[projects.hand]\nroot = "{tmp_path}"\n', encoding="utf-8")
+    installation.new_project(tmp_path / "p")
+    assert sorted(tomllib.loads(path.read_text(encoding="utf-8"))["projects"]) == ["hand", "p"]
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"])))
+def test_every_string_written_as_toml_reads_back_exactly(value: str) -> None:
+    assert tomllib.loads(f"key = {tomlwrite.string(value)}")["key"] == value
+
+
+@pytest.mark.parametrize("name, expected", [("Demo_Project", "demo-project"), ("--x--", "x"), ("a  b", "a-b")])
+def test_default_ids_are_lowercase_kebab_case(name: str, expected: str) -> None:
+    assert registry.default_project_id(Path(name)) == expected
