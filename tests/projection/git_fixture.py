@@ -1,4 +1,4 @@
-"""Real git repositories for tests: a whole history written by one `git fast-import`, identities set inline."""
+"""Real git repositories for tests: a whole history written by one `git fast-import`."""
 
 from __future__ import annotations
 

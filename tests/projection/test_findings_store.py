@@ -46,12 +46,15 @@ def _all(root: Path, where: FindingFilter | None = None, limit: int = 100) -> li
     return [(f.commit_sha, f.position) for f in read_findings(root, where or FindingFilter(), limit)]
 
 
-def test_the_build_reports_commits_findings_and_skipped_malformed_lines(history: tuple[Path, list[str]]) -> None:
+def test_the_build_reports_commits_findings_and_skipped_malformed_lines(
+    history: tuple[Path, list[str]],
+) -> None:
     summary = build_findings_store(history[0])
     assert (summary.commits, summary.findings, summary.malformed) == (
         len(STANDARD_HISTORY), STANDARD_FINDINGS, STANDARD_MALFORMED,
     )
-    assert summary.describe().startswith(f"built {STORE_RELATIVE}: {STANDARD_FINDINGS} findings from 6 commits")
+    expected = f"built {STORE_RELATIVE}: {STANDARD_FINDINGS} findings from 6 commits"
+    assert summary.describe().startswith(expected)
 
 
 def test_findings_come_back_newest_first_with_sha_then_position_breaking_ties(
@@ -79,12 +82,15 @@ def test_a_long_finding_is_stored_whole_and_served_cut_at_2000_characters_with_a
     [served] = read_findings(root, FindingFilter(commit_sha=shas[4], severity="CRITICAL"), 5)
     assert served.finding_text == LONG_TEXT[:2000] + "..."
     with sqlite3.connect(root / STORE_RELATIVE) as connection:
-        [(stored,)] = connection.execute("SELECT finding_text FROM findings WHERE commit_sha = ? AND position = 0",
-                                         (shas[4],)).fetchall()
+        [(stored,)] = connection.execute(
+            "SELECT finding_text FROM findings WHERE commit_sha = ? AND position = 0", (shas[4],)
+        ).fetchall()
     assert stored == LONG_TEXT
 
 
-def test_text_is_kept_byte_for_byte_and_the_alias_is_stored_canonically(built: tuple[Path, list[str]]) -> None:
+def test_text_is_kept_byte_for_byte_and_the_alias_is_stored_canonically(
+    built: tuple[Path, list[str]],
+) -> None:
     root, shas = built
     by_position = {f.position: f for f in read_findings(root, FindingFilter(commit_sha=shas[1]), 10)}
     assert by_position[3].finding_text == "byte-identical body accepted under a second item id  "

@@ -7,7 +7,8 @@ EM = "\u2014"
 
 
 def test_a_well_formed_line_yields_reviewer_severity_and_text() -> None:
-    assert parse_line(f"Review-Finding: security HIGH {EM} token in logs") == ("security", "HIGH", "token in logs")
+    line = f"Review-Finding: security HIGH {EM} token in logs"
+    assert parse_line(line) == ("security", "HIGH", "token in logs")
 
 
 def test_the_code_alias_is_stored_as_code_review() -> None:
