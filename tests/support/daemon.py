@@ -43,15 +43,17 @@ class RunningDaemon:
 
 
 @contextmanager
-def running_daemon(installation: Installation, *, port: int | None = None) -> Iterator[RunningDaemon]:
+def running_daemon(
+    installation: Installation, *, port: int | None = None, binary: Path = THEURIAN_BIN, cwd: Path | None = None
+) -> Iterator[RunningDaemon]:
     """Start `theurian serve`, wait until /health answers, and stop it with SIGINT afterwards."""
     port = port or free_port()
     log_path = installation.home / f"daemon-{port}.log"
     installation.home.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.Popen(
-            [str(THEURIAN_BIN), "serve", "--port", str(port)],
-            env=installation.env, stdout=log, stderr=subprocess.STDOUT, text=True,
+            [str(binary), "serve", "--port", str(port)],
+            env=installation.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
         )
     daemon = RunningDaemon(process, port, log_path)
     try:

@@ -6,9 +6,17 @@ import sys
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import ClickException  # typer vendors click; its errors are these
 
 from theurian import __version__
-from theurian.cli import findings_commands, init_command, project_commands, serve_command
+from theurian.cli import (
+    findings_commands,
+    index_commands,
+    init_command,
+    migrate_commands,
+    project_commands,
+    serve_command,
+)
 from theurian.errors import EXIT_FAILED, TheurianError
 
 app = typer.Typer(
@@ -40,6 +48,8 @@ app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
 app.add_typer(project_commands.app, name="project")
 app.add_typer(findings_commands.app, name="findings")
+app.add_typer(migrate_commands.app, name="migrate")
+app.add_typer(index_commands.app, name="index")
 
 
 def run() -> None:
@@ -56,11 +66,9 @@ def run() -> None:
         sys.exit(EXIT_FAILED)
     except KeyboardInterrupt:
         sys.exit(130)
+    except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
+        exc.show()
+        sys.exit(exc.exit_code)
     except Exception as exc:  # top-level handler: one line, never a traceback
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
         typer.echo(f"theurian: unexpected failure ({type(exc).__name__}: {exc})", err=True)
         sys.exit(EXIT_FAILED)

@@ -1,0 +1,70 @@
+"""The CLI as a user meets it: help on every command, the version, fast start-up, commands documented."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+import typer.main
+
+from tests.support.installation import Installation
+from theurian import __version__
+from theurian.cli.main import app
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _command_paths() -> list[tuple[str, ...]]:
+    paths: list[tuple[str, ...]] = []
+
+    def walk(command: click.Command, prefix: tuple[str, ...]) -> None:
+        paths.append(prefix)
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, (*prefix, name))
+
+    walk(typer.main.get_command(app), ())
+    return paths
+
+
+def test_version_prints_the_package_version(installation: Installation) -> None:
+    result = installation.cli("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"theurian {__version__}"
+
+
+@pytest.mark.parametrize("path", _command_paths(), ids=lambda p: " ".join(p) or "theurian")
+def test_every_command_has_help_text(path: tuple[str, ...]) -> None:
+    command: click.Command = typer.main.get_command(app)
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.commands[name]
+    assert (command.help or "").strip(), f"`theurian {' '.join(path)}` has no help text"
+
+
+def test_help_runs_for_every_command_through_the_console_script(installation: Installation) -> None:
+    for path in _command_paths():
+        result = installation.cli(*path, "--help")
+        assert result.returncode == 0, (path, result.stderr)
+        assert "Usage:" in result.stdout
+
+
+def test_every_command_is_documented() -> None:
+    docs = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "docs").glob("*.md"))
+    for path in _command_paths():
+        if path:
+            assert f"theurian {' '.join(path)}" in docs, f"`theurian {' '.join(path)}` is not in docs/"
+
+
+def test_the_cli_starts_without_loading_the_daemon_or_the_stores() -> None:
+    probe = ("import sys, theurian.cli.main; "
+             "print(sorted(m for m in ('mcp', 'uvicorn', 'duckdb', 'githubkit', 'gql', 'starlette') "
+             "if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+
+
+def test_an_unknown_command_is_a_usage_error_without_a_traceback(installation: Installation) -> None:
+    result = installation.cli("frobnicate")
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "No such command" in result.stderr
