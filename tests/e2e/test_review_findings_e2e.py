@@ -1,0 +1,124 @@
+"""`theurian findings build` then review.findings, through the real CLI and a real MCP client in both eras."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from projection.findings_store import STORE_RELATIVE
+from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from serve.tools.findings import FINDINGS_UNAVAILABLE_REFUSAL, UNDERIVED_FILTER_REFUSAL
+from tests.projection.git_fixture import (
+    LONG_TEXT,
+    STANDARD_FINDINGS,
+    STANDARD_HISTORY,
+    STANDARD_MALFORMED,
+    write_history,
+)
+from tests.serve.findings_support import check_response
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
+
+
+@pytest.fixture(scope="module")
+def projects(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """demo: built here; foreign: built by another installation; unbuilt; escaped: its store links out."""
+    base = tmp_path_factory.mktemp("findings-e2e")
+    shas = {}
+    for name in ("demo", "foreign", "unbuilt"):
+        shas[name] = write_history(base / name, STANDARD_HISTORY)
+        module_installation.new_project(base / name, name)
+    built = module_installation.cli("findings", "build", str(base / "demo"), check=True)
+    other = Installation(base / "another-installation")
+    other.cli("findings", "build", str(base / "foreign"), check=True)
+    escaped = module_installation.new_project(base / "escaped", "escaped")
+    (escaped / ".theurian" / "state").mkdir()
+    (base / "outside").mkdir()
+    (escaped / STORE_RELATIVE).symlink_to(base / "outside" / "planted.sqlite")
+    escaped_build = module_installation.cli("findings", "build", str(escaped))
+    return {"base": base, "shas": shas["demo"], "built": built, "escaped_build": escaped_build}
+
+
+def test_the_build_prints_its_summary_with_the_malformed_count(projects: dict[str, Any]) -> None:
+    built = projects["built"]
+    assert built.returncode == 0
+    assert built.stdout.strip() == (
+        f"built {STORE_RELATIVE}: {STANDARD_FINDINGS} findings from {len(STANDARD_HISTORY)} commits; "
+        f"{STANDARD_MALFORMED} malformed Review-Finding lines skipped"
+    )
+
+
+def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_git(
+    projects: dict[str, Any],
+) -> None:
+    escaped = projects["escaped_build"]
+    # The project is not a git repository: reaching git first would have failed with git's own message.
+    assert escaped.returncode == 1
+    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    assert list((projects["base"] / "outside").iterdir()) == []
+
+
+def test_the_build_outside_a_project_fails_in_one_line(
+    module_installation: Installation, tmp_path: Path
+) -> None:
+    result = module_installation.cli("findings", "build", str(tmp_path))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("theurian: ") and "theurian init" in result.stderr
+
+
+def test_every_findings_command_has_help(module_installation: Installation) -> None:
+    for args in (("findings", "--help"), ("findings", "build", "--help")):
+        result = module_installation.cli(*args, check=True)
+        assert "findings" in result.stdout.lower() and "Usage" in result.stdout
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
+    projects: dict[str, Any], module_daemon: RunningDaemon, mode: Mode
+) -> None:
+    shas = projects["shas"]
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("review.findings", {"projectId": "demo"}),
+        ("review.findings", {"projectId": "demo", "limit": 2}),
+        ("review.findings", {"projectId": "demo", "severity": "CRITICAL", "q": "llll"}),
+        ("review.findings", {"projectId": "demo", "limit": 101}),
+        ("review.findings", {"projectId": "demo", "reviewer": "perf"}),
+        ("review.findings", {"projectId": "demo", "commitSha": shas[1][:7]}),
+        ("review.findings", {"projectId": "demo", "q": "x" * 201}),
+        ("review.findings", {"projectId": "demo", "q": "log\u0000zzz"}),
+        ("review.findings", {"projectId": "demo", "pullRequest": 0}),
+        ("review.findings", {"projectId": "demo", "pullRequest": 42}),
+        ("review.findings", {"projectId": "foreign"}),
+        ("review.findings", {"projectId": "unbuilt"}),
+        ("review.findings", {"projectId": "escaped"}),
+        ("system.capabilities", {}),
+    ]
+    answers = call_tools(module_daemon.mcp_url, calls, mode)
+    whole, page, long_one = (check_response(a.structured) for a in answers[:3])
+    assert whole["count"] == STANDARD_FINDINGS and whole["truncated"] is False
+    assert [f["commitSha"] for f in whole["findings"]][:2] == [shas[4], shas[4]]
+    assert page["findings"] == whole["findings"][:2] and page["truncated"] is True
+    assert [f["findingText"] for f in long_one["findings"]] == [LONG_TEXT[:2000] + "..."]
+    refusals = answers[3:13]
+    assert all(a.is_error for a in refusals)
+    assert "between 1 and 100" in refusals[0].text
+    assert "'perf'" in refusals[1].text and "omit the filter" in refusals[1].text
+    assert repr(shas[1][:7]) in refusals[2].text
+    assert "a value of 201 characters" in refusals[3].text and "xxxx" not in refusals[3].text
+    assert "NUL (U+0000)" in refusals[4].text
+    assert "between 1 and 9223372036854775807" in refusals[5].text
+    assert refusals[6].text == UNDERIVED_FILTER_REFUSAL
+    assert refusals[7].text == refusals[8].text == FINDINGS_UNAVAILABLE_REFUSAL
+    assert refusals[9].text == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    capabilities = answers[13].structured
+    assert capabilities is not None and capabilities["capabilities"]["reviewFindings"] is True
+    assert "review.findings" in capabilities["tools"]
+
+
+def test_tools_list_publishes_the_input_and_response_schemas(module_daemon: RunningDaemon) -> None:
+    [tool] = [t for t in list_tools(module_daemon.mcp_url) if t.name == "review.findings"]
+    assert set(tool.input_schema["properties"]) == {
+        "reviewer", "severity", "commitSha", "q", "limit", "pullRequest", "family", "specialist",
+    }
+    assert tool.output_schema["$id"] == "https://theurian.dev/schemas/mcp/review-findings-response.schema.json"
