@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from serve.tooling import Tool
 from serve.tools.findings import findings_tools
+from serve.tools.knowledge import knowledge_tools
 from serve.tools.system import system_tools
 
 
@@ -15,5 +16,6 @@ def registered_tools() -> list[Tool]:
     """Every tool this daemon serves, sorted by name."""
     tools: list[Tool] = []
     tools.extend(findings_tools())
+    tools.extend(knowledge_tools())
     tools.extend(system_tools(tools))  # the capabilities handler reads the final list, itself included
     return sorted(tools, key=lambda tool: tool.name)

@@ -1,0 +1,195 @@
+"""`theurian migrate apply` and `migrate status`: verify every migration, then build a new state and point at
+it.
+
+Apply is all-or-nothing. Every file is validated (schema, semantics, body hashes) and every migration the
+active state recorded must still be on disk with the checksum it was applied with, before anything is built.
+The new database replays every migration in order, records each one's checksum and the expected surfaceable
+count in the same transaction, and only then does the pointer move. Any failure discards the half-built file.
+
+Replaying everything (rather than copying the old database and adding the pending ones) is deliberate: the
+state is derived, so a rebuild from sources is also the cure for a damaged one, and the hash of a state
+depends only on the migrations that made it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from ulid import ULID
+
+from knowledge import CANONICAL_SCHEMA_VERSION
+from knowledge.errors import MigrationChecksumMismatchError, MigrationInvalidError, StateUnreadableError
+from knowledge.integrity import damage_detected, surfaceable_count
+from knowledge.migrations import MIGRATIONS_DIR, Migration, load_migration, migration_files, sha256_checksum
+from knowledge.operations import Replay
+from knowledge.state import (
+    Pointer,
+    create_database,
+    open_read_only,
+    project_key,
+    read_pointer,
+    state_folder,
+    state_hash,
+    write_pointer,
+)
+from theurian.containment import resolve_inside
+from theurian.registry import default_project_id
+
+
+@dataclass(frozen=True)
+class Applied:
+    file_name: str
+    migration_id: str
+    checksum: str
+
+
+@dataclass(frozen=True)
+class MigrationStatus:
+    applied: list[Applied]
+    pending: list[str]
+    edited: list[str]  # applied files whose bytes changed since (or that are gone)
+
+
+@dataclass(frozen=True)
+class ApplyOutcome:
+    applied_now: list[str]
+    pointer: Pointer
+    rebuilt: bool  # a new database was built (False: nothing pending and the active state is healthy)
+
+
+def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool]:
+    """The active pointer, the migrations its state recorded (in order), and whether damage was detected."""
+    pointer = read_pointer(root)
+    if pointer is None:
+        return None, [], False
+    try:
+        connection = open_read_only(root, pointer)
+    except StateUnreadableError:
+        return pointer, [], True
+    with contextlib.closing(connection):
+        key = project_key(connection)
+        rows = connection.execute(
+            "SELECT file_name, migration_id, checksum FROM migration_history "
+            "WHERE project_id = ? ORDER BY position",
+            (key,),
+        ).fetchall()
+        damaged = damage_detected(connection, key, pointer.migration_count)
+    return pointer, [Applied(*row) for row in rows], damaged
+
+
+def migration_status(root: Path) -> MigrationStatus:
+    """Which files the active state applied, which are pending, and which applied ones were edited."""
+    _, applied, _ = recorded_migrations(root)
+    files = migration_files(root)
+    done = {a.file_name for a in applied}
+    edited = [
+        a.file_name for a in applied if a.file_name not in files or _checksum(root, a.file_name) != a.checksum
+    ]
+    return MigrationStatus(applied, [name for name in files if name not in done], edited)
+
+
+def apply_migrations(root: Path) -> ApplyOutcome:
+    """Validate everything, then build a new state from every migration and make it active.
+
+    Raises:
+        MigrationInvalidError, MigrationChecksumMismatchError, RevisionConflictError: nothing was changed.
+    """
+    names = migration_files(root)
+    migrations = [load_migration(root, name) for name in names]
+    pointer, applied, damaged = recorded_migrations(root)
+    by_name = {m.file_name: m for m in migrations}
+    for record in applied:
+        current = by_name.get(record.file_name)
+        if current is None or current.checksum != record.checksum:
+            raise MigrationChecksumMismatchError(
+                record.file_name, recorded=record.checksum, actual=current.checksum if current else None
+            )
+    _check_order(migrations)
+    done = {a.file_name for a in applied}
+    pending = [m.file_name for m in migrations if m.file_name not in done]
+    if pointer is not None and not pending and not damaged:
+        return ApplyOutcome([], pointer, rebuilt=False)
+    new_pointer = _build(root, migrations)
+    return ApplyOutcome(pending, new_pointer, rebuilt=True)
+
+
+def _check_order(migrations: list[Migration]) -> None:
+    seen: set[str] = set()
+    for migration in migrations:
+        missing = [d for d in migration.depends_on if d not in seen]
+        if missing:
+            raise MigrationInvalidError(
+                migration.file_name,
+                None,
+                f"`dependsOn` names {', '.join(missing)}, "
+                "which is not a migration that applies before this one",
+            )
+        seen.add(migration.migration_id)
+
+
+def _build(root: Path, migrations: list[Migration]) -> Pointer:
+    folder = state_folder(root)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"knowledge-state-{ULID()}.sqlite"
+    path = folder / name
+    key = default_project_id(root) or "project"
+    try:
+        connection = create_database(path, key)
+        connection.row_factory = sqlite3.Row
+        with contextlib.closing(connection):
+            for position, migration in enumerate(migrations):
+                Replay(connection, key, migration).run()
+                connection.execute(
+                    "INSERT INTO migration_history VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        key,
+                        position,
+                        migration.migration_id,
+                        migration.file_name,
+                        migration.checksum,
+                        migration.created_at,
+                        migration.author,
+                    ),
+                )
+            _require_revisions(connection, key, migrations)
+            connection.execute(
+                "INSERT INTO project_integrity VALUES (?, ?)", (key, surfaceable_count(connection, key))
+            )
+            digest = state_hash(connection)
+            connection.execute("INSERT INTO meta VALUES ('state_hash', ?)", (digest,))
+            connection.execute("COMMIT")
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    pointer = Pointer(name, digest, len(migrations), CANONICAL_SCHEMA_VERSION)
+    write_pointer(root, pointer)
+    for old in folder.glob("knowledge-state-*.sqlite"):
+        if old.name != name:  # readers holding an old file keep their open handle; the name goes
+            old.unlink(missing_ok=True)
+    return pointer
+
+
+def _require_revisions(connection: sqlite3.Connection, key: str, migrations: list[Migration]) -> None:
+    row = connection.execute(
+        "SELECT item_id FROM knowledge_items WHERE project_id = ? AND current_revision_id IS "
+        "NULL ORDER BY item_id LIMIT 1",
+        (key,),
+    ).fetchone()
+    if row is None:
+        return
+    for migration in migrations:
+        for index, op in enumerate(migration.operations):
+            if op["op"] == "createItem" and op["itemId"] == row[0]:
+                raise MigrationInvalidError(
+                    migration.file_name,
+                    index,
+                    f"item {row[0]} is created but no migration gives it a revision (upsertRevision)",
+                )
+    raise MigrationInvalidError(migrations[-1].file_name, None, f"item {row[0]} has no revision")
+
+
+def _checksum(root: Path, file_name: str) -> str:
+    return sha256_checksum(resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}").read_bytes())

@@ -1,0 +1,235 @@
+"""Migration files: finding them, reading them (YAML, safe_load only) and validating them before anything
+applies.
+
+A migration is `.theurian/migrations/<id>-<slug>.yaml`. Validation is whole-file and happens for every file
+before the first operation runs: the document against `schemas/knowledge/migration.schema.json` (each
+operation against its own definition, so a problem is reported with its index), the semantic rules a schema
+cannot say (timestamps, anchors, the file name), and every body's `sha256:` hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, Final
+
+import jsonschema
+import yaml
+
+import schemas
+from knowledge.errors import MigrationInvalidError
+from knowledge.vocabulary import parse_rfc3339
+from theurian.containment import resolve_inside
+from theurian.errors import PathEscapeError
+
+MIGRATIONS_DIR: Final = ".theurian/migrations"
+KNOWLEDGE_DIR: Final = ".theurian/knowledge"
+FILE_NAME: Final = re.compile(r"^(?P<id>[0-9A-HJKMNP-TV-Z]{26})-(?P<slug>[a-z0-9][a-z0-9-]{0,80})\.yaml$")
+CONTENT_PREFIX: Final = "../knowledge/"
+MAX_BODY_BYTES: Final = 1_000_000
+
+
+@dataclass(frozen=True)
+class Migration:
+    file_name: str
+    migration_id: str
+    checksum: str  # sha256 of the file's bytes: an applied migration must keep it
+    created_at: str
+    author: str
+    depends_on: tuple[str, ...]
+    operations: tuple[dict[str, Any], ...]
+    bodies: dict[str, tuple[str, str]]  # contentFile -> (text, "sha256:<hex>")
+
+
+def sha256_checksum(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def migration_files(root: Path) -> list[str]:
+    """The file names under .theurian/migrations that look like migrations, in apply order (ULID order).
+
+    Raises:
+        MigrationInvalidError: a .yaml/.yml file there is not named `<ULID>-<slug>.yaml`.
+    """
+    folder = resolve_inside(root, MIGRATIONS_DIR)
+    if not folder.is_dir():
+        return []
+    names = sorted(entry.name for entry in folder.iterdir() if entry.suffix in (".yaml", ".yml"))
+    for name in names:
+        if not FILE_NAME.match(name):
+            raise MigrationInvalidError(
+                name, None, "the file name is not <ULID>-<slug>.yaml (slug: a-z, 0-9, -)"
+            )
+    return names
+
+
+def load_migration(root: Path, file_name: str) -> Migration:
+    """Read and validate one migration, bodies included.
+
+    Raises:
+        MigrationInvalidError: naming the file, the operation index (when one is at fault) and the problem.
+    """
+    path = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    data = path.read_bytes()
+    try:
+        document = yaml.safe_load(data.decode("utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise MigrationInvalidError(
+            file_name, None, f"not readable as UTF-8 YAML ({_first_line(exc)})"
+        ) from exc
+    validate_document(file_name, document)
+    match = FILE_NAME.match(file_name)
+    assert match is not None  # migration_files only hands over matching names
+    if match.group("id") != document["id"]:
+        raise MigrationInvalidError(
+            file_name,
+            None,
+            f"the file name starts with {match.group('id')} but the document's id is {document['id']}",
+        )
+    bodies = {
+        op["contentFile"]: _body(root, file_name, index, op)
+        for index, op in enumerate(document["operations"])
+        if op["op"] == "upsertRevision"
+    }
+    return Migration(
+        file_name=file_name,
+        migration_id=document["id"],
+        checksum=sha256_checksum(data),
+        created_at=document["createdAt"],
+        author=document["author"],
+        depends_on=tuple(document["dependsOn"]),
+        operations=tuple(document["operations"]),
+        bodies=bodies,
+    )
+
+
+def validate_document(file_name: str, document: Any) -> None:
+    """Schema and semantic checks of a parsed migration (no file access).
+
+    Raises:
+        MigrationInvalidError: the first problem found, with its operation index when an operation holds it.
+    """
+    if not isinstance(document, dict):
+        raise MigrationInvalidError(file_name, None, "the document is not a mapping")
+    _check(_validator("document"), document, file_name, None)
+    for index, operation in enumerate(document["operations"]):
+        kind = operation.get("op") if isinstance(operation, dict) else None
+        if kind not in _operation_kinds():
+            raise MigrationInvalidError(
+                file_name, index, f"`op` must be one of {', '.join(_operation_kinds())}"
+            )
+        _check(_validator(kind), operation, file_name, index)
+        _check_semantics(operation, file_name, index)
+    try:
+        parse_rfc3339(document["createdAt"])
+    except ValueError as exc:
+        raise MigrationInvalidError(file_name, None, f"`createdAt` is {exc}") from exc
+
+
+def _check_semantics(operation: dict[str, Any], file_name: str, index: int) -> None:
+    anchors = [operation["anchor"]] if operation["op"] == "addEvidence" else []
+    if operation["op"] == "upsertRevision":
+        metadata = operation["metadata"]
+        anchors = metadata["sourceAnchors"]
+        origin = metadata.get("originatesInTheurian", False)
+        if not anchors and not origin:
+            raise MigrationInvalidError(
+                file_name,
+                index,
+                "`metadata.sourceAnchors` is empty: an item needs a "
+                "route to its origin unless it declares originatesInTheurian: true",
+            )
+        if anchors and origin:
+            raise MigrationInvalidError(
+                file_name,
+                index,
+                "`metadata.originatesInTheurian` is true but "
+                "`metadata.sourceAnchors` names an outside origin",
+            )
+        moments = {}
+        for key in ("validFrom", "validTo"):
+            if key in metadata:
+                try:
+                    moments[key] = parse_rfc3339(metadata[key])
+                except ValueError as exc:
+                    raise MigrationInvalidError(file_name, index, f"`metadata.{key}` is {exc}") from exc
+        if len(moments) == 2 and moments["validTo"] <= moments["validFrom"]:
+            raise MigrationInvalidError(
+                file_name, index, "`metadata.validTo` is not after `metadata.validFrom`"
+            )
+    for anchor in anchors:
+        if anchor.get("lineEnd", anchor.get("lineStart", 1)) < anchor.get("lineStart", 1):
+            raise MigrationInvalidError(file_name, index, "a source anchor's lineEnd is before its lineStart")
+
+
+def _body(root: Path, file_name: str, index: int, operation: dict[str, Any]) -> tuple[str, str]:
+    relative = operation["contentFile"].removeprefix(CONTENT_PREFIX)
+    try:
+        path = resolve_inside(root, f"{KNOWLEDGE_DIR}/{relative}")
+    except PathEscapeError as exc:
+        raise MigrationInvalidError(
+            file_name, index, "`contentFile` does not stay under .theurian/knowledge/"
+        ) from exc
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError) as exc:
+        raise MigrationInvalidError(
+            file_name, index, f"`contentFile` {operation['contentFile']} does not exist"
+        ) from exc
+    actual = sha256_checksum(data)
+    if actual != operation["contentSha256"]:
+        raise MigrationInvalidError(
+            file_name,
+            index,
+            f"the body {operation['contentFile']} hashes to {actual}, "
+            f"not the contentSha256 the migration records",
+        )
+    if len(data) > MAX_BODY_BYTES:
+        raise MigrationInvalidError(file_name, index, f"the body is larger than {MAX_BODY_BYTES} bytes")
+    try:
+        return data.decode("utf-8"), actual
+    except UnicodeDecodeError as exc:
+        raise MigrationInvalidError(file_name, index, "the body is not UTF-8 text") from exc
+
+
+def _check(
+    validator: jsonschema.Draft202012Validator, instance: Any, file_name: str, index: int | None
+) -> None:
+    error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
+    if error is not None:
+        path = ".".join(str(part) for part in error.absolute_path)
+        where = f"`{path}` " if path else ""
+        raise MigrationInvalidError(file_name, index, f"{where}{_first_line(error.message)}")
+
+
+@cache
+def _operation_kinds() -> tuple[str, ...]:
+    return tuple(
+        schemas.load("knowledge", "migration.schema.json")["$defs"]["operation"]["properties"]["op"]["enum"]
+    )
+
+
+@cache
+def _validator(definition: str) -> jsonschema.Draft202012Validator:
+    document = schemas.load("knowledge", "migration.schema.json")
+    if definition == "document":
+        # The top level alone: each operation is checked on its own below, so its problem carries its index.
+        properties = {**document["properties"], "operations": {"type": "array", "minItems": 1}}
+        return jsonschema.Draft202012Validator({**document, "properties": properties})
+    # One operation's definition, resolved against the whole document so its $refs still work.
+    return jsonschema.Draft202012Validator(
+        {
+            **document,
+            "$ref": f"#/$defs/{definition}",
+            "properties": {},
+            "required": [],
+            "additionalProperties": True,
+        }
+    )
+
+
+def _first_line(error: object) -> str:
+    return str(error).splitlines()[0][:300]

@@ -1,0 +1,254 @@
+"""Reading the active state for the tools: opening it read-only, shaping an item, knowledge.get and .status.
+
+Every read goes through the disclosure ceiling: an item above it is treated exactly like an item that does not
+exist (never returned, never counted). A row the state cannot explain — a status or sensitivity outside the
+vocabulary, an item whose current revision belongs to another item — refuses the read instead of being served.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import orjson
+
+from knowledge import CANONICAL_SCHEMA_VERSION
+from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateUnreadableError
+from knowledge.integrity import INTEGRITY_REMEDY, damage_detected, with_integrity
+from knowledge.state import Pointer, open_read_only, project_key, require_pointer, rows_as_dicts
+from knowledge.vocabulary import (
+    SENSITIVITIES,
+    STATUSES,
+    SURFACEABLE_STATUSES,
+    disclosable,
+    parse_rfc3339,
+)
+from theurian.project import Project
+from theurian.safety import SAFETY_TRIPLE
+
+ITEM_COLUMNS: Final = (
+    "i.item_id, i.kind, i.namespace, i.owner, i.status, i.trust_level, i.sensitivity, i.valid_from, "
+    "i.valid_to, i.labels, i.scope_paths, i.current_revision_id, r.revision_id, "
+    "r.item_id AS revision_item_id, r.title, r.body, r.content_type, r.created_at, r.content_file, "
+    "r.content_sha256, r.source_anchors, r.migration_id"
+)
+ITEM_JOIN: Final = (
+    "FROM knowledge_items i LEFT JOIN revisions r ON r.project_id = i.project_id "
+    "AND r.revision_id = i.current_revision_id"
+)
+
+
+class ItemNotAvailableError(KnowledgeError):
+    """One message for an absent id and a withheld one: the difference is what the caller was not granted."""
+
+    def __init__(self, project_id: str, shown_id: str) -> None:
+        super().__init__(f"No knowledge item {shown_id} is available in project {project_id!r}.")
+
+
+class StateDamagedError(KnowledgeError):
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"Project {project_id!r} could not be fully read: its derived state disagrees with its "
+            f"own records about what it holds. {INTEGRITY_REMEDY}"
+        )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One open, read-only view of a project's active state and what the serving installation may disclose."""
+
+    project: Project
+    pointer: Pointer
+    db: sqlite3.Connection
+    key: str
+    damaged: bool
+    allowed: tuple[str, ...]
+
+    @property
+    def allowed_sql(self) -> str:
+        return ", ".join(f"'{level}'" for level in self.allowed)
+
+
+@contextmanager
+def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
+    """The active state, read-only, with its integrity checked once for the whole call.
+
+    Raises:
+        StateMissingError, StateUnreadableError: there is no state this build can read.
+    """
+    pointer = require_pointer(project.root, project.project_id)
+    with closing(open_read_only(project.root, pointer)) as connection:
+        connection.row_factory = sqlite3.Row
+        try:
+            key = project_key(connection)
+            recorded = connection.execute("SELECT value FROM meta WHERE key = 'state_hash'").fetchone()
+            if recorded is None or recorded[0] != pointer.state_hash:
+                raise StateUnreadableError(
+                    f"the knowledge state pointer and its database disagree; {STATE_REBUILD_CURE}"
+                )
+            damaged = damage_detected(connection, key, pointer.migration_count)
+            yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling))
+        except sqlite3.DatabaseError as exc:
+            raise StateUnreadableError(
+                f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}"
+            ) from exc
+
+
+def servable(row: sqlite3.Row, reading: Reading) -> bool:
+    """Whether a caller under this ceiling may see the row; refuses a row the state cannot explain.
+
+    Raises:
+        StateUnreadableError: a status or sensitivity outside the vocabulary, or a revision of another item.
+    """
+    if row["status"] not in STATUSES or row["sensitivity"] not in SENSITIVITIES:
+        raise StateUnreadableError(
+            f"the knowledge state holds a value this build cannot interpret; {STATE_REBUILD_CURE}"
+        )
+    if row["revision_id"] is not None and row["revision_item_id"] != row["item_id"]:
+        raise StateUnreadableError(
+            f"the knowledge state names a revision of another item; {STATE_REBUILD_CURE}"
+        )
+    return bool(
+        row["status"] in SURFACEABLE_STATUSES
+        and row["sensitivity"] in reading.allowed
+        and row["revision_id"] is not None
+    )
+
+
+def within_validity(row: sqlite3.Row, moment: datetime) -> bool:
+    starts, ends = row["valid_from"], row["valid_to"]
+    return (starts is None or parse_rfc3339(starts) <= moment) and (
+        ends is None or moment < parse_rfc3339(ends)
+    )
+
+
+def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any]:
+    """The contract's Result shape (without fusedScore/foundBy, which only the ranked path adds)."""
+    created = parse_rfc3339(row["created_at"])
+    return {
+        "itemId": row["item_id"],
+        "revisionId": row["revision_id"],
+        "title": row["title"],
+        "excerpt": excerpt,
+        "contentType": row["content_type"],
+        "status": row["status"],
+        "trustLevel": row["trust_level"],
+        "sensitivity": row["sensitivity"],
+        "freshness": {
+            "revisionCreatedAt": row["created_at"],
+            "isWithinValidity": within_validity(row, moment),
+            "ageDays": max(0, (moment - created).days),
+        },
+        "sourceAnchors": orjson.loads(row["source_anchors"]),
+        **SAFETY_TRIPLE,
+    }
+
+
+def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dict[str, Any]:
+    """knowledge.get: the current revision with provenance.
+
+    Raises:
+        ItemNotAvailableError: absent, retired or withheld (one message for all three).
+        StateDamagedError: the item is not there and the state disagrees with its own records.
+    """
+    with open_state(project, ceiling) as reading:
+        row = reading.db.execute(
+            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
+            (reading.key, item_id),
+        ).fetchone()
+        if row is None or not servable(row, reading):
+            if reading.damaged:
+                raise StateDamagedError(project.project_id)
+            raise ItemNotAvailableError(project.project_id, shown_id)
+        result = result_of(row, datetime.now(UTC), row["body"])
+        del result["excerpt"]
+        result |= {
+            "body": row["body"],
+            "kind": row["kind"],
+            "namespace": row["namespace"],
+            "owner": row["owner"],
+            "validFrom": row["valid_from"],
+            "validTo": row["valid_to"],
+            "labels": orjson.loads(row["labels"]),
+            "scopePaths": orjson.loads(row["scope_paths"]),
+            "aliases": _aliases(reading, item_id),
+            "relations": _relations(reading, item_id),
+            "evidence": _evidence(reading, item_id),
+            "provenance": {
+                "migrationId": row["migration_id"],
+                "contentFile": row["content_file"],
+                "contentSha256": row["content_sha256"],
+                "stateHash": reading.pointer.state_hash,
+            },
+        }
+        return with_integrity(result, reading.damaged)
+
+
+def status_of(project: Project, ceiling: str) -> dict[str, Any]:
+    """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity."""
+    with open_state(project, ceiling) as reading:
+        rows = reading.db.execute(
+            "SELECT status, count(*) FROM knowledge_items WHERE project_id = ? "  # noqa: S608
+            f"AND current_revision_id IS NOT NULL AND sensitivity IN ({reading.allowed_sql}) "
+            "AND status IN ('approved', 'draft', 'proposed') "
+            "GROUP BY status ORDER BY status",
+            (reading.key,),
+        ).fetchall()
+        by_status = {status: count for status, count in rows if count}
+        return with_integrity(
+            {
+                "projectId": project.project_id,
+                "stateHash": reading.pointer.state_hash,
+                "itemCount": sum(by_status.values()),
+                "itemsByStatus": by_status,
+                "appliedMigrations": reading.pointer.migration_count,
+                "schemaVersion": CANONICAL_SCHEMA_VERSION,
+            },
+            reading.damaged,
+        )
+
+
+def _aliases(reading: Reading, item_id: str) -> list[str]:
+    return [
+        r[0]
+        for r in reading.db.execute(
+            "SELECT alias FROM aliases WHERE project_id = ? AND item_id = ? ORDER BY alias",
+            (reading.key, item_id),
+        )
+    ]
+
+
+def _relations(reading: Reading, item_id: str) -> list[dict[str, Any]]:
+    """Relations touching the item whose other end the caller may also see (a relation must not disclose)."""
+    rows = rows_as_dicts(
+        reading.db.execute(
+            "SELECT source_item_id, relation_type, target_item_id, note FROM relations r "  # noqa: S608
+            "JOIN knowledge_items o ON o.project_id = r.project_id AND o.item_id = "
+            "CASE WHEN r.source_item_id = ? THEN r.target_item_id ELSE r.source_item_id END "
+            "WHERE r.project_id = ? AND ? IN (r.source_item_id, r.target_item_id) "
+            f"AND o.sensitivity IN ({reading.allowed_sql}) ORDER BY 1, 2, 3",
+            (item_id, reading.key, item_id),
+        )
+    )
+    return [
+        {
+            "sourceItemId": r["source_item_id"],
+            "relationType": r["relation_type"],
+            "targetItemId": r["target_item_id"],
+            "note": r["note"],
+        }
+        for r in rows
+    ]
+
+
+def _evidence(reading: Reading, item_id: str) -> list[dict[str, Any]]:
+    rows = reading.db.execute(
+        "SELECT anchor, description, confidence FROM evidence WHERE project_id = ? AND "
+        "item_id = ? ORDER BY source_uri",
+        (reading.key, item_id),
+    ).fetchall()
+    return [{"anchor": orjson.loads(a), "description": d, "confidence": c} for a, d, c in rows]

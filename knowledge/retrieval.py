@@ -1,0 +1,161 @@
+"""knowledge.search: the ranked path over a published index that matches the active state, else substring.
+
+Both paths end at the same canonical gate: every candidate is re-read from the active state and must be
+surfaceable, at or below the disclosure ceiling and (with `asOf`) inside its validity window at that moment.
+The index only proposes candidates and their order; it never supplies a served value.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import closing
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from knowledge.index import match_expression, open_index, ranked_channels, read_index_pointer
+from knowledge.integrity import with_integrity
+from knowledge.reading import (
+    ITEM_COLUMNS,
+    ITEM_JOIN,
+    Reading,
+    open_state,
+    result_of,
+    servable,
+    within_validity,
+)
+from knowledge.vocabulary import SURFACEABLE_STATUSES
+from theurian.project import Project
+
+DEFAULT_SEARCH_LIMIT: Final = 10
+MAX_SEARCH_LIMIT: Final = 50
+DEFAULT_MAX_TOKENS: Final = 2000
+MIN_MAX_TOKENS: Final = 100
+MAX_MAX_TOKENS: Final = 20000
+CHARS_PER_TOKEN: Final = 4  # the usual estimate for English prose; the budget is approximate by contract
+MAX_EXCERPT_CHARS: Final = 600
+CUT_MARK: Final = "..."
+RRF_K: Final = 60  # reciprocal rank fusion's customary constant: rank 1 scores 1/61
+CANDIDATE_DEPTH: Final = 200
+_ASCII_FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_SPACES: Final = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    limit: int
+    max_tokens: int
+    moment: datetime  # the moment freshness is computed at: asOf, or now
+    as_of: bool  # whether the validity window excludes
+
+
+def clamp(value: int | None, default: int, low: int, high: int) -> int:
+    return default if value is None else max(low, min(high, value))
+
+
+def search(project: Project, ceiling: str, request: SearchRequest) -> dict[str, Any]:
+    """The response: query, count, the applied limit and maxTokens, results, retrieval envelope, integrity."""
+    query = request.query.encode("utf-8", "replace").decode("utf-8")  # folds an unpaired surrogate
+    with open_state(project, ceiling) as reading:
+        envelope: dict[str, Any] = {
+            "snapshotId": reading.pointer.state_hash,
+            "indexBuildId": None,
+            "indexed": False,
+            "fallbackReason": None,
+            "stale": None,
+        }
+        ranked = _ranked(reading, ceiling, query, request, envelope)
+        hits = ranked if ranked is not None else _substring(reading, query, request)
+        results = _within_budget(hits, request)
+    response = {
+        "query": request.query,
+        "count": len(results),
+        "limit": request.limit,
+        "maxTokens": request.max_tokens,
+        "results": results,
+        "retrieval": envelope,
+    }
+    return with_integrity(response, reading.damaged)
+
+
+def _ranked(
+    reading: Reading, ceiling: str, query: str, request: SearchRequest, envelope: dict[str, Any]
+) -> list[tuple[Any, dict[str, Any]]] | None:
+    pointer = read_index_pointer(reading.project.root)
+    if pointer is None:
+        envelope["fallbackReason"] = "no-index"
+        return None
+    if pointer.state_hash != reading.pointer.state_hash:
+        envelope["fallbackReason"] = "index-stale"
+        return None
+    if pointer.disclosure_ceiling != ceiling:
+        envelope["fallbackReason"] = "index-ceiling-mismatch"
+        return None
+    index = open_index(reading.project.root, pointer)
+    if index is None:
+        envelope["fallbackReason"] = "index-unreadable"
+        return None
+    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False)
+    expression = match_expression(query)
+    if expression is None:
+        return []
+    with closing(index):
+        channels = ranked_channels(index, expression, CANDIDATE_DEPTH)
+    fused: dict[str, float] = {}
+    found: dict[str, list[str]] = {}
+    for channel, rows in channels.items():
+        for rank, (item_id, _revision) in enumerate(rows, start=1):
+            fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + rank)
+            found.setdefault(item_id, []).append(channel)
+    best = len(channels) / (RRF_K + 1)
+    hits = []
+    for item_id in sorted(fused, key=lambda i: (-fused[i], i)):
+        row = reading.db.execute(
+            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
+            (reading.key, item_id),
+        ).fetchone()
+        if (
+            row is None
+            or not servable(row, reading)
+            or (request.as_of and not within_validity(row, request.moment))
+        ):
+            continue
+        hits.append((row, {"fusedScore": round(fused[item_id] / best, 6), "foundBy": found[item_id]}))
+        if len(hits) == request.limit:
+            break
+    return hits
+
+
+def _substring(reading: Reading, query: str, request: SearchRequest) -> list[tuple[Any, dict[str, Any]]]:
+    statuses = ", ".join(f"'{s}'" for s in SURFACEABLE_STATUSES)
+    rows = reading.db.execute(
+        f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.status IN ({statuses}) "  # noqa: S608
+        f"AND i.sensitivity IN ({reading.allowed_sql}) "
+        "AND instr(lower(r.title || char(10) || r.body), ?) > 0 "
+        "ORDER BY i.item_id",
+        (reading.key, query.translate(_ASCII_FOLD)),
+    )
+    hits: list[tuple[Any, dict[str, Any]]] = []
+    for row in rows:
+        if not servable(row, reading) or (request.as_of and not within_validity(row, request.moment)):
+            continue
+        hits.append((row, {}))
+        if len(hits) == request.limit:
+            break
+    return hits
+
+
+def _within_budget(hits: list[tuple[Any, dict[str, Any]]], request: SearchRequest) -> list[dict[str, Any]]:
+    """Excerpts share maxTokens (about 4 characters a token); hits stop when it is spent, the first never."""
+    remaining = request.max_tokens * CHARS_PER_TOKEN
+    results: list[dict[str, Any]] = []
+    for row, ranking in hits:
+        if results and remaining <= len(CUT_MARK):
+            break
+        text = _SPACES.sub(" ", row["body"]).strip()
+        room = max(len(CUT_MARK) + 1, min(MAX_EXCERPT_CHARS, remaining))
+        excerpt = text if len(text) <= room else text[: room - len(CUT_MARK)] + CUT_MARK
+        remaining -= len(excerpt)
+        results.append(result_of(row, request.moment, excerpt) | ranking)
+    return results

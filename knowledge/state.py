@@ -1,0 +1,212 @@
+"""The canonical state: one SQLite database per build, immutable once built, chosen by an active pointer.
+
+`theurian migrate apply` writes a new database file and then swaps the pointer
+(`.theurian/state/knowledge-active.json`) durably; a reader holding the previous file is never disturbed. The
+pointer records the database's file name, its state hash and how many migration files it applied. The state
+hash is a sha256 over a canonical serialisation of every canonical table (rows sorted, keys sorted, the schema
+version included, the per-project key excluded), so the same migrations always give the same hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from knowledge import CANONICAL_SCHEMA_VERSION
+from knowledge.errors import STATE_REBUILD_CURE, StateMissingError, StateUnreadableError
+from theurian.containment import resolve_inside
+from theurian.durable import write_bytes_durably
+from theurian.project import STATE_DIR
+
+POINTER_NAME: Final = "knowledge-active.json"
+STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
+# A reader waits this long for a lock; nothing writes a built state, so only a foreign process can hold one.
+READ_BUSY_SECONDS: Final = 10.0
+
+SCHEMA: Final = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE migration_history (
+    project_id TEXT NOT NULL, position INTEGER NOT NULL, migration_id TEXT NOT NULL, file_name TEXT NOT NULL,
+    checksum TEXT NOT NULL, created_at TEXT NOT NULL, author TEXT NOT NULL,
+    PRIMARY KEY (project_id, migration_id));
+CREATE TABLE knowledge_items (
+    project_id TEXT NOT NULL, item_id TEXT NOT NULL, kind TEXT NOT NULL, namespace TEXT NOT NULL,
+    owner TEXT NOT NULL, status TEXT NOT NULL, trust_level TEXT NOT NULL, sensitivity TEXT NOT NULL,
+    valid_from TEXT, valid_to TEXT, valid_from_utc TEXT, valid_to_utc TEXT,
+    labels TEXT NOT NULL, scope_paths TEXT NOT NULL, current_revision_id TEXT,
+    status_reason TEXT, superseded_by TEXT, PRIMARY KEY (project_id, item_id));
+CREATE TABLE revisions (
+    project_id TEXT NOT NULL, revision_id TEXT NOT NULL, item_id TEXT NOT NULL, title TEXT NOT NULL,
+    body TEXT NOT NULL, content_type TEXT NOT NULL, status TEXT NOT NULL, created_at TEXT NOT NULL,
+    content_file TEXT NOT NULL, content_sha256 TEXT NOT NULL, source_anchors TEXT NOT NULL,
+    originates_in_theurian INTEGER NOT NULL, migration_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, revision_id));
+CREATE TABLE relations (
+    project_id TEXT NOT NULL, source_item_id TEXT NOT NULL, relation_type TEXT NOT NULL,
+    target_item_id TEXT NOT NULL, note TEXT,
+    PRIMARY KEY (project_id, source_item_id, relation_type, target_item_id));
+CREATE TABLE aliases (project_id TEXT NOT NULL, alias TEXT NOT NULL, item_id TEXT NOT NULL,
+    PRIMARY KEY (project_id, alias));
+CREATE TABLE evidence (
+    project_id TEXT NOT NULL, item_id TEXT NOT NULL, source_uri TEXT NOT NULL, anchor TEXT NOT NULL,
+    description TEXT NOT NULL, confidence REAL NOT NULL, PRIMARY KEY (project_id, item_id, source_uri));
+CREATE TABLE specifications (
+    project_id TEXT NOT NULL, spec_id TEXT NOT NULL, item_id TEXT NOT NULL, source_uri TEXT NOT NULL,
+    format TEXT NOT NULL, status TEXT NOT NULL, superseded_by TEXT, PRIMARY KEY (project_id, spec_id));
+CREATE TABLE project_integrity (project_id TEXT PRIMARY KEY, expected_surfaceable_count INTEGER NOT NULL);
+"""
+# Every table whose rows are canonical state; project_integrity is a derived record, meta describes the file.
+HASHED_TABLES: Final = (
+    "migration_history",
+    "knowledge_items",
+    "revisions",
+    "relations",
+    "aliases",
+    "evidence",
+    "specifications",
+)
+
+
+@dataclass(frozen=True)
+class Pointer:
+    state_file: str
+    state_hash: str
+    migration_count: int
+    schema_version: int
+
+
+def state_folder(root: Path) -> Path:
+    return resolve_inside(root, STATE_DIR)
+
+
+def create_database(path: Path, project_key: str) -> sqlite3.Connection:
+    """A new, empty state database at `path` (which must not exist), in one open transaction."""
+    connection = sqlite3.connect(path, isolation_level=None)
+    connection.executescript(SCHEMA)
+    connection.execute("BEGIN IMMEDIATE")
+    connection.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("schema_version", str(CANONICAL_SCHEMA_VERSION)), ("project_key", project_key)],
+    )
+    return connection
+
+
+def state_hash(connection: sqlite3.Connection) -> str:
+    """sha256 over the canonical serialisation of every hashed table, schema version included."""
+    digest = hashlib.sha256()
+    digest.update(orjson.dumps({"schemaVersion": CANONICAL_SCHEMA_VERSION}))
+    for table in HASHED_TABLES:
+        cursor = connection.execute(f"SELECT * FROM {table}")  # noqa: S608 - table names are our constants
+        columns = [d[0] for d in cursor.description if d[0] != "project_id"]
+        rows = sorted(
+            orjson.dumps(
+                {
+                    k: v
+                    for k, v in zip([d[0] for d in cursor.description], row, strict=True)
+                    if k != "project_id"
+                },
+                option=orjson.OPT_SORT_KEYS,
+            )
+            for row in cursor
+        )
+        digest.update(orjson.dumps({"table": table, "columns": sorted(columns), "rows": len(rows)}))
+        for row in rows:
+            digest.update(row)
+            digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def read_pointer(root: Path) -> Pointer | None:
+    """The active pointer, or None when no state was ever built.
+
+    Raises:
+        StateUnreadableError: the pointer exists but is not one this build wrote.
+    """
+    path = resolve_inside(root, f"{STATE_DIR}/{POINTER_NAME}")
+    try:
+        document = orjson.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except orjson.JSONDecodeError as exc:
+        raise StateUnreadableError(f"the knowledge state pointer is damaged; {STATE_REBUILD_CURE}") from exc
+    try:
+        pointer = Pointer(
+            str(document["stateFile"]),
+            str(document["stateHash"]),
+            int(document["migrationCount"]),
+            int(document["schemaVersion"]),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StateUnreadableError(f"the knowledge state pointer is damaged; {STATE_REBUILD_CURE}") from exc
+    if not STATE_FILE.match(pointer.state_file) or pointer.schema_version != CANONICAL_SCHEMA_VERSION:
+        raise StateUnreadableError(
+            "the knowledge state was built by another schema version or names no state file; "
+            + STATE_REBUILD_CURE
+        )
+    return pointer
+
+
+def write_pointer(root: Path, pointer: Pointer) -> None:
+    document = {
+        "stateFile": pointer.state_file,
+        "stateHash": pointer.state_hash,
+        "migrationCount": pointer.migration_count,
+        "schemaVersion": pointer.schema_version,
+    }
+    write_bytes_durably(state_folder(root) / POINTER_NAME, orjson.dumps(document, option=orjson.OPT_INDENT_2))
+
+
+def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
+    """The database the pointer names, opened read-only (never created), schema version checked.
+
+    Raises:
+        StateUnreadableError: the file is missing, not SQLite, or not this build's schema.
+    """
+    path = resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}")
+    try:
+        connection = sqlite3.connect(
+            f"{path.as_uri()}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS, check_same_thread=False
+        )
+        version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StateUnreadableError(
+            f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}"
+        ) from exc
+    if version is None or version[0] != str(CANONICAL_SCHEMA_VERSION):
+        connection.close()
+        raise StateUnreadableError(f"the knowledge state database is not this build's; {STATE_REBUILD_CURE}")
+    return connection
+
+
+def project_key(connection: sqlite3.Connection) -> str:
+    row = connection.execute("SELECT value FROM meta WHERE key = 'project_key'").fetchone()
+    if row is None:
+        raise StateUnreadableError(
+            f"the knowledge state database has lost its meta record; {STATE_REBUILD_CURE}"
+        )
+    return str(row[0])
+
+
+def require_pointer(root: Path, project_id: str) -> Pointer:
+    """The active pointer, or a refusal naming `theurian migrate apply`.
+
+    Raises:
+        StateMissingError: no state has been built for this project.
+    """
+    pointer = read_pointer(root)
+    if pointer is None:
+        raise StateMissingError(
+            f"project {project_id!r} has no built knowledge state; run `theurian migrate apply` in its folder"
+        )
+    return pointer
+
+
+def rows_as_dicts(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor]

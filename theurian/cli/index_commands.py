@@ -1,0 +1,29 @@
+"""`theurian index build`: publish a ranked retrieval index (SQLite FTS5, BM25) over the active knowledge
+state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from knowledge.index import build_index
+from theurian.cli.migrate_commands import project_root
+from theurian.installation import disclosure_ceiling
+
+app = typer.Typer(
+    help="Build the ranked retrieval index knowledge.search answers from.", no_args_is_help=True
+)
+
+
+@app.command("build")
+def build(
+    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")] = Path("."),
+) -> None:
+    """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
+
+    Only items this installation's disclosure ceiling lets a caller see are indexed.
+    """
+    published = build_index(project_root(path), disclosure_ceiling())
+    typer.echo(f"index {published.build_id} built from state {published.state_hash}")

@@ -1,0 +1,96 @@
+"""`theurian migrate apply | status`: build the canonical knowledge state from the project's migrations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from knowledge.apply import apply_migrations, migration_status
+from knowledge.errors import KnowledgeError
+from theurian.errors import ProjectError
+
+app = typer.Typer(
+    help="Apply the project's knowledge migrations (.theurian/migrations/) and report on them.",
+    no_args_is_help=True,
+)
+
+PathArgument = Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")]
+JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (errors too, as {"error": ...}).')]
+
+
+def project_root(path: Path) -> Path:
+    root = path.resolve()
+    if not (root / ".theurian").is_dir():
+        raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {path}` first")
+    return root
+
+
+@app.command("apply")
+def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
+    """Validate every migration and body hash, then apply the pending ones into a new state database.
+
+    Nothing changes when any migration is invalid, an applied one was edited (MIGRATION_CHECKSUM_MISMATCH)
+    or a revision conflicts (REVISION_CONFLICT). Exits 0 when everything is already applied.
+    """
+    root = project_root(path)
+    try:
+        outcome = apply_migrations(root)
+    except KnowledgeError as exc:
+        if as_json:
+            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
+        raise
+    pointer = outcome.pointer
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "applied": outcome.applied_now,
+                    "rebuilt": outcome.rebuilt,
+                    "stateHash": pointer.state_hash,
+                    "appliedMigrations": pointer.migration_count,
+                }
+            )
+        )
+        return
+    for name in outcome.applied_now:
+        typer.echo(f"applied {name}")
+    if not outcome.rebuilt:
+        typer.echo(
+            f"nothing pending; state {pointer.state_hash} holds {pointer.migration_count} migration(s)"
+        )
+    else:
+        typer.echo(f"state {pointer.state_hash} is active ({pointer.migration_count} migration(s))")
+
+
+@app.command("status")
+def status(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
+    """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
+    report = migration_status(project_root(path))
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "applied": [
+                        {"file": a.file_name, "id": a.migration_id, "checksum": a.checksum}
+                        for a in report.applied
+                    ],
+                    "pending": report.pending,
+                    "edited": report.edited,
+                }
+            )
+        )
+        return
+    if not report.applied and not report.pending:
+        typer.echo("no migrations (write one under .theurian/migrations/)")
+    for applied in report.applied:
+        mark = (
+            "applied (EDITED since: MIGRATION_CHECKSUM_MISMATCH)"
+            if applied.file_name in report.edited
+            else "applied"
+        )
+        typer.echo(f"{mark}\t{applied.file_name}")
+    for name in report.pending:
+        typer.echo(f"pending\t{name}")
