@@ -156,6 +156,13 @@ class Lake:
         ]
         return completed[-1] if completed else None
 
+    def record_keys(self, repository: str, kind: str) -> list[str]:
+        """Keys of the records of one kind stored for a repository, sorted (read from file names)."""
+        folder = self._resolve(f"{repository_folder(repository)}/{kind}")
+        if not folder.is_dir():
+            return []
+        return sorted(key for e in folder.iterdir() if (key := key_from_file_name(e.name)) is not None)
+
     def record_counts(self, repository: str) -> dict[str, int]:
         """Record files per kind for one repository (counted by name, not parsed)."""
         counts = {}

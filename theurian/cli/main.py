@@ -15,6 +15,7 @@ from theurian.cli import (
     init_command,
     migrate_commands,
     project_commands,
+    review_commands,
     serve_command,
 )
 from theurian.errors import EXIT_FAILED, TheurianError
@@ -47,6 +48,7 @@ def main(
 app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
 app.add_typer(project_commands.app, name="project")
+app.add_typer(review_commands.app, name="review")
 app.add_typer(findings_commands.app, name="findings")
 app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")

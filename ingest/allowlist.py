@@ -1,0 +1,158 @@
+"""SEC-10: the repositories a project may ingest, kept in `.theurian/config.toml` as `[review] allowlist`.
+
+The file is hand-editable: `allow`/`disallow` rewrite only the `allowlist = [...]` value inside `[review]`,
+keep every other byte (comments, other tables), and read the result back with `tomllib` before replacing it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Final
+
+from ingest.errors import NotAllowlistedError
+from theurian import tomlwrite
+from theurian.containment import resolve_inside
+from theurian.durable import write_text_durably
+from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
+from theurian.project import CONFIG_FILE
+
+# GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
+REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+
+
+def parse_repository(text: str) -> str:
+    """Return `text` if it is a well-formed OWNER/NAME.
+
+    Raises:
+        UsageError: it is not.
+    """
+    if REPOSITORY_PATTERN.fullmatch(text) is None or text.split("/")[1] in {".", ".."}:
+        raise UsageError(f"{text[:120]!r} is not a repository name of the form OWNER/NAME")
+    return text
+
+
+def _config_path(project_root: Path) -> Path:
+    return resolve_inside(project_root, CONFIG_FILE)
+
+
+def _parse(text: str) -> list[str]:
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
+    review = document.get("review", {})
+    value = review.get("allowlist", []) if isinstance(review, dict) else None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{CONFIG_FILE}: [review] allowlist must be a list of \"owner/name\" strings")
+    return value
+
+
+def read_allowlist(project_root: Path) -> list[str]:
+    """The allowlist as written (spelling kept). A missing file or key is an empty allowlist.
+
+    Raises:
+        ConfigError: the file is not TOML, or the value is not a list of strings.
+    """
+    path = _config_path(project_root)
+    if not path.exists():
+        return []
+    return _parse(path.read_text(encoding="utf-8"))
+
+
+def find(allowlist: list[str], repository: str) -> str | None:
+    """The allowlist entry matching `repository` case-insensitively (GitHub's names are), or None."""
+    folded = repository.casefold()
+    return next((entry for entry in allowlist if entry.casefold() == folded), None)
+
+
+def require_allowed(allowlist: list[str], repositories: list[str]) -> list[str]:
+    """Return `repositories` if every one is allowlisted; otherwise refuse them all before any request.
+
+    Raises:
+        NotAllowlistedError: the first repository not on the allowlist.
+    """
+    for repository in repositories:
+        if find(allowlist, repository) is None:
+            raise NotAllowlistedError(
+                f"{repository} is not on this project's review allowlist; "
+                f"add it with `theurian review allow {repository}`",
+                repository=repository,
+            )
+    return repositories
+
+
+def allow(project_root: Path, repository: str) -> None:
+    """Add `repository` to the allowlist.
+
+    Raises:
+        AlreadyInPlaceError: it is already there (in any spelling).
+    """
+    entries = read_allowlist(project_root)
+    if (existing := find(entries, repository)) is not None:
+        raise AlreadyInPlaceError(f"{existing} is already on the review allowlist")
+    _write(project_root, [*entries, repository])
+
+
+def disallow(project_root: Path, repository: str) -> None:
+    """Remove `repository` (any spelling) from the allowlist. Its evidence already on disk is kept.
+
+    Raises:
+        AlreadyInPlaceError: it is not on the allowlist.
+    """
+    entries = read_allowlist(project_root)
+    if find(entries, repository) is None:
+        raise AlreadyInPlaceError(f"{repository} is not on the review allowlist")
+    _write(project_root, [e for e in entries if e.casefold() != repository.casefold()])
+
+
+def _write(project_root: Path, entries: list[str]) -> None:
+    path = _config_path(project_root)
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    updated = _replace_allowlist(text, "allowlist = " + tomlwrite.string_list(entries))
+    if _parse(updated) != entries:
+        raise ConfigError(f"{CONFIG_FILE}: could not rewrite [review] allowlist safely; edit it by hand")
+    write_text_durably(path, updated)
+
+
+def _replace_allowlist(text: str, assignment: str) -> str:
+    header = re.search(r"(?m)^[ \t]*\[review\][ \t]*(#.*)?$", text)
+    if header is None:
+        separator = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
+        return f"{text}{separator}[review]\n{assignment}\n"
+    next_table = re.search(r"(?m)^[ \t]*\[", text[header.end():])
+    section_end = header.end() + next_table.start() if next_table else len(text)
+    key = re.compile(r"(?m)^[ \t]*allowlist[ \t]*=[ \t]*")
+    found = key.search(text, header.end(), section_end)
+    if found is None:
+        return f"{text[:header.end()]}\n{assignment}{text[header.end():]}"
+    end = _value_end(text, found.end())
+    return f"{text[:found.start()]}{assignment}{text[end:]}"
+
+
+def _value_end(text: str, start: int) -> int:
+    """Index just past the TOML array starting at `start`, skipping strings and comments."""
+    if text[start:start + 1] != "[":
+        raise ConfigError(f"{CONFIG_FILE}: [review] allowlist must be an array; edit it by hand")
+    depth, index = 0, start
+    while index < len(text):
+        char = text[index]
+        if char in "\"'":
+            closing = text.find(char, index + 1)
+            while char == '"' and closing > 0 and text[closing - 1] == "\\":
+                closing = text.find(char, closing + 1)
+            if closing < 0:
+                break
+            index = closing
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = len(text) - 1 if newline < 0 else newline
+        elif char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth == 0:
+                return index + 1
+        index += 1
+    raise ConfigError(f"{CONFIG_FILE}: [review] allowlist is not a closed array; edit it by hand")

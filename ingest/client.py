@@ -1,0 +1,203 @@
+"""The GitHub client: githubkit for HTTP, the one retry policy, and an account of what was spent.
+
+Only `GitHubClient` talks to the network. The token goes to githubkit and nowhere else: no message, log line
+or file this module writes contains it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+from githubkit import GitHub
+from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
+
+from ingest.errors import GitHubError, TokenMissingError
+from ingest.retry import (
+    DEFAULT_RATE_LIMIT_WAIT_SECONDS,
+    RETRY_STATUSES,
+    RetryableFailure,
+    call_with_retries,
+)
+from theurian.errors import UsageError
+
+DEFAULT_API_URL: Final = "https://api.github.com"
+API_URL_ENV: Final = "GITHUB_API_URL"
+TOKEN_ENVS: Final = ("GITHUB_TOKEN", "GH_TOKEN")
+DEFAULT_TIMEOUT_SECONDS: Final = 30.0
+DEFAULT_MAX_WAIT_SECONDS: Final = 3600.0
+# Below this many points left, wait for the reset instead of spending the last of the budget on a failure.
+LOW_BUDGET_POINTS: Final = 25
+RATE_LIMITED_TYPES: Final = frozenset({"RATE_LIMITED", "RATE_LIMIT"})
+# Ask for next-format node ids everywhere: legacy base64 ids may hold '/' and '+', which cannot name a file.
+REQUEST_HEADERS: Final = {"X-Github-Next-Global-ID": "1"}
+
+
+class GitHubNotFoundError(GitHubError):
+    """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
+
+
+def token_from_env(env: Mapping[str, str]) -> str:
+    """The token from GITHUB_TOKEN, else GH_TOKEN.
+
+    Raises:
+        TokenMissingError: neither is set (the message names both, never a value).
+    """
+    for name in TOKEN_ENVS:
+        if env.get(name, "").strip():
+            return env[name].strip()
+    raise TokenMissingError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (public read access is enough)")
+
+
+def api_url_from(option: str | None, env: Mapping[str, str]) -> str:
+    """--api-url, else GITHUB_API_URL, else https://api.github.com; must be an http(s) URL."""
+    url = option or env.get(API_URL_ENV) or DEFAULT_API_URL
+    if re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", url) is None:
+        raise UsageError(f"--api-url {url[:200]!r} is not an http(s) URL")
+    return url.rstrip("/")
+
+
+def graphql_endpoint(api_url: str) -> str:
+    """`<api>/graphql`, or `/api/graphql` for a GitHub Enterprise base ending in `/api/v3`."""
+    if api_url.endswith("/api/v3"):
+        return api_url.removesuffix("/api/v3") + "/api/graphql"
+    return api_url + "/graphql"
+
+
+@dataclass
+class Spend:
+    requests: int = 0
+    points: int = 0
+    retries: int = 0
+
+
+class GitHubClient:
+    """GraphQL over githubkit with the retry policy; `spend` counts requests, points and retries."""
+
+    def __init__(
+        self,
+        *,
+        token: str,
+        api_url: str = DEFAULT_API_URL,
+        timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        max_wait: float = DEFAULT_MAX_WAIT_SECONDS,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        on_retry: Callable[[str, float], None] | None = None,
+    ) -> None:
+        self._github = GitHub(
+            token, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False
+        )
+        self._endpoint = graphql_endpoint(api_url)
+        self._max_wait = max_wait
+        self._sleep = sleep
+        self._clock = clock
+        self._on_retry = on_retry
+        self._remaining: int | None = None
+        self._reset_at: float | None = None
+        self.spend = Spend()
+
+    def graphql(self, document: str, variables: Mapping[str, Any]) -> dict[str, Any]:
+        """Send one GraphQL document; return its `data`.
+
+        Raises:
+            GitHubNotFoundError: GraphQL answered NOT_FOUND.
+            GitHubError: GitHub refused the request, or the retry policy gave up.
+        """
+        self._wait_for_budget()
+        payload = {"query": document, "variables": dict(variables)}
+
+        def note_retry(failure: RetryableFailure, wait: float) -> None:
+            self.spend.retries += 1
+            if self._on_retry is not None:
+                self._on_retry(failure.reason, wait)
+
+        return call_with_retries(
+            lambda: self._attempt(payload), sleep=self._sleep, max_wait=self._max_wait, on_retry=note_retry
+        )
+
+    def _wait_for_budget(self) -> None:
+        if self._remaining is None or self._reset_at is None or self._remaining >= LOW_BUDGET_POINTS:
+            return
+        wait = max(0.0, self._reset_at - self._clock())
+        if wait > self._max_wait:
+            raise GitHubError(
+                f"GitHub rate budget is down to {self._remaining} points and resets in {wait:.0f} s, "
+                f"more than --max-wait {self._max_wait:.0f} s; run again after the reset"
+            )
+        self._sleep(wait)
+        self._remaining = None
+
+    def _attempt(self, payload: dict[str, Any]) -> dict[str, Any]:
+        self.spend.requests += 1
+        try:
+            response = self._github.request("POST", self._endpoint, json=payload, headers=REQUEST_HEADERS)
+        except RateLimitExceeded as exc:
+            status = exc.response.status_code
+            raise RetryableFailure(f"HTTP {status} rate limited", wait=exc.retry_after.total_seconds(),
+                                   status=status) from None
+        except RequestFailed as exc:
+            raise self._failure(exc.response.raw_response) from None
+        except RequestTimeout:
+            raise RetryableFailure("the request timed out") from None
+        except RequestError as exc:
+            raise RetryableFailure(f"network error ({type(exc.exc).__name__})") from None
+        raw = response.raw_response
+        self._note_budget(raw.headers)
+        try:
+            body = raw.json()
+        except ValueError:
+            raise RetryableFailure(f"HTTP {raw.status_code} with a body that is not JSON") from None
+        return self._data(body, raw.headers)
+
+    def _failure(self, raw: httpx.Response) -> Exception:
+        status = raw.status_code
+        if status in RETRY_STATUSES:
+            return RetryableFailure(f"HTTP {status} {raw.reason_phrase}", status=status)
+        if status in (403, 429) and "rate limit" in raw.text.lower():
+            return RetryableFailure(f"HTTP {status} secondary rate limit", status=status,
+                                    wait=self._reset_wait(raw.headers))
+        hint = {401: " (the token was refused: check GITHUB_TOKEN / GH_TOKEN)"}.get(status, "")
+        return GitHubError(f"GitHub answered HTTP {status} {raw.reason_phrase}{hint}", status=status)
+
+    def _reset_wait(self, headers: httpx.Headers) -> float:
+        if "retry-after" in headers and headers["retry-after"].strip().isdigit():
+            return float(headers["retry-after"])
+        if "x-ratelimit-reset" in headers and headers["x-ratelimit-reset"].strip().isdigit():
+            return max(0.0, float(headers["x-ratelimit-reset"]) - self._clock())
+        return DEFAULT_RATE_LIMIT_WAIT_SECONDS
+
+    def _note_budget(self, headers: httpx.Headers) -> None:
+        remaining, reset = headers.get("x-ratelimit-remaining", ""), headers.get("x-ratelimit-reset", "")
+        if remaining.isdigit() and reset.isdigit():
+            self._remaining, self._reset_at = int(remaining), float(reset)
+
+    def _data(self, body: Any, headers: httpx.Headers) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise RetryableFailure("a GraphQL answer that is not a JSON object")
+        errors = body.get("errors") or []
+        types = {str(e.get("type")) for e in errors if isinstance(e, dict)}
+        if types & RATE_LIMITED_TYPES:
+            raise RetryableFailure("GraphQL RATE_LIMITED", wait=self._reset_wait(headers))
+        if errors:
+            first = errors[0] if isinstance(errors[0], dict) else {}
+            kind = first.get("type") or "UNKNOWN"
+            message = f"GitHub GraphQL error {kind}: {str(first.get('message'))[:200]}"
+            raise (GitHubNotFoundError if types == {"NOT_FOUND"} else GitHubError)(message)
+        data = body.get("data")
+        if not isinstance(data, dict):
+            raise GitHubError("GitHub GraphQL answer without data")
+        rate = data.get("rateLimit")
+        if isinstance(rate, dict) and isinstance(rate.get("cost"), int):
+            self.spend.points += rate["cost"]
+            if isinstance(rate.get("remaining"), int):
+                self._remaining = rate["remaining"]
+        return data
+
+    def close(self) -> None:
+        """Release the HTTP connection pool."""
+        self._github.__exit__(None, None, None)

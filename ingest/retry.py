@@ -1,0 +1,103 @@
+"""The one retry policy for every GitHub request (tenacity).
+
+Retried: HTTP 500/502/503/504, timeouts and connection errors (bounded exponential backoff), and rate
+limits (403/429 with `Retry-After` or `x-ratelimit-*`, a 403 naming a secondary rate limit, GraphQL
+`RATE_LIMITED` in a 200), which wait exactly as long as GitHub asks. Never retried: any other status,
+400/401/404/422 above all.
+A wait longer than `max_wait` is not taken: the policy stops and says when to come back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Final, TypeVar
+
+import tenacity
+
+from ingest.errors import GitHubError
+
+RETRY_STATUSES: Final = frozenset({500, 502, 503, 504})
+NEVER_RETRY_STATUSES: Final = frozenset({400, 401, 404, 422})
+MAX_ATTEMPTS: Final = 6
+BACKOFF_FIRST_SECONDS: Final = 1.0
+BACKOFF_MAX_SECONDS: Final = 60.0
+# GitHub's advice when a secondary rate limit names no wait: at least a minute.
+DEFAULT_RATE_LIMIT_WAIT_SECONDS: Final = 60.0
+
+T = TypeVar("T")
+
+
+class RetryableFailure(Exception):
+    """One attempt failed in a way another attempt may fix.
+
+    `wait` is the wait GitHub asked for (rate limits), or None to back off exponentially.
+    """
+
+    def __init__(self, reason: str, *, wait: float | None = None, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+        self.status = status
+
+
+def backoff_seconds(attempt: int, max_wait: float) -> float:
+    """The wait after failed attempt number `attempt` (1-based): 1, 2, 4, ... seconds, capped."""
+    return float(min(BACKOFF_FIRST_SECONDS * 2 ** (attempt - 1), BACKOFF_MAX_SECONDS, max_wait))
+
+
+def call_with_retries(
+    attempt: Callable[[], T],
+    *,
+    sleep: Callable[[float], None],
+    max_wait: float,
+    on_retry: Callable[[RetryableFailure, float], None],
+    max_attempts: int = MAX_ATTEMPTS,
+) -> T:
+    """Run `attempt` under the policy; return its result.
+
+    Raises:
+        GitHubError: the attempts ran out, or GitHub asked for a wait longer than `max_wait`; the message
+            names the last failure.
+    """
+
+    def should_retry(state: tenacity.RetryCallState) -> bool:
+        failure = state.outcome.exception() if state.outcome else None
+        if not isinstance(failure, RetryableFailure):
+            return False
+        return failure.wait is None or failure.wait <= max_wait
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        failure = state.outcome.exception() if state.outcome else None
+        if isinstance(failure, RetryableFailure) and failure.wait is not None:
+            return failure.wait
+        return backoff_seconds(state.attempt_number, max_wait)
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        failure = state.outcome.exception() if state.outcome else None
+        if isinstance(failure, RetryableFailure):
+            on_retry(failure, state.upcoming_sleep)
+
+    retrying = tenacity.Retrying(
+        retry=should_retry,
+        wait=wait,
+        stop=tenacity.stop_after_attempt(max_attempts),
+        sleep=sleep,
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        return retrying(attempt)
+    except RetryableFailure as failure:
+        raise GitHubError(give_up_message(failure, max_wait=max_wait, attempts=max_attempts),
+                          status=failure.status) from None
+
+
+def give_up_message(failure: RetryableFailure, *, max_wait: float, attempts: int) -> str:
+    if failure.wait is not None and failure.wait > max_wait:
+        back = datetime.now(UTC) + timedelta(seconds=failure.wait)
+        return (
+            f"GitHub rate limit ({failure.reason}) asks to wait {failure.wait:.0f} s, more than --max-wait "
+            f"{max_wait:.0f} s; run again after {back.strftime('%Y-%m-%d %H:%M:%S')} UTC"
+        )
+    return f"GitHub request failed {attempts} times; last: {failure.reason}"

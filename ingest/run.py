@@ -1,0 +1,180 @@
+"""One ingest run of one repository: window, fetch, merge into the lake page by page, and its manifest.
+
+The manifest is first written after GitHub has answered the repository as public (so a refused repository
+leaves no file), rewritten when the run ends, and left `running` by a killed run — which the next incremental
+run ignores, so it covers the killed run's window again and converges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final
+
+from ulid import ULID
+
+from evidence.lake import Lake, Outcome, PutResult
+from evidence.records import (
+    KIND_PULL_REQUEST,
+    KIND_REVIEW_SUBMISSION,
+    KIND_REVIEW_THREAD,
+    KINDS,
+    PROVIDER_GITHUB,
+    merge_comments,
+    repository_folder,
+)
+from ingest import mapping
+from ingest.client import GitHubClient
+from ingest.errors import IngestError
+from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
+
+# GitHub's updatedAt can trail the change it records; re-reading a little of the last window costs little.
+INCREMENTAL_OVERLAP: Final = timedelta(minutes=10)
+MODE_INCREMENTAL: Final = "incremental"
+MODE_SINCE: Final = "since"
+MODE_FULL: Final = "full"
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    since: datetime | None = None
+    full: bool = False
+    rescan_open: bool = False
+
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class RepositoryRun:
+    """Ingest one repository into `lake`; `run()` returns the final manifest."""
+
+    def __init__(self, lake: Lake, client: GitHubClient, repository: str, options: RunOptions,
+                 progress: ProgressCallback | None = None, sizes: PageSizes | None = None) -> None:
+        self.lake, self.client, self.options = lake, client, options
+        self.fetcher = Fetcher(client, sizes)
+        self.progress = progress or (lambda _: None)
+        self.repository = repository
+        self.seen_pulls: set[str] = set()
+        self.written = 0
+        self.manifest = self._new_manifest(repository)
+        self._manifest_started = False
+
+    def _new_manifest(self, repository: str) -> dict[str, Any]:
+        started = datetime.now(UTC)
+        mode, since = MODE_INCREMENTAL, None
+        if self.options.full:
+            mode = MODE_FULL
+        elif self.options.since is not None:
+            mode, since = MODE_SINCE, self.options.since
+        elif (last := self.lake.last_completed_run(repository)) is not None:
+            since = parse_time(last["window"]["until"]) - INCREMENTAL_OVERLAP
+        zero = {"created": 0, "updated": 0, "unchanged": 0, "missingUpstream": 0}
+        return {
+            "formatVersion": 1, "kind": "run", "runId": str(ULID()), "provider": PROVIDER_GITHUB,
+            "repository": repository, "repositoryFolder": repository_folder(repository), "mode": mode,
+            "rescanOpen": self.options.rescan_open,
+            "window": {"since": since.isoformat() if since else None, "until": started.isoformat()},
+            "startedAt": started.isoformat(timespec="microseconds"), "finishedAt": None, "status": "running",
+            "error": None, "counts": {kind: dict(zero) for kind in KINDS}, "commentsMissingUpstream": 0,
+            "pullRequests": 0, "requests": 0, "graphqlPoints": 0, "retries": 0, "records": [],
+        }
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["runId"])
+
+    def run(self) -> dict[str, Any]:
+        """Run to the end and return the manifest.
+
+        Raises:
+            IngestError: the run failed; the manifest (if the repository was proven public) says so.
+        """
+        self.lake.sweep_temporary_files(self.repository)
+        since_text = self.manifest["window"]["since"]
+        since = parse_time(since_text) if since_text else None
+        try:
+            self._pages(since=since, states=None)
+            if self.options.rescan_open:
+                self._pages(since=None, states=["OPEN"])
+            if self.options.full and self._manifest_started:
+                self._mark_missing_pull_requests()
+        except IngestError as exc:
+            self._finish("failed", exc.message)
+            raise
+        self._finish("completed", None)
+        return self.manifest
+
+    def _pages(self, *, since: datetime | None, states: list[str] | None) -> None:
+        for page in self.fetcher.pages(self.repository, since=since, states=states):
+            if not self._manifest_started:
+                self.repository = page.repository
+                self.manifest["repository"] = page.repository
+                self._write_manifest()
+                self._manifest_started = True
+            for pull in page.pulls:
+                if pull.node["id"] not in self.seen_pulls:
+                    self._store(pull)
+            self._write_manifest()
+            self.progress({"repository": self.repository, "pullRequests": self.manifest["pullRequests"],
+                           "total": page.total_count if since is None and states is None else None,
+                           "recordsWritten": self.written, "points": self.client.spend.points})
+
+    def _count(self, kind: str, result: PutResult) -> None:
+        self.manifest["counts"][kind][result.outcome.value] += 1
+        if result.outcome is not Outcome.UNCHANGED:
+            self.written += 1
+        key = result.record_path.rsplit("/", 1)[1].rsplit(".", 2)[0]
+        self.manifest["records"].append(
+            {"kind": kind, "recordKey": key, "recordPath": result.record_path, "sha256": result.sha256}
+        )
+
+    def _store(self, pull: FetchedPullRequest) -> None:
+        """Reviews and threads first, the pull request last: its stored key lists are what a re-run compares
+        against, so a run killed in between re-does this pull request whole."""
+        repo, pr = self.repository, pull.node
+        number = pr["number"]
+        stored_pr = self.lake.load(repo, KIND_PULL_REQUEST, pr["id"])
+        for review in pull.reviews:
+            self._count(KIND_REVIEW_SUBMISSION, self.lake.put(mapping.review_record(repo, number, review)))
+        for thread, comments in pull.threads:
+            stored = self.lake.load(repo, KIND_REVIEW_THREAD, thread["id"]) or {}
+            kept = stored.get("comments", [])
+            merged = merge_comments([mapping.comment_entry(c) for c in comments], kept, run_id=self.run_id)
+            marked_before = {c["recordKey"] for c in kept if "missingUpstreamSince" in c}
+            newly = {c["recordKey"] for c in merged if c.get("missingUpstreamSince") == self.run_id}
+            self.manifest["commentsMissingUpstream"] += len(newly - marked_before)
+            record = mapping.thread_record(repo, number, pr["url"], thread, merged)
+            self._count(KIND_REVIEW_THREAD, self.lake.put(record))
+        if stored_pr is not None:
+            self._mark_gone(KIND_REVIEW_SUBMISSION, stored_pr["reviewKeys"], [r["id"] for r in pull.reviews])
+            self._mark_gone(KIND_REVIEW_THREAD, stored_pr["threadKeys"], [t["id"] for t, _ in pull.threads])
+        record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
+        self._count(KIND_PULL_REQUEST, self.lake.put(record))
+        self.seen_pulls.add(pr["id"])
+        self.manifest["pullRequests"] += 1
+
+    def _mark_gone(self, kind: str, before: list[str], now: list[str]) -> None:
+        for key in sorted(set(before) - set(now)):
+            if self.lake.mark_missing(self.repository, kind, key, self.run_id):
+                self.manifest["counts"][kind]["missingUpstream"] += 1
+
+    def _mark_missing_pull_requests(self) -> None:
+        stored = self.lake.record_keys(self.repository, KIND_PULL_REQUEST)
+        for key in sorted(set(stored) - self.seen_pulls):
+            if self.lake.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
+                self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
+
+    def _write_manifest(self) -> None:
+        spend = self.client.spend
+        self.manifest.update(requests=spend.requests, graphqlPoints=spend.points, retries=spend.retries)
+        self.lake.write_manifest(self.manifest)
+
+    def _finish(self, status: str, error: str | None) -> None:
+        self.manifest.update(status=status, error=error, finishedAt=_now())
+        if self._manifest_started:
+            self._write_manifest()

@@ -1,0 +1,179 @@
+"""`theurian review allow | disallow | ingest | status`: review evidence from allowlisted public repositories.
+
+Every command acts on one project: `--project PATH`, else the nearest folder holding `.theurian/` from the
+current directory upward. `app` is importable so another module can register more review commands on it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from evidence.lake import Lake
+from evidence.records import KINDS, repository_folder
+from ingest import allowlist
+from ingest.client import DEFAULT_MAX_WAIT_SECONDS, GitHubClient, api_url_from, token_from_env
+from ingest.errors import IngestError
+from ingest.run import RepositoryRun, RunOptions
+from theurian.cli.review_progress import Progress
+from theurian.errors import ProjectError, UsageError
+from theurian.project import THEURIAN_DIR
+
+app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
+                  no_args_is_help=True)
+
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
+]
+
+
+def project_root(option: Path | None) -> Path:
+    """The project a review command acts on.
+
+    Raises:
+        ProjectError: no `.theurian/` at --project, or none from the current directory upward.
+    """
+    if option is not None:
+        root = option.resolve()
+        if not (root / THEURIAN_DIR).is_dir():
+            raise ProjectError(f"{root} holds no {THEURIAN_DIR}/ (run `theurian init` there)")
+        return root
+    here = Path.cwd().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / THEURIAN_DIR).is_dir():
+            return candidate
+    raise ProjectError(f"no {THEURIAN_DIR}/ in {here} or above: run `theurian init` or pass --project PATH")
+
+
+@app.command("allow")
+def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
+          project: ProjectOption = None) -> None:
+    """Add OWNER/NAME to the project's review allowlist (.theurian/config.toml)."""
+    allowlist.allow(project_root(project), allowlist.parse_repository(repository))
+    typer.echo(f"allowed {repository}")
+
+
+@app.command("disallow")
+def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remove (any spelling).")],
+             project: ProjectOption = None) -> None:
+    """Remove OWNER/NAME from the allowlist. Evidence already ingested stays on disk."""
+    allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
+    typer.echo(f"disallowed {repository}")
+
+
+def _parse_since(text: str | None) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD or an RFC 3339 time)") from None
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+@app.command("ingest")
+def ingest(
+    repositories: Annotated[list[str] | None, typer.Argument(
+        help="OWNER/NAME… (each must be allowlisted); default: every allowlisted repository.")] = None,
+    since: Annotated[str | None, typer.Option(help="Cover pull requests updated since DATE.")] = None,
+    full: Annotated[bool, typer.Option(
+        "--full", help="Cover every pull request; mark vanished ones.")] = False,
+    rescan_open: Annotated[bool, typer.Option(
+        "--rescan-open",
+        help="Also re-read every open pull request (threads resolve without moving updatedAt).")] = False,
+    api_url: Annotated[str | None, typer.Option(
+        help="GitHub API base URL (GitHub Enterprise: https://HOST/api/v3); env GITHUB_API_URL.")] = None,
+    max_wait: Annotated[float, typer.Option(
+        help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.")]
+    = DEFAULT_MAX_WAIT_SECONDS,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
+
+    By default each repository's run covers what changed since its last completed run (with a 10-minute
+    overlap). The token comes from GITHUB_TOKEN or GH_TOKEN.
+    """
+    if full and since is not None:
+        raise UsageError("--full and --since cannot be combined")
+    root = project_root(project)
+    entries = allowlist.read_allowlist(root)
+    asked = [allowlist.parse_repository(r) for r in repositories] if repositories else list(entries)
+    if not asked:
+        raise UsageError("the review allowlist is empty: add one with `theurian review allow OWNER/NAME`")
+    allowlist.require_allowed(entries, asked)
+    url = api_url_from(api_url, os.environ)
+    token = token_from_env(os.environ)
+    options = RunOptions(since=_parse_since(since), full=full, rescan_open=rescan_open)
+    progress = Progress(sys.stderr)
+    client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry)
+    lake, manifests, failures = Lake(root), [], []
+    try:
+        for repository in asked:
+            run = RepositoryRun(lake, client, repository, options, progress=progress.update)
+            try:
+                manifests.append(run.run())
+            except IngestError as exc:
+                failures.append(f"{repository}: {exc.message}")
+                manifests.append(run.manifest)
+            finally:
+                progress.done()
+    finally:
+        client.close()
+    _print_summary(manifests, as_json)
+    if failures:
+        raise IngestError("; ".join(failures))
+
+
+def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in manifest.items() if k != "records"}
+
+
+def _print_summary(manifests: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps({"runs": [_summary(m) for m in manifests]}, indent=2, ensure_ascii=False))
+        return
+    for m in manifests:
+        counts = "; ".join(
+            f"{kind} {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
+            + (f", {c['missingUpstream']} missing upstream" if c["missingUpstream"] else "")
+            for kind, c in m["counts"].items()
+        )
+        typer.echo(f"{m['repository']}: {m['status']} — {m['pullRequests']} pull requests; {counts}; "
+                   f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries "
+                   f"(run {m['runId']})")
+
+
+@app.command("status")
+def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+           project: ProjectOption = None) -> None:
+    """Per repository: records on disk by kind, and the last run."""
+    root = project_root(project)
+    lake = Lake(root)
+    manifests = lake.manifests()
+    names: dict[str, str] = {m["repositoryFolder"]: m["repository"] for m in manifests}
+    for entry in allowlist.read_allowlist(root):
+        names.setdefault(repository_folder(entry), entry)
+    rows: list[dict[str, Any]] = []
+    for folder, name in sorted(names.items(), key=lambda item: item[1].casefold()):
+        runs = [m for m in manifests if m["repositoryFolder"] == folder]
+        last = _summary(runs[-1]) if runs else None
+        rows.append({"repository": name, "records": lake.record_counts(name), "lastRun": last})
+    if as_json:
+        typer.echo(json.dumps({"repositories": rows}, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        typer.echo("no repositories allowlisted or ingested (theurian review allow OWNER/NAME)")
+    for row in rows:
+        records = ", ".join(f"{row['records'][k]} {k}" for k in KINDS)
+        last = row["lastRun"]
+        run = (f"last run {last['runId']} {last['status']} at {last['finishedAt'] or last['startedAt']}"
+               if last else "never ingested")
+        typer.echo(f"{row['repository']}: {records}; {run}")
