@@ -21,12 +21,14 @@ from ingest import allowlist
 from ingest.client import DEFAULT_MAX_WAIT_SECONDS, GitHubClient, api_url_from, token_from_env
 from ingest.errors import IngestError
 from ingest.run import RepositoryRun, RunOptions
+from theurian.cli import review_build_command
 from theurian.cli.review_progress import Progress
 from theurian.errors import ProjectError, UsageError
 from theurian.project import THEURIAN_DIR
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
+app.command("build")(review_build_command.build)
 
 ProjectOption = Annotated[
     Path | None,

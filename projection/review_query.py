@@ -1,0 +1,138 @@
+"""The one read `review.search` serves from: filtered records in the store's total order, each with its
+excerpt cut in SQL.
+
+Every filter is bound as a parameter, never spliced into the SQL. `q` is matched with `contains` over the
+pre-folded text, so `%`, `_`, `*` and quotes are ordinary characters, and nothing is ranked. The excerpt is
+cut at `MAX_EXCERPT_CHARS` by the query itself, so the daemon never materialises the whole of a long comment.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import duckdb
+
+from evidence.records import KINDS, THREAD_STATES
+from projection.review_store import CHANNELS, ReviewStoreUnavailable, open_store
+
+MAX_EXCERPT_CHARS: Final = 280
+CUT_MARK: Final = "..."
+
+_EXCERPT: Final = (
+    f"CASE WHEN length(t.body) > {MAX_EXCERPT_CHARS} "
+    f"THEN substr(t.body, 1, {MAX_EXCERPT_CHARS}) || '{CUT_MARK}' ELSE t.body END"
+)
+_PAGE_COLUMNS: Final = (
+    "r.ordinal, r.record_path, r.record_key, r.kind, r.provider, r.repository, r.pull_request, "
+    "r.thread_state, r.file_path, r.source_uri, r.author_id, r.author_login, r.last_seen_run_id, "
+    "r.last_seen_at"
+)
+
+
+@dataclass(frozen=True)
+class RecordFilter:
+    """Already-validated filters; None means "no filter on this column". `q_folded` is ASCII-folded."""
+
+    repository: str | None = None
+    pull_request: int | None = None
+    thread_state: str | None = None
+    author: str | None = None
+    file_path: str | None = None
+    q_folded: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    record_path: str
+    record_key: str
+    kind: str
+    provider: str
+    repository: str
+    pull_request: int
+    thread_state: str | None
+    file_path: str | None
+    source_uri: str
+    author_id: str | None
+    author_login: str | None
+    last_seen_run_id: str | None
+    last_seen_at: str | None
+    excerpt: str  # already cut at MAX_EXCERPT_CHARS and marked, by the query
+    excerpt_channel: str | None
+
+
+def read_records(root: Path, where: RecordFilter, limit: int) -> list[StoredRecord]:
+    """Up to `limit` records matching every filter, in (repository, pull request, kind, record path) order.
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError: the store path escapes.
+        ReviewStoreUnavailable: the store is absent, was not built here, is stale, unreadable or damaged, or a
+            row it returned holds a value outside its column's vocabulary.
+    """
+    store = open_store(root)
+    sql, params = _query(where, limit)
+    cursor = store.cursor()
+    try:
+        rows = cursor.execute(sql, params).fetchall()
+    except duckdb.Error as exc:
+        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    finally:
+        cursor.close()
+    return [_shaped(row) for row in rows]
+
+
+def _query(where: RecordFilter, limit: int) -> tuple[str, list[object]]:
+    clauses: list[str] = []
+    params: list[object] = []
+    for column, value in (("repository", where.repository), ("pull_request", where.pull_request),
+                          ("thread_state", where.thread_state), ("author_id", where.author),
+                          ("file_path", where.file_path)):
+        if value is not None:
+            clauses.append(f"r.{column} = ?")
+            params.append(value)
+    if where.q_folded is None:
+        source, excerpt_at = "s.records r", "r.lead_position"
+    else:
+        # The first channel (in the record's own order) that matched is the one the excerpt is taken from.
+        source = (
+            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "
+            "WHERE contains(folded, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
+        )
+        params.insert(0, where.q_folded)
+        excerpt_at = "m.hit"
+    condition = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    sql = (
+        f"WITH page AS (SELECT {_PAGE_COLUMNS}, {excerpt_at} AS excerpt_at FROM {source} {condition} "  # noqa: S608
+        f"ORDER BY r.ordinal LIMIT ?) "
+        f"SELECT page.* EXCLUDE (ordinal, excerpt_at), {_EXCERPT}, t.channel FROM page "
+        f"LEFT JOIN s.texts t ON t.ordinal = page.ordinal AND t.position = page.excerpt_at "
+        f"ORDER BY page.ordinal"
+    )
+    params.append(limit)
+    return sql, params
+
+
+def _shaped(row: tuple[object, ...]) -> StoredRecord:
+    (path, key, kind, provider, repository, pull_request, state, file_path, source_uri, author_id,
+     author_login, run_id, seen_at, excerpt, channel) = row
+    strings = (path, key, provider, repository, source_uri)
+    optional = (file_path, author_id, author_login, run_id, seen_at)
+    valid = (
+        all(isinstance(value, str) for value in strings)
+        and all(value is None or isinstance(value, str) for value in optional)
+        and kind in KINDS
+        and isinstance(pull_request, int) and 1 <= pull_request
+        and (state in THREAD_STATES if kind == "review-thread" else state is None)
+        and (file_path is not None) == (kind == "review-thread")
+        and (channel is None and excerpt is None or channel in CHANNELS and isinstance(excerpt, str))
+    )
+    if not valid:
+        raise ReviewStoreUnavailable("damaged: a served row holds a value outside its column's vocabulary")
+    return StoredRecord(
+        str(path), str(key), str(kind), str(provider), str(repository), int(str(pull_request)),
+        None if state is None else str(state), None if file_path is None else str(file_path), str(source_uri),
+        None if author_id is None else str(author_id), None if author_login is None else str(author_login),
+        None if run_id is None else str(run_id), None if seen_at is None else str(seen_at),
+        "" if excerpt is None else str(excerpt), None if channel is None else str(channel),
+    )

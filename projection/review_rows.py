@@ -1,0 +1,83 @@
+"""From a validated evidence record to the review store's rows: one record row, and one text row per channel.
+
+Channels, in the order a record holds them (a text row's `position`):
+
+    pull-request        title, body
+    review-submission   review-body
+    review-thread       comment, one per stored comment (comments missing upstream included: they are
+                        stored text, kept because an upstream delete never erases anything local)
+
+The author of a thread is its first comment's author (docs/evidence-format.md). `folded` is the text with the
+26 ASCII letters folded and nothing else, so `q` matches exactly as the contract says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from evidence.records import KIND_PULL_REQUEST, KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
+from projection.review_lake import LastSeen
+from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
+from projection.trailers import ascii_fold
+
+_KIND_ORDER: Final = {KIND_PULL_REQUEST: 0, KIND_REVIEW_SUBMISSION: 1, KIND_REVIEW_THREAD: 2}
+
+
+@dataclass(frozen=True)
+class Projected:
+    """One record, ready to load once its ordinal is known."""
+
+    sort_key: tuple[str, int, int, str]
+    record: dict[str, Any]  # record-table columns but `ordinal`
+    texts: list[tuple[str, str]]  # (channel, text) in position order
+
+
+def fold(text: str) -> str:
+    """A–Z to a–z, nothing else (`str.lower` is that exactly when the text is ASCII, and much faster)."""
+    return text.lower() if text.isascii() else ascii_fold(text)
+
+
+def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) -> Projected:
+    """The rows of one validated record found at `record_path`."""
+    kind = record["kind"]
+    texts = _texts(kind, record)
+    author = _author(kind, record)
+    lead = next((index for index, (_, text) in enumerate(texts) if text), None)
+    is_thread = kind == KIND_REVIEW_THREAD
+    row = {
+        "record_path": record_path,
+        "record_key": record["recordKey"],
+        "kind": kind,
+        "provider": record["provider"],
+        "repository": record["repository"],
+        "pull_request": record["pullRequest"],
+        "thread_state": record["state"] if is_thread else None,
+        "file_path": record["path"] if is_thread else None,
+        "source_uri": record["sourceUri"],
+        "author_id": author.get("id") if author else None,
+        "author_login": author.get("login") if author else None,
+        "last_seen_run_id": seen.run_id if seen else None,
+        "last_seen_at": seen.at if seen else None,
+        "lead_position": lead,
+    }
+    sort_key = (record["repository"], record["pullRequest"], _KIND_ORDER[kind], record_path)
+    return Projected(sort_key, row, texts)
+
+
+def _texts(kind: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:
+    if kind == KIND_PULL_REQUEST:
+        return [(CHANNEL_TITLE, record["title"]), (CHANNEL_BODY, record["body"])]
+    if kind == KIND_REVIEW_SUBMISSION:
+        return [(CHANNEL_REVIEW_BODY, record["body"])]
+    comments: Sequence[Mapping[str, Any]] = record["comments"]
+    return [(CHANNEL_COMMENT, comment["body"]) for comment in comments]
+
+
+def _author(kind: str, record: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    if kind != KIND_REVIEW_THREAD:
+        author: Mapping[str, Any] | None = record["author"]
+        return author
+    comments = record["comments"]
+    return comments[0]["author"] if comments else None

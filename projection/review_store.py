@@ -1,0 +1,233 @@
+"""The review store: its layout, where it lives, and how a reader opens it and trusts it.
+
+A DuckDB file at `.theurian/state/review-store.duckdb`, built by `projection.review_build` into a new file
+and swapped in whole, so a store is immutable once built. A reader attaches it read-only and trusts nothing in
+it until its build stamp verifies under this installation's secret and its rows digest as stamped.
+
+    ReviewStoreUnavailable   the store cannot be served: absent, unstamped, foreign, stale, unreadable or
+                             damaged (`reason` says which, for logs and tests; a caller is shown one message)
+    ReviewStoreEscapeError   the store file resolves outside `.theurian/state/` (a PathEscapeError)
+
+The queries that serve `review.search` are in `projection.review_query`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+import duckdb
+
+from evidence.records import FORMAT_VERSION
+from projection.stamp import RowDigest, StampFields, verify_stamp
+from theurian.containment import resolve_inside
+from theurian.errors import PathEscapeError, TheurianError
+from theurian.installation import build_stamp_secret
+from theurian.project import STATE_DIR
+
+STORE_NAME: Final = "review-store.duckdb"
+STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
+STORE_KIND: Final = "review"
+REVIEW_SCHEMA_VERSION: Final = 1
+EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
+
+CHANNEL_TITLE: Final = "title"
+CHANNEL_BODY: Final = "body"
+CHANNEL_REVIEW_BODY: Final = "review-body"
+CHANNEL_COMMENT: Final = "comment"
+CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COMMENT)
+
+# `ordinal` is each record's place in the total order (repository, pull request, kind, record path), computed
+# at build so that no key of the served order is computed from a query. `lead_position` names the first text
+# channel holding any text: the excerpt when no `q` chose one.
+SCHEMA: Final = """
+CREATE TABLE records (
+    ordinal BIGINT NOT NULL,
+    record_path VARCHAR NOT NULL,
+    record_key VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL,
+    provider VARCHAR NOT NULL,
+    repository VARCHAR NOT NULL,
+    pull_request BIGINT NOT NULL,
+    thread_state VARCHAR,
+    file_path VARCHAR,
+    source_uri VARCHAR NOT NULL,
+    author_id VARCHAR,
+    author_login VARCHAR,
+    last_seen_run_id VARCHAR,
+    last_seen_at VARCHAR,
+    lead_position INTEGER
+);
+CREATE TABLE texts (
+    ordinal BIGINT NOT NULL,
+    position INTEGER NOT NULL,
+    channel VARCHAR NOT NULL,
+    body VARCHAR NOT NULL,
+    folded VARCHAR NOT NULL
+);
+CREATE TABLE build_stamp (
+    store VARCHAR NOT NULL,
+    schema_version INTEGER NOT NULL,
+    format_version INTEGER NOT NULL,
+    build_id VARCHAR NOT NULL,
+    row_count BIGINT NOT NULL,
+    row_digest VARCHAR NOT NULL,
+    stamp VARCHAR NOT NULL
+);
+"""
+RECORD_COLUMNS: Final = (
+    "ordinal", "record_path", "record_key", "kind", "provider", "repository", "pull_request",
+    "thread_state", "file_path", "source_uri", "author_id", "author_login", "last_seen_run_id",
+    "last_seen_at", "lead_position",
+)
+TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body", "folded")
+
+# Each row is hashed in SQL over its JSON rendering (injective: it tells null from "" and 1 from "1"), the
+# hashes are concatenated in the table's own order and hashed again; DuckDB does the scan on every core.
+_DIGEST_QUERIES: Final = (
+    "SELECT count(*), sha256(coalesce(string_agg(sha256(to_json(r)), '' ORDER BY ordinal), '')) "
+    "FROM {schema}records r",
+    "SELECT count(*), sha256(coalesce(string_agg(sha256(to_json(t)), '' ORDER BY ordinal, position), '')) "
+    "FROM {schema}texts t",
+)
+
+
+class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
+    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the review store cannot be served ({reason}); run `theurian review build`")
+        self.reason = reason
+
+
+class ReviewStoreEscapeError(PathEscapeError):
+    """The store file resolves outside `.theurian/state/`: a rebuild cannot clear it, removing it can."""
+
+
+def store_path(root: Path) -> Path:
+    """The store's path, resolved and contained in `.theurian/state/` (SEC-7).
+
+    Raises:
+        PathEscapeError: `.theurian/state` itself resolves outside the project root.
+        ReviewStoreEscapeError: the store file (a symbolic link, say) resolves outside `.theurian/state/`.
+    """
+    state = resolve_inside(root, STATE_DIR)
+    try:
+        return resolve_inside(state, STORE_NAME)
+    except PathEscapeError as exc:
+        raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
+
+
+def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
+    """(record count, digest over every row of every table) as the stamp covers them."""
+    digest = RowDigest()
+    records = 0
+    for index, query in enumerate(_DIGEST_QUERIES):
+        row = connection.execute(query.format(schema=schema)).fetchone()
+        if row is None:
+            raise ReviewStoreUnavailable("unreadable: a digest query returned nothing")
+        count, value = int(row[0]), str(row[1])
+        digest.update((count, value))
+        if index == 0:
+            records = count
+    return records, digest.hexdigest()
+
+
+@dataclass
+class OpenStore:
+    """A verified store, attached read-only as `s` in a private in-memory database.
+
+    A private database, not `duckdb.connect(path)`: DuckDB caches one instance per path, so after a swap a
+    plain connect would keep answering from the old file for as long as anyone still held it.
+    """
+
+    identity: tuple[int, ...]
+    connection: duckdb.DuckDBPyConnection
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.connection.cursor()
+
+
+_open_stores: dict[str, OpenStore] = {}
+_open_lock = threading.Lock()
+
+
+def open_store(root: Path) -> OpenStore:
+    """The project's store, verified once per file (a rebuild swaps in a new file, so a new identity).
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError: see `store_path`.
+        ReviewStoreUnavailable: the store is absent, was not built here, is stale, unreadable or damaged.
+    """
+    path = store_path(root)
+    key = str(path)
+    with _open_lock:
+        identity = _identity(path)
+        cached = _open_stores.get(key)
+        if cached is not None and cached.identity == identity:
+            return cached
+        if cached is not None:
+            del _open_stores[key]
+            if cached.identity[:2] == identity[:2]:  # rewritten in place: the old attachment holds the inode
+                cached.connection.close()
+        opened = _attach_and_verify(path, identity)
+        _open_stores[key] = opened
+        return opened
+
+
+def _attach_and_verify(path: Path, identity: tuple[int, ...]) -> OpenStore:
+    connection = duckdb.connect(":memory:")
+    try:
+        escaped = str(path).replace("'", "''")
+        connection.execute(f"ATTACH '{escaped}' AS s (READ_ONLY)")
+        if _identity(path) != identity:
+            raise ReviewStoreUnavailable("swapped while it was being opened; call again")
+        _verify(connection)
+    except duckdb.Error as exc:
+        connection.close()
+        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    except ReviewStoreUnavailable:
+        connection.close()
+        raise
+    return OpenStore(identity, connection)
+
+
+def _verify(connection: duckdb.DuckDBPyConnection) -> None:
+    tables = {row[0] for row in connection.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = 's'"
+    ).fetchall()}
+    if "build_stamp" not in tables:
+        raise ReviewStoreUnavailable("no build stamp")
+    rows = connection.execute(
+        "SELECT store, schema_version, format_version, build_id, row_count, row_digest, stamp "
+        "FROM s.build_stamp"
+    ).fetchall()
+    if len(rows) != 1:
+        raise ReviewStoreUnavailable("no single build stamp")
+    *values, stamp = rows[0]
+    try:
+        fields = StampFields(*values)
+        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, build_stamp_secret())
+    except (TypeError, ValueError) as exc:
+        raise ReviewStoreUnavailable("a malformed build stamp") from exc
+    if not genuine:
+        raise ReviewStoreUnavailable("a stamp this installation did not make")
+    if (fields.store, fields.schema_version) != (STORE_KIND, REVIEW_SCHEMA_VERSION):
+        raise ReviewStoreUnavailable("stale: built by a superseded store schema")
+    if fields.format_version != EVIDENCE_FORMAT_VERSION:
+        raise ReviewStoreUnavailable("stale: built from a superseded evidence format")
+    if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
+        raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
+
+
+def _identity(path: Path) -> tuple[int, ...]:
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        raise ReviewStoreUnavailable("absent") from None
+    except OSError as exc:
+        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)

@@ -1,0 +1,40 @@
+"""`theurian review build`: project the evidence lake into the review store review.search answers from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from theurian.errors import PathEscapeError
+
+
+def build(
+    project: Annotated[
+        Path | None,
+        typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
+    ] = None,
+) -> None:
+    """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
+
+    Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
+    and skipped, and the build still succeeds. The new store replaces the old one atomically, so a daemon
+    serving the old store keeps serving it until it next opens the store.
+    """
+    # Imported here: `theurian --version` must not pay for DuckDB.
+    from projection.review_build import build_review_store
+    from projection.review_store import ReviewStoreEscapeError
+    from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+    from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
+    from theurian.cli.review_commands import project_root
+
+    root = project_root(project)
+    try:
+        summary = build_review_store(root)
+    except ReviewStoreEscapeError as exc:
+        # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
+        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative) from exc
+    except PathEscapeError as exc:
+        raise PathEscapeError(f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}", relative=exc.relative) from exc
+    typer.echo(summary.describe())
