@@ -138,8 +138,8 @@ class GitHubClient:
             response = self._github.request("POST", self._endpoint, json=payload, headers=REQUEST_HEADERS)
         except RateLimitExceeded as exc:
             status = exc.response.status_code
-            raise RetryableFailure(f"HTTP {status} rate limited", wait=exc.retry_after.total_seconds(),
-                                   status=status) from None
+            wait = self._reset_wait(exc.response.raw_response.headers)
+            raise RetryableFailure(f"HTTP {status} rate limited", wait=wait, status=status) from None
         except RequestFailed as exc:
             raise self._failure(exc.response.raw_response) from None
         except RequestTimeout:

@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from graphql import GraphQLSchema, build_schema
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = REPO_ROOT.parent / "shared" / "github" / "schema.graphql"
+
+
+@pytest.fixture(scope="session")
+def github_schema() -> GraphQLSchema:
+    """GitHub's public schema, built once per session (about 1-3 s); assume_valid because GitHub's own SDL
+    fails graphql-core's type-system check (see ../shared/github/SOURCE.md)."""
+    return build_schema(SCHEMA_PATH.read_text(encoding="utf-8"), assume_valid=True)

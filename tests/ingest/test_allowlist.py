@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ingest import allowlist
+from ingest.errors import NotAllowlistedError
+from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
+from theurian.project import init_project
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    init_project(tmp_path)
+    return tmp_path
+
+
+def config(project: Path) -> str:
+    return (project / ".theurian" / "config.toml").read_text(encoding="utf-8")
+
+
+def test_allow_then_disallow_round_trips_through_tomllib(project: Path) -> None:
+    allowlist.allow(project, "Acme/Widgets")
+    allowlist.allow(project, "octo/hello.world")
+    assert tomllib.loads(config(project))["review"]["allowlist"] == ["Acme/Widgets", "octo/hello.world"]
+    allowlist.disallow(project, "ACME/widgets")
+    assert allowlist.read_allowlist(project) == ["octo/hello.world"]
+
+
+def test_allowing_a_name_already_there_in_another_case_is_already_in_place(project: Path) -> None:
+    allowlist.allow(project, "Acme/Widgets")
+    with pytest.raises(AlreadyInPlaceError):
+        allowlist.allow(project, "acme/widgets")
+    with pytest.raises(AlreadyInPlaceError):
+        allowlist.disallow(project, "acme/other")
+
+
+def test_hand_edits_comments_and_other_tables_survive_an_allow(project: Path) -> None:
+    path = project / ".theurian" / "config.toml"
+    path.write_text(
+        '# mine\n[other]\nkey = "v"  # keep\n\n[review]\n# why these\nallowlist = [\n  "a/b", # first ]\n'
+        "  'c/d',\n]\nextra = 1\n\n[later]\nx = [1]\n",
+        encoding="utf-8",
+    )
+    allowlist.allow(project, "e/f")
+    text = config(project)
+    document = tomllib.loads(text)
+    assert document["review"]["allowlist"] == ["a/b", "c/d", "e/f"]
+    assert document["other"] == {"key": "v"} and document["review"]["extra"] == 1 and document["later"]["x"] == [1]
+    assert "# mine" in text and "# why these" in text and '# keep' in text
+
+
+def test_a_config_without_a_review_table_gets_one(project: Path) -> None:
+    (project / ".theurian" / "config.toml").write_text('[other]\nk = 1\n', encoding="utf-8")
+    allowlist.allow(project, "a/b")
+    assert tomllib.loads(config(project)) == {"other": {"k": 1}, "review": {"allowlist": ["a/b"]}}
+
+
+def test_a_non_list_allowlist_is_a_config_error(project: Path) -> None:
+    (project / ".theurian" / "config.toml").write_text('[review]\nallowlist = "a/b"\n', encoding="utf-8")
+    with pytest.raises(ConfigError):
+        allowlist.read_allowlist(project)
+
+
+@pytest.mark.parametrize("bad", ["acme", "acme/", "/x", "a/b/c", "a b/c", "-a/b", "a/..", "a/b?x", "ä/b"])
+def test_a_malformed_repository_name_is_a_usage_error(bad: str) -> None:
+    with pytest.raises(UsageError):
+        allowlist.parse_repository(bad)
+
+
+def test_matching_is_case_insensitive_and_one_stranger_refuses_the_whole_request() -> None:
+    assert allowlist.require_allowed(["Acme/Widgets"], ["acme/WIDGETS"]) == ["acme/WIDGETS"]
+    with pytest.raises(NotAllowlistedError) as caught:
+        allowlist.require_allowed(["Acme/Widgets"], ["acme/widgets", "acme/widgets2"])
+    assert caught.value.repository == "acme/widgets2"

@@ -1,0 +1,172 @@
+"""The retry policy, counted on a fake transport (respx) with sleeping patched out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import respx
+
+from ingest.client import GitHubClient, GitHubNotFoundError, api_url_from, graphql_endpoint, token_from_env
+from ingest.errors import GitHubError, TokenMissingError
+from ingest.retry import MAX_ATTEMPTS
+
+API = "https://api.example.test"
+TOKEN = "ghp_never_show_this_token"
+OK = {"data": {"rateLimit": {"cost": 3, "remaining": 4990, "resetAt": "2026-12-01T00:00:00Z", "nodeCount": 1},
+               "viewer": {"login": "x"}}}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def client(clock: Clock) -> Iterator[GitHubClient]:
+    github = GitHubClient(token=TOKEN, api_url=API, max_wait=600, sleep=clock.sleep, clock=clock.time)
+    yield github
+    github.close()
+
+
+def route(*responses: httpx.Response | Exception) -> respx.Route:
+    return respx.post(f"{API}/graphql").mock(side_effect=list(responses))
+
+
+@respx.mock
+def test_a_502_is_retried_with_exponential_backoff_then_succeeds(client: GitHubClient, clock: Clock) -> None:
+    calls = route(httpx.Response(502), httpx.Response(503), httpx.Response(504), httpx.Response(200, json=OK))
+    assert client.graphql("query { viewer { login } }", {})["viewer"] == {"login": "x"}
+    assert calls.call_count == 4
+    assert clock.sleeps == [1.0, 2.0, 4.0]
+    assert (client.spend.requests, client.spend.retries, client.spend.points) == (4, 3, 3)
+
+
+@respx.mock
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_client_errors_are_never_retried(client: GitHubClient, clock: Clock, status: int) -> None:
+    calls = route(httpx.Response(status, json={"message": "no"}), httpx.Response(200, json=OK))
+    with pytest.raises(GitHubError) as caught:
+        client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 1 and clock.sleeps == []
+    assert caught.value.status == status
+    assert TOKEN not in caught.value.message
+
+
+@respx.mock
+def test_a_secondary_rate_limit_waits_exactly_the_retry_after(client: GitHubClient, clock: Clock) -> None:
+    limited = httpx.Response(403, headers={"retry-after": "17"}, json={"message": "secondary rate limit"})
+    calls = route(limited, httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 2 and clock.sleeps == [17.0]
+
+
+@respx.mock
+def test_a_403_naming_a_secondary_limit_without_headers_waits_a_minute(client: GitHubClient,
+                                                                        clock: Clock) -> None:
+    limited = httpx.Response(403, json={"message": "You have exceeded a secondary rate limit."})
+    route(limited, httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {})
+    assert clock.sleeps == [60.0]
+
+
+@respx.mock
+def test_a_429_with_a_reset_time_waits_until_the_reset(client: GitHubClient, clock: Clock) -> None:
+    reset = str(int(clock.now) + 42)
+    limited = httpx.Response(429, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset}, json={})
+    route(limited, httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {})
+    assert len(clock.sleeps) == 1 and 0 < clock.sleeps[0] <= 42
+
+
+@respx.mock
+def test_graphql_rate_limited_inside_a_200_is_retried_after_the_reset(client: GitHubClient, clock: Clock) -> None:
+    reset = str(int(clock.now) + 30)
+    limited = httpx.Response(200, headers={"x-ratelimit-remaining": "0", "x-ratelimit-reset": reset},
+                             json={"data": None, "errors": [{"type": "RATE_LIMITED", "message": "slow down"}]})
+    calls = route(limited, httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 2 and clock.sleeps == [30.0]
+
+
+@respx.mock
+def test_timeouts_are_retried_and_the_final_message_names_what_happened(client: GitHubClient,
+                                                                         clock: Clock) -> None:
+    calls = route(*[httpx.ReadTimeout("slow")] * MAX_ATTEMPTS)
+    with pytest.raises(GitHubError) as caught:
+        client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == MAX_ATTEMPTS
+    assert "timed out" in caught.value.message and str(MAX_ATTEMPTS) in caught.value.message
+    assert clock.sleeps == [1.0, 2.0, 4.0, 8.0, 16.0]
+
+
+@respx.mock
+def test_a_rate_limit_wait_beyond_max_wait_stops_at_once(client: GitHubClient, clock: Clock) -> None:
+    limited = httpx.Response(403, headers={"retry-after": "3601"}, json={"message": "secondary rate limit"})
+    calls = route(limited, httpx.Response(200, json=OK))
+    with pytest.raises(GitHubError) as caught:
+        client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 1 and clock.sleeps == []
+    assert "--max-wait" in caught.value.message
+
+
+@respx.mock
+def test_a_low_remaining_budget_waits_for_the_reset_before_the_next_request(client: GitHubClient,
+                                                                             clock: Clock) -> None:
+    reset = str(int(clock.now) + 120)
+    low = httpx.Response(200, headers={"x-ratelimit-remaining": "3", "x-ratelimit-reset": reset},
+                         json={"data": {"viewer": {"login": "x"}}})
+    calls = route(low, httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {})
+    assert clock.sleeps == []
+    client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 2 and clock.sleeps == [120.0]
+
+
+@respx.mock
+def test_graphql_not_found_is_its_own_error_and_other_errors_are_not_retried(client: GitHubClient) -> None:
+    route(httpx.Response(200, json={"data": {"node": None}, "errors": [{"type": "NOT_FOUND", "message": "x"}]}),
+          httpx.Response(200, json={"data": None, "errors": [{"type": "FORBIDDEN", "message": "y"}]}))
+    with pytest.raises(GitHubNotFoundError):
+        client.graphql("query { viewer { login } }", {})
+    with pytest.raises(GitHubError) as caught:
+        client.graphql("query { viewer { login } }", {})
+    assert "FORBIDDEN" in caught.value.message
+
+
+@respx.mock
+def test_requests_carry_the_token_and_ask_for_next_format_node_ids(client: GitHubClient) -> None:
+    calls = route(httpx.Response(200, json=OK))
+    client.graphql("query { viewer { login } }", {"a": 1})
+    request = calls.calls.last.request
+    assert TOKEN in request.headers["authorization"]
+    assert request.headers["x-github-next-global-id"] == "1"
+
+
+def test_the_token_comes_from_github_token_then_gh_token_and_its_absence_is_explained() -> None:
+    assert token_from_env({"GITHUB_TOKEN": "a", "GH_TOKEN": "b"}) == "a"
+    assert token_from_env({"GH_TOKEN": "b"}) == "b"
+    with pytest.raises(TokenMissingError) as caught:
+        token_from_env({"GITHUB_TOKEN": "  "})
+    assert "GITHUB_TOKEN" in caught.value.message and "GH_TOKEN" in caught.value.message
+
+
+def test_enterprise_and_loopback_api_urls_find_their_graphql_endpoint() -> None:
+    assert graphql_endpoint("https://ghe.example/api/v3") == "https://ghe.example/api/graphql"
+    assert graphql_endpoint("http://127.0.0.1:9") == "http://127.0.0.1:9/graphql"
+    assert api_url_from(None, {"GITHUB_API_URL": "http://127.0.0.1:9/"}) == "http://127.0.0.1:9"
+    assert api_url_from("https://x.test", {"GITHUB_API_URL": "http://y"}) == "https://x.test"
