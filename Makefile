@@ -4,7 +4,7 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install demo test lint benchmark clean
+.PHONY: install inspector demo test lint benchmark clean
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -13,12 +13,21 @@ $(UV):
 install: $(UV)
 	$(UV) sync --locked --quiet
 
+# The MCP Inspector CLI (a third-party MCP client) for the end-to-end tests, pinned by scripts/inspector's lock.
+INSPECTOR := $(TOOLS)/inspector/node_modules/.bin/mcp-inspector
+$(INSPECTOR): scripts/inspector/package.json scripts/inspector/package-lock.json | $(UV)
+	mkdir -p $(TOOLS)/inspector
+	cp scripts/inspector/package.json scripts/inspector/package-lock.json $(TOOLS)/inspector/
+	cd $(TOOLS)/inspector && npm install --no-audit --no-fund --no-save --silent  # the copied lock pins every version
+	touch $(INSPECTOR)
+inspector: $(INSPECTOR)
+
 ## demo: install, then serve a bundled sample project on 127.0.0.1:7419 (Ctrl-C stops)
 demo: install
 	bash scripts/demo.sh
 
 ## test: install, lint, type-check, and run the default test suite
-test: install lint
+test: install inspector lint
 	$(UV) run --locked --no-sync pytest
 
 lint: install

@@ -1,0 +1,32 @@
+"""SEC-7 end to end: `.theurian/state` linked outside the project root refuses every project-scoped tool."""
+
+from pathlib import Path
+
+import schemas
+from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from serve.tools import registered_tools
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import call_tools
+from tests.support.schema_values import minimal_arguments
+
+PROJECT_SCOPED = [t for t in registered_tools() if "$ref" in schemas.load("mcp", t.input_schema)]
+
+
+def test_this_build_registers_project_scoped_tools() -> None:
+    assert PROJECT_SCOPED, "no project-scoped tool is registered, so the escape test below would prove nothing"
+
+
+def test_a_symlinked_state_dir_refuses_every_project_scoped_tool_with_the_cure(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    root = module_installation.new_project(tmp_path / "escaping")
+    outside = tmp_path / "outside-state"
+    outside.mkdir()
+    (root / ".theurian/state").symlink_to(outside, target_is_directory=True)
+    calls = [(tool.name, minimal_arguments(tool.input_schema, "escaping")) for tool in PROJECT_SCOPED]
+    answers = call_tools(module_daemon.mcp_url, calls)
+    for (name, _), answer in zip(calls, answers, strict=True):
+        assert answer.is_error, name
+        assert answer.text == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}", (name, answer.text)
+    assert list(outside.iterdir()) == []  # nothing was created through the link
