@@ -19,7 +19,7 @@ HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
 APP_DIR_NAME: Final = "theurian"
 INSTALLATION_CONFIG_NAME: Final = "config.toml"
 REGISTRY_NAME: Final = "projects.toml"
-SECRET_NAME: Final = "build-stamp.key"
+SECRET_NAME: Final = "build-stamp.key"  # noqa: S105 - a file name, not a secret
 SECRET_BYTES: Final = 32
 
 SENSITIVITY_LEVELS: Final = ("public", "internal", "confidential", "restricted")

@@ -71,6 +71,6 @@ def run() -> None:
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
-    except Exception as exc:  # top-level handler: one line, never a traceback
+    except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
         typer.echo(f"theurian: unexpected failure ({type(exc).__name__}: {exc})", err=True)
         sys.exit(EXIT_FAILED)
