@@ -69,7 +69,7 @@ def search(project: Project, ceiling: str, request: SearchRequest) -> dict[str, 
         hits = ranked if ranked is not None else _substring(reading, query, request)
         results = _within_budget(hits, request)
     response = {
-        "query": request.query,
+        "query": query,  # folded: an unpaired surrogate cannot be encoded back
         "count": len(results),
         "limit": request.limit,
         "maxTokens": request.max_tokens,

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from knowledge.index import build_index
 from theurian.cli.migrate_commands import project_root
 from theurian.installation import disclosure_ceiling
 
@@ -25,5 +24,7 @@ def build(
 
     Only items this installation's disclosure ceiling lets a caller see are indexed.
     """
+    from knowledge.index import build_index  # loads only for this command
+
     published = build_index(project_root(path), disclosure_ceiling())
     typer.echo(f"index {published.build_id} built from state {published.state_hash}")

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from knowledge.apply import apply_migrations, migration_status
 from knowledge.errors import KnowledgeError
 from theurian.errors import ProjectError
 
@@ -35,6 +34,8 @@ def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
     Nothing changes when any migration is invalid, an applied one was edited (MIGRATION_CHECKSUM_MISMATCH)
     or a revision conflicts (REVISION_CONFLICT). Exits 0 when everything is already applied.
     """
+    from knowledge.apply import apply_migrations  # jsonschema and yaml load only for this command
+
     root = project_root(path)
     try:
         outcome = apply_migrations(root)
@@ -68,6 +69,8 @@ def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
 @app.command("status")
 def status(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
     """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
+    from knowledge.apply import migration_status
+
     report = migration_status(project_root(path))
     if as_json:
         typer.echo(
