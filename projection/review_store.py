@@ -145,6 +145,7 @@ class OpenStore:
     """
 
     identity: tuple[int, ...]
+    secret: bytes  # the secret it verified under: a rotated secret re-verifies every store
     connection: duckdb.DuckDBPyConnection
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -164,38 +165,39 @@ def open_store(root: Path) -> OpenStore:
     """
     path = store_path(root)
     key = str(path)
+    secret = build_stamp_secret()
     with _open_lock:
         identity = _identity(path)
         cached = _open_stores.get(key)
-        if cached is not None and cached.identity == identity:
+        if cached is not None and (cached.identity, cached.secret) == (identity, secret):
             return cached
         if cached is not None:
             del _open_stores[key]
-            if cached.identity[:2] == identity[:2]:  # rewritten in place: the old attachment holds the inode
+            if cached.identity[:2] == identity[:2]:  # same inode: DuckDB lets one attachment hold a file
                 cached.connection.close()
-        opened = _attach_and_verify(path, identity)
+        opened = _attach_and_verify(path, identity, secret)
         _open_stores[key] = opened
         return opened
 
 
-def _attach_and_verify(path: Path, identity: tuple[int, ...]) -> OpenStore:
+def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> OpenStore:
     connection = duckdb.connect(":memory:")
     try:
         escaped = str(path).replace("'", "''")
         connection.execute(f"ATTACH '{escaped}' AS s (READ_ONLY)")
         if _identity(path) != identity:
             raise ReviewStoreUnavailable("swapped while it was being opened; call again")
-        _verify(connection)
+        _verify(connection, secret)
     except duckdb.Error as exc:
         connection.close()
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     except ReviewStoreUnavailable:
         connection.close()
         raise
-    return OpenStore(identity, connection)
+    return OpenStore(identity, secret, connection)
 
 
-def _verify(connection: duckdb.DuckDBPyConnection) -> None:
+def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes) -> None:
     tables = {row[0] for row in connection.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = 's'"
     ).fetchall()}
@@ -210,7 +212,7 @@ def _verify(connection: duckdb.DuckDBPyConnection) -> None:
     *values, stamp = rows[0]
     try:
         fields = StampFields(*values)
-        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, build_stamp_secret())
+        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, secret)
     except (TypeError, ValueError) as exc:
         raise ReviewStoreUnavailable("a malformed build stamp") from exc
     if not genuine:

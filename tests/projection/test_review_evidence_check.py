@@ -1,0 +1,68 @@
+"""The compiled evidence check agrees with jsonschema record by record, and refuses to compile what it cannot
+check."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evidence.errors import RecordInvalidError
+from evidence.records import KINDS
+from evidence.validation import validate_record
+from projection.evidence_check import UnsupportedSchema, _compile, record_check
+from tests.projection.review_records import _sample
+
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**64), st.text(max_size=5), st.just("LEFT"),
+                   st.just("2026-05-02T10:00:00Z"), st.lists(st.integers(), max_size=2),
+                   st.dictionaries(st.sampled_from(["id", "login", "type", "x"]), st.text(max_size=3), max_size=3))
+
+
+def _jsonschema_accepts(record: dict[str, Any]) -> bool:
+    try:
+        validate_record(record)
+    except RecordInvalidError:
+        return False
+    return True
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _paths(value, (*prefix, index))
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(KINDS), data=st.data())
+def test_the_compiled_check_accepts_exactly_what_jsonschema_accepts(kind: str, data: st.DataObject) -> None:
+    record = copy.deepcopy(_sample(kind))
+    assert record_check(kind)(record) is True
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = _paths(record)
+        path = data.draw(st.sampled_from(paths))
+        parent = record
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["set", "delete", "add"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(["extra", "body", "id"]))] = data.draw(VALUES)
+        else:
+            parent[path[-1]] = data.draw(VALUES)
+    assert record_check(kind)(record) is _jsonschema_accepts(record)
+
+
+def test_a_schema_keyword_the_compiler_does_not_implement_fails_to_compile() -> None:
+    with pytest.raises(UnsupportedSchema):
+        _compile({"type": "string", "uniqueItems": True}, {})
+    with pytest.raises(UnsupportedSchema):
+        _compile({"additionalProperties": {"type": "string"}}, {})
