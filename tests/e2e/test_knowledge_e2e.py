@@ -1,0 +1,137 @@
+"""Knowledge end to end: migrations authored as files, the real CLI, a real daemon whose installation sets
+`disclosure_ceiling = "public"`, and the SDK client in both protocol eras."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from mcp import Client
+
+import schemas
+from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL
+from tests.knowledge.authoring import MigrationWriter, copy_sample
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, ToolAnswer, call_tools
+from theurian.installation import INSTALLATION_CONFIG_NAME
+
+LOCKED_SEARCHES = 4  # MAX_CONCURRENT_SEARCHES: these hold every permit while the state is locked
+
+
+@pytest.fixture(scope="module")
+def module_installation(tmp_path_factory: pytest.TempPathFactory) -> Installation:
+    """This module's installation discloses public knowledge only (read once, when its daemon starts)."""
+    installation = Installation(tmp_path_factory.mktemp("knowledge-installation"))
+    config = installation.home / "config" / INSTALLATION_CONFIG_NAME
+    config.parent.mkdir(parents=True)
+    config.write_text('disclosure_ceiling = "public"\n', encoding="utf-8")
+    return installation
+
+
+@pytest.fixture(scope="module")
+def project(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = copy_sample(tmp_path_factory.mktemp("knowledge-e2e") / "sample")
+    writer = MigrationWriter(root, created_at="2026-09-01T00:00:00+09:00")
+    writer.item("decision.cache-policy", "Cache JWT verification results for one minute.", title="Cache policy",
+                sensitivity="public", validFrom="2026-09-01T00:00:00+09:00")
+    writer.write("cache")
+    module_installation.cli("project", "register", str(root), "--id", "kb", check=True)
+    module_installation.cli("migrate", "apply", str(root), check=True)
+    module_installation.cli("index", "build", str(root), check=True)
+    return root
+
+
+def _valid(name: str, answer: ToolAnswer) -> dict[str, Any]:
+    assert not answer.is_error, answer.text
+    assert answer.structured is not None
+    schema = schemas.load("mcp", name.replace(".", "-") + "-response.schema.json")
+    jsonschema.Draft202012Validator(schema).validate(answer.structured)
+    return answer.structured
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_an_agent_searches_gets_and_counts_knowledge_through_a_real_client(
+        module_daemon: RunningDaemon, project: Path, mode: Mode) -> None:
+    answers = call_tools(module_daemon.mcp_url, [
+        ("knowledge.search", {"projectId": "kb", "query": "JWT"}),
+        ("knowledge.status", {"projectId": "kb"}),
+        ("knowledge.get", {"projectId": "kb", "itemId": "decision.cache-policy"}),
+        ("knowledge.get", {"projectId": "kb", "itemId": "architecture.auth-policy"}),
+        ("knowledge.get", {"projectId": "kb", "itemId": "no.such-item"}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT", "asOf": "2026-08-31T15:30:00Z"}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT", "asOf": "2026-08-31T23:59:59+09:00"}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT", "asOf": "2026-09-01T00:00:00+09:00"}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT", "asOf": "last tuesday"}),
+        ("system.capabilities", {}),
+    ], mode)
+    search, status = _valid("knowledge.search", answers[0]), _valid("knowledge.status", answers[1])
+    # auth-policy (internal) and the runbook (confidential) match "JWT" but sit above the ceiling.
+    assert [hit["itemId"] for hit in search["results"]] == ["decision.cache-policy"]
+    assert search["retrieval"]["indexed"] is True and search["retrieval"]["snapshotId"] == status["stateHash"]
+    assert status["itemsByStatus"] == {"approved": 2} and status["itemCount"] == 2
+    assert status["appliedMigrations"] == 3 and status["projectId"] == "kb"
+    cache = _valid("knowledge.get", answers[2])
+    assert cache["body"] == "Cache JWT verification results for one minute." and cache["executable"] is False
+    assert answers[3].is_error and answers[4].is_error
+    withheld, absent = answers[3].text, answers[4].text
+    assert withheld.replace("architecture.auth-policy", "X") == absent.replace("no.such-item", "X")
+    # validFrom is 2026-09-01T00:00:00+09:00 = 2026-08-31T15:00:00Z: the instant decides, never the spelling.
+    assert [_valid("knowledge.search", a)["count"] for a in answers[5:8]] == [1, 0, 1]
+    assert answers[8].is_error and "RFC 3339" in answers[8].text and "2026-08-01T09:00:00+09:00" in answers[8].text
+    capabilities = answers[9].structured or {}
+    assert capabilities["capabilities"]["sensitivityEnforcement"] is True
+    assert {"knowledge.search", "knowledge.get", "knowledge.status"} <= set(capabilities["tools"])
+
+
+def test_a_query_over_two_thousand_characters_is_refused_at_the_wire(module_daemon: RunningDaemon,
+                                                                     project: Path) -> None:
+    refused, accepted, clamped = call_tools(module_daemon.mcp_url, [
+        ("knowledge.search", {"projectId": "kb", "query": "j" * 2001}),
+        ("knowledge.search", {"projectId": "kb", "query": "j" * 2000}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT", "limit": 10**6, "maxTokens": -1}),
+    ])
+    assert refused.is_error and "`query` violates maxLength 2000" in refused.text and "jjj" not in refused.text
+    assert _valid("knowledge.search", accepted)["count"] == 0
+    assert (_valid("knowledge.search", clamped)["limit"], clamped.structured["maxTokens"]) == (50, 100)  # type: ignore[index]
+
+
+def test_an_unregistered_project_is_refused_with_its_code(module_daemon: RunningDaemon) -> None:
+    (answer,) = call_tools(module_daemon.mcp_url, [("knowledge.status", {"projectId": "nowhere"})])
+    assert answer.is_error and answer.text.startswith("PROJECT_NOT_REGISTERED")
+
+
+def test_the_fifth_concurrent_search_is_refused_with_the_capacity_constant(module_daemon: RunningDaemon,
+                                                                           project: Path) -> None:
+    pointer = json.loads((project / ".theurian/state/knowledge-active.json").read_text(encoding="utf-8"))
+    lock = sqlite3.connect(project / ".theurian/state" / pointer["stateFile"], isolation_level=None)
+
+    async def scenario() -> list[ToolAnswer]:
+        async with Client(module_daemon.mcp_url) as client:
+            async def one() -> ToolAnswer:
+                result = await client.call_tool("knowledge.search", {"projectId": "kb", "query": "cache"})
+                return ToolAnswer(bool(result.is_error), "".join(getattr(b, "text", "") for b in result.content),
+                                  result.structured_content)
+
+            lock.execute("BEGIN EXCLUSIVE")  # every search now waits inside the state read, holding its permit
+            try:
+                tasks = [asyncio.create_task(one()) for _ in range(LOCKED_SEARCHES + 1)]
+                done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                lock.execute("ROLLBACK")
+            await asyncio.gather(*tasks)
+            assert len(done) == 1
+            return [task.result() for task in done] + [t.result() for t in tasks if t not in done]
+
+    try:
+        first, *rest = asyncio.run(scenario())
+    finally:
+        lock.close()
+    assert first.is_error and first.text == KNOWLEDGE_SEARCH_CAPACITY_REFUSAL
+    assert [a.is_error for a in rest] == [False] * LOCKED_SEARCHES
+    assert all(a.structured and a.structured["count"] == 1 for a in rest)
