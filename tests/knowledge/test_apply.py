@@ -1,0 +1,121 @@
+"""`apply_migrations` in-process: the state it builds, its hash, and the refusals that leave state untouched."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from knowledge.apply import apply_migrations, migration_status
+from knowledge.errors import MigrationInvalidError
+from tests.knowledge.authoring import MigrationWriter, copy_sample
+
+STATE = Path(".theurian/state")
+
+
+def _listing(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / STATE).iterdir()) if (root / STATE).exists() else []
+
+
+def test_the_same_migrations_give_the_same_state_hash_wherever_they_are_applied(tmp_path: Path) -> None:
+    first = apply_migrations(copy_sample(tmp_path / "one")).pointer
+    second = apply_migrations(copy_sample(tmp_path / "Another_Folder")).pointer
+    assert first.state_hash == second.state_hash and first.state_file != second.state_file
+
+
+def test_a_rebuild_after_deleting_the_state_gives_the_same_hash(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    before = apply_migrations(root).pointer.state_hash
+    shutil.rmtree(root / STATE)
+    assert apply_migrations(root).pointer.state_hash == before
+
+
+def test_a_new_migration_builds_a_new_database_and_removes_the_old_name(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    old = apply_migrations(root).pointer
+    writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
+    writer.item("decision.new", "New.")
+    writer.write("new")
+    new = apply_migrations(root)
+    assert new.applied_now == [writer.write("new").name] and new.pointer.migration_count == 3
+    assert new.pointer.state_hash != old.state_hash
+    assert _listing(root) == sorted(["knowledge-active.json", new.pointer.state_file])
+
+
+@pytest.mark.parametrize(("build", "where", "problem"), [
+    (lambda w: w.op(op="createItem", itemId="x.lonely", kind="api", namespace="n", owner="o"), 0,
+     "item x.lonely is created but no migration gives it a revision (upsertRevision)"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="addAlias", alias="x.a", itemId="x.a"),
+                w.op(op="addAlias", alias="x.a", itemId="x.a")), 3, "alias x.a is already taken"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="removeEvidence", itemId="x.a", sourceUri="u")), 2,
+     "item x.a has no evidence from u"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="restoreItem", itemId="x.a")), 2,
+     "item x.a is approved, not retired"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="supersedeSpecification", specId="s1", supersededBy="s2")), 2,
+     "specification s1 is not registered"),
+])
+def test_an_operation_that_cannot_apply_names_its_index_and_changes_nothing(tmp_path: Path, build: object,
+                                                                           where: int, problem: str) -> None:
+    root = copy_sample(tmp_path / "sample")
+    apply_migrations(root)
+    before = {p: (root / STATE / p).read_bytes() for p in _listing(root)}
+    writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
+    build(writer)  # type: ignore[operator]
+    path = writer.write("broken")
+    with pytest.raises(MigrationInvalidError) as caught:
+        apply_migrations(root)
+    assert (caught.value.file_name, caught.value.operation_index) == (path.name, where)
+    assert caught.value.problem == problem
+    assert {p: (root / STATE / p).read_bytes() for p in _listing(root)} == before
+
+
+def test_a_dependency_that_does_not_apply_earlier_is_refused(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    writer = MigrationWriter(root, depends_on=["01K9ZZZZZZZZZZZZZZZZZZZZZZ"])
+    writer.item("x.a", "A.")
+    path = writer.write("orphan")
+    with pytest.raises(MigrationInvalidError) as caught:
+        apply_migrations(root)
+    assert caught.value.file_name == path.name and "dependsOn" in caught.value.problem
+    assert _listing(root) == []
+
+
+def test_a_file_whose_name_and_id_disagree_or_is_not_yaml_is_refused(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    folder = root / ".theurian/migrations"
+    (folder / "01K9AAAAAAAAAAAAAAAAAAAAAA-mismatch.yaml").write_text(
+        (folder / "01K1B0000000000000000000M2-shorter-tokens.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    with pytest.raises(MigrationInvalidError, match="the document's id is 01K1B0000000000000000000M2"):
+        apply_migrations(root)
+    (folder / "01K9AAAAAAAAAAAAAAAAAAAAAA-mismatch.yaml").write_text("operations: [unclosed", encoding="utf-8")
+    with pytest.raises(MigrationInvalidError, match="not readable as UTF-8 YAML"):
+        apply_migrations(root)
+    (folder / "01K9AAAAAAAAAAAAAAAAAAAAAA-mismatch.yaml").rename(folder / "notes.yaml")
+    with pytest.raises(MigrationInvalidError, match=r"notes.yaml is invalid at the document: the file name"):
+        apply_migrations(root)
+
+
+def test_a_body_outside_the_knowledge_folder_through_a_symlink_is_refused(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("secret", encoding="utf-8")
+    (root / ".theurian/knowledge/linked").symlink_to(outside)
+    writer = MigrationWriter(root)
+    writer.item("x.a", "A.")
+    writer.operations[-1]["contentFile"] = "../knowledge/linked/secret.md"
+    writer.write("escape")
+    with pytest.raises(MigrationInvalidError, match="does not stay under .theurian/knowledge/"):
+        apply_migrations(root)
+
+
+def test_status_lists_applied_in_order_and_pending(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    apply_migrations(root)
+    writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
+    writer.item("x.a", "A.")
+    path = writer.write("later")
+    report = migration_status(root)
+    assert [a.migration_id for a in report.applied] == ["01K1A0000000000000000000M1", "01K1B0000000000000000000M2"]
+    assert report.pending == [path.name] and report.edited == []
