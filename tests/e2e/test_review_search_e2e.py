@@ -1,0 +1,129 @@
+"""`theurian review build` then review.search, through the real CLI and a real MCP client against a real daemon."""
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+
+import schemas
+from evidence.records import repository_folder
+from projection.review_build import build_review_store
+from projection.review_store import STORE_RELATIVE
+from serve.tools.review import REVIEW_SEARCH_UNAVAILABLE_REFUSAL, REVIEW_STORE_ESCAPE_REFUSAL
+from tests.projection.review_records import FIXTURE_REPOSITORY, copy_fixture_lake, pull_request, write_lake
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
+from theurian import registry
+from theurian.installation import HOME_OVERRIDE_ENV
+from theurian.project import init_project
+
+RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-search-response.schema.json"))
+
+
+@contextmanager
+def home_of(installation: Installation) -> Iterator[None]:
+    """In-process code acting as `installation` (registering, building) without paying for a CLI start."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HOME_OVERRIDE_ENV, str(installation.home))
+        yield
+
+
+@pytest.fixture(scope="module")
+def projects(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """demo: the fixture lake plus one corrupt file, built here by the real CLI; foreign: built by another
+    installation; unbuilt; escaped: its store links out of .theurian/state/."""
+    base = tmp_path_factory.mktemp("review-e2e")
+    with home_of(module_installation):
+        for name in ("demo", "foreign", "unbuilt", "escaped"):
+            (base / name).mkdir()
+            init_project(base / name)
+            registry.register(base / name, name)
+            copy_fixture_lake(base / name)
+    with home_of(Installation(base / "another")):
+        build_review_store(base / "foreign")
+    corrupt = base / "demo/.theurian/review" / repository_folder(FIXTURE_REPOSITORY) / "pull-request"
+    (corrupt / "PR_torn.0.json").write_bytes(b'{"kind": "pull-request"')
+    built = module_installation.cli("review", "build", "--project", str(base / "demo"), check=True)
+    (base / "escaped/.theurian/state").mkdir(exist_ok=True)
+    (base / "outside").mkdir()
+    (base / "escaped" / STORE_RELATIVE).symlink_to(base / "outside/planted.duckdb")
+    escaped_build = module_installation.cli("review", "build", "--project", str(base / "escaped"))
+    return {"base": base, "built": built, "escaped_build": escaped_build, "corrupt": corrupt}
+
+
+def test_the_build_reports_the_corrupt_file_by_path_and_how_many_it_skipped(projects: dict[str, Any]) -> None:
+    relative = (projects["corrupt"] / "PR_torn.0.json").relative_to(projects["base"] / "demo").as_posix()
+    lines = projects["built"].stdout.strip().splitlines()
+    assert lines[0].startswith(f"skipped {relative}: ")
+    assert lines[-1] == f"built {STORE_RELATIVE}: 6 records (9 texts); 1 invalid files skipped"
+
+
+def test_the_build_meets_the_store_escape_refusal_before_reading_evidence(projects: dict[str, Any]) -> None:
+    escaped = projects["escaped_build"]
+    assert escaped.returncode == 1
+    assert escaped.stderr.strip() == f"theurian: {REVIEW_STORE_ESCAPE_REFUSAL}"
+    assert list((projects["base"] / "outside").iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_real_client_searches_the_built_store_and_every_fault_is_refused(
+    module_daemon: RunningDaemon, projects: dict[str, Any], mode: Mode
+) -> None:
+    answers = call_tools(module_daemon.mcp_url, [
+        ("review.search", {"projectId": "demo", "q": "LOCK"}),
+        ("review.search", {"projectId": "demo", "threadState": "dismissed"}),
+        ("review.search", {"projectId": "foreign"}),
+        ("review.search", {"projectId": "unbuilt"}),
+        ("review.search", {"projectId": "escaped"}),
+        ("review.search", {"projectId": "demo", "limit": 51}),
+        ("system.capabilities", {}),
+    ], mode)
+    lock, dismissed, foreign, unbuilt, escaped, over, capabilities = answers
+    for answer in (lock, dismissed):
+        assert answer.is_error is False and answer.structured is not None
+        RESPONSE.validate(answer.structured)
+        assert orjson.loads(answer.text) == answer.structured
+    assert lock.structured is not None and dismissed.structured is not None
+    assert [r["recordKey"] for r in lock.structured["records"]] == [
+        "PR_kwDOAcme0042", "PRR_kwDOAcme0001", "PRRT_kwDOAcme0001"]
+    assert [r["filePath"] for r in dismissed.structured["records"]] == ["docs/read me.md"]
+    assert (foreign.is_error, foreign.text) == (True, REVIEW_SEARCH_UNAVAILABLE_REFUSAL)
+    assert (unbuilt.is_error, unbuilt.text) == (True, REVIEW_SEARCH_UNAVAILABLE_REFUSAL)
+    assert (escaped.is_error, escaped.text) == (True, REVIEW_STORE_ESCAPE_REFUSAL)
+    assert over.is_error is True and "MAX_REVIEW_SEARCH_LIMIT (50)" in over.text
+    assert capabilities.structured is not None
+    flags = capabilities.structured["capabilities"]
+    assert (flags["reviewIngestion"], flags["reviewIngestionScope"]) == (True, "public-allowlisted")
+
+
+def test_a_daemon_keeps_answering_while_review_build_swaps_the_store(
+    module_installation: Installation, module_daemon: RunningDaemon, projects: dict[str, Any]
+) -> None:
+    root: Path = projects["base"] / "demo"
+    stop = threading.Event()
+    answers: list[Any] = []
+
+    def search() -> None:
+        while not stop.is_set():
+            answers.extend(call_tools(module_daemon.mcp_url, [("review.search", {"projectId": "demo"})] * 5))
+
+    searcher = threading.Thread(target=search)
+    searcher.start()
+    try:
+        write_lake(root, [pull_request("Acme/Order-Service", 101, "PR_swap101")])
+        module_installation.cli("review", "build", "--project", str(root), check=True)
+        write_lake(root, [pull_request("Acme/Order-Service", 102, "PR_swap102")])
+        with home_of(module_installation):
+            build_review_store(root)
+    finally:
+        stop.set()
+        searcher.join(timeout=60)
+    assert answers and not [a.text for a in answers if a.is_error]
+    [final] = call_tools(module_daemon.mcp_url, [("review.search", {"projectId": "demo", "pullRequest": 102})])
+    assert final.structured is not None and final.structured["count"] == 1
