@@ -1,0 +1,116 @@
+"""Printed figures for `theurian review build` and review.search on a generated lake (not run by default:
+`make benchmark`). Nothing here asserts a time; the figures go to docs/review-search.md.
+
+Set REVIEW_BENCHMARK_RECORDS to shrink the lake (default 100,000).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from evidence.records import canonical_bytes, record_file_name, repository_folder
+from projection.review_build import build_review_store
+from serve.tooling import Call, ServeSettings
+from serve.tools.review import review_search
+from tests.projection.review_records import pull_request, review, thread
+from tests.support.daemon import running_daemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import call_tools
+from theurian import registry
+from theurian.project import Project, init_project
+
+RECORDS = int(os.environ.get("REVIEW_BENCHMARK_RECORDS", "100000"))
+WORDS = ("lock", "retry", "cache", "index", "timeout", "schema", "token", "buffer", "thread", "queue")
+QUERIES: dict[str, dict[str, Any]] = {
+    "selective filter (repository + pullRequest)": {"repository": "Bench/Repo-3", "pullRequest": 1234},
+    "broad q (a common word)": {"q": "retry"},
+    "q matching nothing": {"q": "zqxj-never-written"},
+}
+
+
+def _generate(root: Path) -> list[Path]:
+    """RECORDS canonical record files, a third of each kind, about 4 KB of text per thread."""
+    files = []
+    review_dir = root / ".theurian/review"
+    for index in range(RECORDS):
+        repository = f"Bench/Repo-{index % 5}"
+        number = index // 3 % 5000 + 1
+        word = WORDS[index % len(WORDS)]
+        text = f"{word} comment {index}: " + " ".join(WORDS[(index + k) % 10] for k in range(60))
+        kind = index % 3
+        if kind == 0:
+            record = pull_request(repository, number, f"PR_b{index}", title=f"PR {index} {word}", body=text)
+        elif kind == 1:
+            record = review(repository, number, f"PRR_b{index}", body=text)
+        else:
+            record = thread(repository, number, f"PRRT_b{index}", bodies=(text, text.upper(), text[::-1]),
+                            path=f"src/module_{index % 300}.py")
+        folder = review_dir / repository_folder(repository) / record["kind"]
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / record_file_name(record["recordKey"])
+        path.write_bytes(canonical_bytes(record))
+        files.append(path)
+    return files
+
+
+def _timed(action: Callable[[], object], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def _line(name: str, samples: list[float]) -> str:
+    ordered = sorted(samples)
+    p95 = ordered[max(0, round(len(ordered) * 0.95) - 1)]
+    return f"  {name:<46} p50 {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms"
+
+
+@pytest.mark.benchmark
+def test_review_build_and_search_figures(tmp_path: Path, installation: Installation) -> None:
+    root = tmp_path / "bench"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "bench")
+    files = _generate(root)
+    size = sum(path.stat().st_size for path in files)
+
+    started = time.perf_counter()
+    for path in files:
+        orjson.loads(path.read_bytes())
+    parse_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    summary = build_review_store(root)
+    build_seconds = time.perf_counter() - started
+    print(f"\nreview build over {summary.records} records ({size / 1e6:.0f} MB, {summary.texts} texts)")
+    print(f"  orjson parse only {parse_seconds:6.2f} s;  build {build_seconds:6.2f} s;  "
+          f"ratio {build_seconds / parse_seconds:4.2f} (target <= 2.0)")
+
+    call = Call(ServeSettings("internal"), Project("bench", root.resolve()))
+    started = time.perf_counter()
+    review_search(call, limit=1)
+    print(f"  first call (attach + stamp and full row-digest check): {(time.perf_counter() - started) * 1000:.0f} ms")
+    print("review.search in-process (limit 20):")
+    for name, arguments in QUERIES.items():
+        print(_line(name, _timed(lambda a=arguments: review_search(call, **a), 40)))  # type: ignore[misc]
+
+    print("review.search through the daemon (one client connection, limit 20):")
+    with running_daemon(installation) as daemon:
+        for name, arguments in QUERIES.items():
+            batch = [("review.search", {"projectId": "bench", **arguments})] * 40
+            call_tools(daemon.mcp_url, batch[:2])  # warm: the daemon's first open verifies the store
+            started = time.perf_counter()
+            answers = call_tools(daemon.mcp_url, batch)
+            per_call = (time.perf_counter() - started) * 1000 / len(batch)
+            assert not any(answer.is_error for answer in answers)
+            print(f"  {name:<46} mean {per_call:7.1f} ms per call (client round trip included)")
