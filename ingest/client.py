@@ -18,6 +18,7 @@ from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, 
 
 from ingest.errors import GitHubError, TokenMissingError
 from ingest.retry import (
+    DEFAULT_MAX_WAIT_SECONDS,
     DEFAULT_RATE_LIMIT_WAIT_SECONDS,
     RETRY_STATUSES,
     RetryableFailure,
@@ -29,7 +30,6 @@ DEFAULT_API_URL: Final = "https://api.github.com"
 API_URL_ENV: Final = "GITHUB_API_URL"
 TOKEN_ENVS: Final = ("GITHUB_TOKEN", "GH_TOKEN")
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
-DEFAULT_MAX_WAIT_SECONDS: Final = 3600.0
 # Below this many points left, wait for the reset instead of spending the last of the budget on a failure.
 LOW_BUDGET_POINTS: Final = 25
 RATE_LIMITED_TYPES: Final = frozenset({"RATE_LIMITED", "RATE_LIMIT"})

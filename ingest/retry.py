@@ -20,6 +20,7 @@ from ingest.errors import GitHubError
 RETRY_STATUSES: Final = frozenset({500, 502, 503, 504})
 NEVER_RETRY_STATUSES: Final = frozenset({400, 401, 404, 422})
 MAX_ATTEMPTS: Final = 6
+DEFAULT_MAX_WAIT_SECONDS: Final = 3600.0
 BACKOFF_FIRST_SECONDS: Final = 1.0
 BACKOFF_MAX_SECONDS: Final = 60.0
 # GitHub's advice when a secondary rate limit names no wait: at least a minute.

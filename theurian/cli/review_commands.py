@@ -18,9 +18,8 @@ import typer
 from evidence.lake import Lake
 from evidence.records import KINDS, repository_folder
 from ingest import allowlist
-from ingest.client import DEFAULT_MAX_WAIT_SECONDS, GitHubClient, api_url_from, token_from_env
 from ingest.errors import IngestError
-from ingest.run import RepositoryRun, RunOptions
+from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from theurian.cli import review_build_command
 from theurian.cli.review_progress import Progress
 from theurian.errors import ProjectError, UsageError
@@ -103,6 +102,10 @@ def ingest(
     By default each repository's run covers what changed since its last completed run (with a 10-minute
     overlap). The token comes from GITHUB_TOKEN or GH_TOKEN.
     """
+    # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
+    from ingest.client import GitHubClient, api_url_from, token_from_env
+    from ingest.run import RepositoryRun, RunOptions
+
     if full and since is not None:
         raise UsageError("--full and --since cannot be combined")
     root = project_root(project)

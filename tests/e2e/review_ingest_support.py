@@ -1,0 +1,45 @@
+"""Shared helpers for the end-to-end ingest tests: run the real CLI against the loopback fake."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from tests.support.fake_github import FakeGitHub
+from tests.support.installation import Installation
+
+TOKEN = "ghp_e2eSECRETtokenValue0123456789"
+
+
+def ingest_env(fake: FakeGitHub) -> dict[str, str]:
+    return {"GITHUB_TOKEN": TOKEN, "GITHUB_API_URL": fake.url}
+
+
+def ingest(installation: Installation, project: Path, fake: FakeGitHub,
+           *args: str) -> subprocess.CompletedProcess[str]:
+    # --max-wait 0: the fake's rate limits ask for no wait, and backoff never sleeps in a test.
+    return installation.cli("review", "ingest", *args, "--max-wait", "0", "--project", str(project),
+                            extra_env=ingest_env(fake))
+
+
+def new_project(installation: Installation, root: Path, *allowed: str) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    installation.cli("init", str(root), check=True)
+    for repository in allowed:
+        installation.cli("review", "allow", repository, "--project", str(root), check=True)
+    return root
+
+
+def small_corpus(corpus: dict[str, Any]) -> dict[str, Any]:
+    """The public repository cut to pull requests 1, 2, 4, 5, 6 and 7 (no 130-thread one); private kept."""
+    public, private = copy.deepcopy(corpus["repositories"])
+    public["pullRequests"] = [p for p in public["pullRequests"] if p["number"] in {1, 2, 4, 5, 6, 7}]
+    return {"repositories": [public, private]}
+
+
+def record_files(project: Path) -> dict[str, bytes]:
+    """Every record file of the lake (not run manifests) by its path under .theurian/review."""
+    review = project / ".theurian" / "review"
+    return {str(p.relative_to(review)): p.read_bytes() for p in sorted(review.glob("sha256-*/*/*.json"))}
