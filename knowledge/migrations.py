@@ -30,6 +30,8 @@ KNOWLEDGE_DIR: Final = ".theurian/knowledge"
 FILE_NAME: Final = re.compile(r"^(?P<id>[0-9A-HJKMNP-TV-Z]{26})-(?P<slug>[a-z0-9][a-z0-9-]{0,80})\.yaml$")
 CONTENT_PREFIX: Final = "../knowledge/"
 MAX_BODY_BYTES: Final = 1_000_000
+# libyaml's safe loader when the wheel has it (an order of magnitude faster); the same safe subset of YAML.
+_SAFE_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def load_migration(root: Path, file_name: str) -> Migration:
     path = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
     data = path.read_bytes()
     try:
-        document = yaml.safe_load(data.decode("utf-8"))
+        document = yaml.load(data.decode("utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise MigrationInvalidError(
             file_name, None, f"not readable as UTF-8 YAML ({_first_line(exc)})"
@@ -198,6 +200,8 @@ def _body(root: Path, file_name: str, index: int, operation: dict[str, Any]) -> 
 def _check(
     validator: jsonschema.Draft202012Validator, instance: Any, file_name: str, index: int | None
 ) -> None:
+    if validator.is_valid(instance):
+        return
     error = jsonschema.exceptions.best_match(validator.iter_errors(instance))
     if error is not None:
         path = ".".join(str(part) for part in error.absolute_path)
@@ -219,16 +223,20 @@ def _validator(definition: str) -> jsonschema.Draft202012Validator:
         # The top level alone: each operation is checked on its own below, so its problem carries its index.
         properties = {**document["properties"], "operations": {"type": "array", "minItems": 1}}
         return jsonschema.Draft202012Validator({**document, "properties": properties})
-    # One operation's definition, resolved against the whole document so its $refs still work.
-    return jsonschema.Draft202012Validator(
-        {
-            **document,
-            "$ref": f"#/$defs/{definition}",
-            "properties": {},
-            "required": [],
-            "additionalProperties": True,
-        }
-    )
+    # One operation's definition with its references inlined: resolving $ref per operation dominated the
+    # cost of validating a large migration.
+    return jsonschema.Draft202012Validator(_inline(document["$defs"][definition], document["$defs"]))
+
+
+def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        reference = node.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#/$defs/"):
+            return _inline(definitions[reference.removeprefix("#/$defs/")], definitions)
+        return {key: _inline(value, definitions) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_inline(value, definitions) for value in node]
+    return node
 
 
 def _first_line(error: object) -> str:
