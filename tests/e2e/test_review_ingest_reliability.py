@@ -1,0 +1,94 @@
+"""Reliability: SIGKILL the real ingest at random points, and run it against a fake that injects faults."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from evidence.lake import iter_lake
+from evidence.validation import validate_manifest
+from tests.e2e.review_ingest_support import ingest, ingest_env, new_project, record_files, small_corpus
+from tests.support.fake_github import FakeGitHub
+from tests.support.github_corpus import load_fixture
+from tests.support.installation import THEURIAN_BIN, Installation
+
+DEFAULT_KILLS = 3
+SLOW_KILLS = 25
+
+
+@pytest.fixture
+def corpus() -> dict[str, Any]:
+    return small_corpus(load_fixture())
+
+
+@pytest.fixture
+def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
+    with FakeGitHub(corpus).running() as running:
+        yield running
+
+
+def assert_lake_readable(project: Path) -> None:
+    assert [e.error for e in iter_lake(project) if e.error] == []
+    for path in (project / ".theurian" / "review").glob("runs/*.json"):
+        validate_manifest(orjson.loads(path.read_bytes()))
+
+
+def kill_and_converge(installation: Installation, fake: FakeGitHub, tmp_path: Path, kills: int) -> None:
+    reference = new_project(installation, tmp_path / "reference", "Acme/Widgets")
+    started = time.monotonic()
+    assert ingest(installation, reference, fake).returncode == 0
+    duration = time.monotonic() - started
+    expected = record_files(reference)
+    victim = new_project(installation, tmp_path / "victim", "Acme/Widgets")
+    rng = random.Random(20261130)
+    args = [str(THEURIAN_BIN), "review", "ingest", "--max-wait", "0", "--project", str(victim)]
+    for _ in range(kills):
+        process = subprocess.Popen(args, env=installation.env | ingest_env(fake),
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            process.wait(timeout=rng.uniform(0.2, duration))
+        except subprocess.TimeoutExpired:
+            os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+        assert_lake_readable(victim)
+    assert ingest(installation, victim, fake).returncode == 0
+    assert_lake_readable(victim)
+    assert record_files(victim) == expected
+    leftovers = [p for p in (victim / ".theurian" / "review").rglob("*.tmp")]
+    assert leftovers == []
+
+
+def test_sigkill_at_random_points_leaves_a_valid_lake_that_a_rerun_converges(
+        installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
+    kill_and_converge(installation, fake, tmp_path, DEFAULT_KILLS)
+
+
+@pytest.mark.slow
+def test_many_sigkills_at_random_points_still_converge_byte_for_byte(
+        installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
+    kill_and_converge(installation, fake, tmp_path, SLOW_KILLS)
+
+
+def test_502s_secondary_rate_limits_and_rate_limited_answers_yield_the_same_lake(
+        installation: Installation, corpus: dict[str, Any], tmp_path: Path) -> None:
+    with FakeGitHub(corpus).running() as clean:
+        reference = new_project(installation, tmp_path / "reference", "Acme/Widgets")
+        assert ingest(installation, reference, clean).returncode == 0
+    with FakeGitHub(corpus).running() as faulty:
+        faulty.fault_plan, faulty.fault_every = ["502", "secondary", "rate_limited"], 2
+        project = new_project(installation, tmp_path / "faulty", "Acme/Widgets")
+        result = ingest(installation, project, faulty, "--json")
+        assert result.returncode == 0, result.stderr
+        assert faulty.faults_served >= 3
+        (run,) = orjson.loads(result.stdout)["runs"]
+        assert run["retries"] == faulty.faults_served
+    assert record_files(project) == record_files(reference)
