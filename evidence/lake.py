@@ -111,10 +111,11 @@ class Lake:
         return True
 
     def sweep_temporary_files(self, repository: str) -> int:
-        """Remove temp files a killed writer left in a repository's folders; return how many."""
+        """Remove temp files a killed writer left in a repository's folders and `runs/`; return how many."""
         removed = 0
-        for kind in KINDS:
-            folder = self._resolve(f"{repository_folder(repository)}/{kind}")
+        folders = [f"{repository_folder(repository)}/{kind}" for kind in KINDS] + [RUNS_DIR]
+        for relative in folders:
+            folder = self._resolve(relative)
             if not folder.is_dir():
                 continue
             for entry in folder.iterdir():
