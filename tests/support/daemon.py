@@ -16,6 +16,8 @@ import httpx
 from tests.support.installation import THEURIAN_BIN, Installation
 
 START_TIMEOUT_SECONDS = 30.0
+# Between picking a free port and the daemon binding it, a parallel test worker can take it; pick again.
+PORT_ATTEMPTS = 3
 
 
 def free_port() -> int:
@@ -42,37 +44,57 @@ class RunningDaemon:
         return self.log_path.read_text(encoding="utf-8")
 
 
+class _PortTaken(Exception):
+    pass
+
+
 @contextmanager
 def running_daemon(
     installation: Installation, *, port: int | None = None, binary: Path = THEURIAN_BIN, cwd: Path | None = None
 ) -> Iterator[RunningDaemon]:
     """Start `theurian serve`, wait until /health answers, and stop it with SIGINT afterwards."""
-    port = port or free_port()
-    log_path = installation.home / f"daemon-{port}.log"
     installation.home.mkdir(parents=True, exist_ok=True)
+    for attempt in range(PORT_ATTEMPTS):
+        chosen = port or free_port()
+        daemon = _start(installation, chosen, binary, cwd)
+        try:
+            _wait_for_health(daemon)
+            break
+        except _PortTaken:
+            if port is not None or attempt == PORT_ATTEMPTS - 1:
+                raise AssertionError(f"port {chosen} was taken: {daemon.log()}") from None
+    try:
+        yield daemon
+    finally:
+        _stop(daemon)
+
+
+def _start(installation: Installation, port: int, binary: Path, cwd: Path | None) -> RunningDaemon:
+    log_path = installation.home / f"daemon-{port}.log"
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.Popen(
             [str(binary), "serve", "--port", str(port)],
             env=installation.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
         )
-    daemon = RunningDaemon(process, port, log_path)
-    try:
-        _wait_for_health(daemon)
-        yield daemon
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    return RunningDaemon(process, port, log_path)
+
+
+def _stop(daemon: RunningDaemon) -> None:
+    if daemon.process.poll() is None:
+        daemon.process.send_signal(signal.SIGINT)
+        try:
+            daemon.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            daemon.process.kill()
+            daemon.process.wait()
 
 
 def _wait_for_health(daemon: RunningDaemon) -> None:
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while time.monotonic() < deadline:
         if daemon.process.poll() is not None:
+            if "already in use" in daemon.log():
+                raise _PortTaken
             raise AssertionError(f"daemon exited {daemon.process.returncode}: {daemon.log()}")
         try:
             if httpx.get(f"{daemon.base_url}/health", timeout=1.0).status_code == 200:
@@ -80,4 +102,5 @@ def _wait_for_health(daemon: RunningDaemon) -> None:
         except httpx.TransportError:
             pass
         time.sleep(0.05)  # polling for start-up, bounded by the deadline above
+    _stop(daemon)
     raise AssertionError(f"daemon did not answer /health within {START_TIMEOUT_SECONDS}s: {daemon.log()}")
