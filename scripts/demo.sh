@@ -1,32 +1,47 @@
 #!/usr/bin/env bash
-# `make demo`: copy the bundled sample project to .demo/, register it in a demo installation (never your real
-# registry), and serve it. Every step is the real CLI an operator would run.
+# `make demo`: the whole path on bundled data, every step the real CLI an operator would run, in a demo
+# installation (never your real registry): knowledge migrations applied and indexed, review findings built from a
+# git history, review history ingested from a loopback fake GitHub and projected, the daemon started, a real MCP
+# client's first answers printed, then the daemon handed to you until Ctrl-C.
+#
+# THEURIAN_DEMO_DIR (default .demo) and THEURIAN_DEMO_PORT (default 7419) move it; THEURIAN_DEMO_NO_SERVE=1 stops
+# after the client's answers (the tests run the demo that way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-THEURIAN=".venv/bin/theurian"
-DEMO="$PWD/.demo"
+THEURIAN="$PWD/.venv/bin/theurian"
+DEMO="$(realpath -m "${THEURIAN_DEMO_DIR:-.demo}")"
 PORT="${THEURIAN_DEMO_PORT:-7419}"
 
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
 export THEURIAN_HOME="$DEMO/installation"
+unset GITHUB_TOKEN GH_TOKEN GITHUB_API_URL
 cp -R fixtures/sample-project "$DEMO/sample-project"
 PROJECT="$DEMO/sample-project"
 
-"$THEURIAN" init "$PROJECT" >/dev/null 2>&1 || true   # the sample ships its .theurian/ already
 "$THEURIAN" project register "$PROJECT" --id sample
 for step in scripts/demo.d/*.sh; do
-  [ -e "$step" ] && source "$step"
+  echo "== ${step#scripts/demo.d/}"
+  source "$step"
 done
+
+echo "== starting the daemon"
+"$THEURIAN" serve --port "$PORT" &
+DAEMON_PID=$!
+trap 'kill -INT "$DAEMON_PID" 2>/dev/null || true; wait "$DAEMON_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
+.venv/bin/python scripts/demo_client.py "http://127.0.0.1:$PORT/mcp"
 
 cat <<TEXT
 
-Theurian demo: project "sample" is registered in a demo installation at $THEURIAN_HOME.
-Connect an MCP client to  http://127.0.0.1:$PORT/mcp  (Streamable HTTP), for example:
-  Claude Code:     claude mcp add --transport http theurian http://127.0.0.1:$PORT/mcp
-  MCP Inspector:   npx @modelcontextprotocol/inspector --cli http://127.0.0.1:$PORT/mcp --method tools/list
-  VS Code / Claude Desktop: see docs/clients.md
-Then call system.capabilities, or project.list to see "sample". Ctrl-C stops the daemon.
-
+Theurian demo: project "sample" is served at  http://127.0.0.1:$PORT/mcp  (Streamable HTTP).
+Connect an agent, for example:
+  Claude Code:    claude mcp add --transport http theurian http://127.0.0.1:$PORT/mcp
+  MCP Inspector:  npx @modelcontextprotocol/inspector --cli http://127.0.0.1:$PORT/mcp --method tools/list
+  VS Code, Claude Desktop: see docs/clients.md
+Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
-exec "$THEURIAN" serve --port "$PORT"
+if [ "${THEURIAN_DEMO_NO_SERVE:-0}" = "1" ]; then
+  exit 0
+fi
+wait "$DAEMON_PID"

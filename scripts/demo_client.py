@@ -1,0 +1,49 @@
+"""`make demo`'s first client: a real MCP SDK client asks the running daemon a few questions and prints the
+answers, so the demo shows the whole path before handing the daemon to you."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+from mcp import Client
+
+QUESTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("system.capabilities", {}),
+    ("review.search", {"projectId": "sample", "q": "slow reads", "limit": 2}),
+    ("review.findings", {"projectId": "sample", "severity": "HIGH", "limit": 2}),
+    ("knowledge.search", {"projectId": "sample", "query": "retry", "limit": 2}),
+]
+
+
+def _summary(name: str, structured: dict[str, Any]) -> str:
+    if name == "system.capabilities":
+        return f"tools: {', '.join(structured['tools'])}\n  capabilities: {json.dumps(structured['capabilities'])}"
+    rows = structured.get("records") or structured.get("findings") or structured.get("results") or []
+    lines = [f"count {structured.get('count', len(rows))}, truncated {structured.get('truncated')}"]
+    for row in rows:
+        text = row.get("excerpt") or row.get("findingText") or row.get("title") or ""
+        where = row.get("recordPath") or row.get("commitSha") or row.get("itemId") or ""
+        lines.append(f"  - {where}: {text[:110]!r}")
+    return "\n".join(lines)
+
+
+async def main(url: str) -> int:
+    async with Client(url) as client:
+        listed = {tool.name for tool in (await client.list_tools()).tools}
+        for name, arguments in QUESTIONS:
+            if name not in listed:
+                continue
+            result = await client.call_tool(name, arguments)
+            print(f"\n> {name} {json.dumps(arguments)}")
+            if result.is_error:
+                print("  refused: " + "".join(getattr(block, "text", "") for block in result.content))
+                return 1
+            print("  " + _summary(name, result.structured_content or {}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1])))
