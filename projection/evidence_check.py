@@ -2,13 +2,16 @@
 
 `jsonschema` costs about five times an orjson parse per record (`design/DEPENDENCIES.md`: 210 µs against
 43 µs), which would make validation, not loading, the cost of a build. This module compiles the schemas under
-`schemas/evidence/` once into nested Python closures that answer only "valid or not" — measured at a few µs
-per record (docs/review-search.md). A record it rejects is handed to `evidence.validation.validate_record`
-for the message, so the reported reason is exactly what the lake's own reader would say.
+`schemas/evidence/` once into Python source — one flat function per schema node, each a run of
+`if not <test>: return False` — and `exec`s it, so checking a record costs a few dict lookups and isinstance
+calls per field rather than a tree of closures (docs/review-search.md has the figures). It answers only
+"valid or not"; a record it rejects is handed to `evidence.validation.validate_record` for the message, so the
+reported reason is exactly what the lake's own reader would say.
 
 It understands only the keywords those schemas use. A schema that gains any other keyword fails to compile
 (`UnsupportedSchema`) rather than being checked loosely; a test compiles every evidence schema and checks
-agreement with `jsonschema` record by record.
+agreement with `jsonschema` record by record. No schema text is ever spliced into the source: every constant,
+pattern and name reaches the generated code through `repr` or a namespace slot.
 """
 
 from __future__ import annotations
@@ -26,15 +29,21 @@ from theurian.errors import TheurianError
 Check = Callable[[Any], bool]
 
 _ANNOTATIONS: Final = frozenset({"$schema", "$id", "title", "description", "$defs", "$comment", "examples"})
-_TYPES: Final[Mapping[str, Check]] = {
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "string": lambda v: isinstance(v, str),
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
+_KEYWORDS: Final = frozenset({
+    "type", "const", "enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "format", "required",
+    "properties", "additionalProperties", "items", "$ref", "oneOf", "anyOf",
+})
+# JSON types as Python tests of `v`; a bool is an int to Python and never a number to JSON Schema.
+_TYPES: Final[Mapping[str, str]] = {
+    "object": "isinstance(v, dict)",
+    "array": "isinstance(v, list)",
+    "string": "isinstance(v, str)",
+    "integer": "(isinstance(v, int) and not isinstance(v, bool))",
+    "number": "(isinstance(v, (int, float)) and not isinstance(v, bool))",
+    "boolean": "isinstance(v, bool)",
+    "null": "v is None",
 }
+_NUMBER: Final = _TYPES["number"]
 
 
 class UnsupportedSchema(TheurianError):  # noqa: N818 - it names what the schema is
@@ -49,30 +58,17 @@ def record_check(kind: str) -> Check:
 
 
 def _compile(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    unknown = set(node) - _ANNOTATIONS - set(_KEYWORDS)
-    if unknown:
-        raise UnsupportedSchema(f"evidence schema keyword(s) {sorted(unknown)} are not compiled")
-    built = [_KEYWORDS[key](node, root) for key in node if key in _KEYWORDS]
-    checks = [check for check in built if check is not None]
-    if len(checks) == 1:
-        return checks[0]
-    return lambda value: all(check(value) for check in checks)
+    """The check for `node`, whose `$ref`s resolve against `root`.
 
-
-def _type(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    names = node["type"] if isinstance(node["type"], list) else [node["type"]]
-    tests = [_TYPES[name] for name in names]
-    return lambda value: any(test(value) for test in tests)
-
-
-def _const(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    expected = node["const"]
-    return lambda value: _json_equal(value, expected)
-
-
-def _enum(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    options = list(node["enum"])
-    return lambda value: any(_json_equal(value, option) for option in options)
+    Raises:
+        UnsupportedSchema: a keyword (anywhere reachable) this compiler does not implement.
+    """
+    unit = _Unit(root)
+    entry = unit.function(node)
+    namespace: dict[str, Any] = dict(unit.slots)
+    exec("\n".join(unit.lines), namespace)  # noqa: S102 - our own generated source, no schema text in it
+    check: Check = namespace[entry]
+    return check
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -84,103 +80,108 @@ def _json_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-def _pattern(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    search = re.compile(node["pattern"]).search
-    return lambda value: not isinstance(value, str) or search(value) is not None
+class _Unit:
+    """The source being generated: its lines, and the namespace slots its constants live in."""
 
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.lines: list[str] = []
+        self.slots: dict[str, Any] = {"_json_equal": _json_equal}
+        self.refs: dict[str, str] = {}  # $defs name -> its function, named before its body is generated
 
-def _bound(name: str, holds: Callable[[Any, Any], bool]) -> Callable[..., Check]:
-    def build(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-        limit = node[name]
-        return lambda value: not _TYPES["number"](value) or holds(value, limit)
+    def slot(self, value: Any) -> str:
+        name = f"_c{len(self.slots)}"
+        self.slots[name] = value
+        return name
 
-    return build
+    def function(self, node: Mapping[str, Any]) -> str:
+        unknown = set(node) - _ANNOTATIONS - _KEYWORDS
+        if unknown:
+            raise UnsupportedSchema(f"evidence schema keyword(s) {sorted(unknown)} are not compiled")
+        name = f"_f{len(self.slots)}"
+        self.slots[name] = None  # reserve the name; `exec` defines it
+        body: list[str] = []
+        for key in node:
+            if key in _KEYWORDS:
+                body += getattr(self, "k_" + key.lstrip("$"))(node)
+        self.lines += [f"def {name}(v):", *(f"    {line}" for line in body), "    return True"]
+        return name
 
+    def k_type(self, node: Mapping[str, Any]) -> list[str]:
+        names = node["type"] if isinstance(node["type"], list) else [node["type"]]
+        return [f"if not ({' or '.join(_TYPES[n] for n in names)}): return False"]
 
-def _length(name: str, holds: Callable[[int, int], bool]) -> Callable[..., Check]:
-    def build(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-        limit = node[name]
-        return lambda value: not isinstance(value, str) or holds(len(value), limit)
+    def k_const(self, node: Mapping[str, Any]) -> list[str]:
+        return [f"if not _json_equal(v, {self.slot(node['const'])}): return False"]
 
-    return build
+    def k_enum(self, node: Mapping[str, Any]) -> list[str]:
+        options = list(node["enum"])
+        if all(option is None or isinstance(option, str) for option in options):
+            strings = self.slot(frozenset(option for option in options if option is not None))
+            null = "v is None or " if None in options else ""
+            return [f"if not ({null}(type(v) is str and v in {strings})): return False"]
+        return [f"if not any(_json_equal(v, o) for o in {self.slot(options)}): return False"]
 
+    def k_pattern(self, node: Mapping[str, Any]) -> list[str]:
+        search = self.slot(re.compile(node["pattern"]).search)
+        return [f"if isinstance(v, str) and {search}(v) is None: return False"]
 
-def _format(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check | None:
-    checker = jsonschema.FormatChecker()
-    name = node["format"]
-    if name not in checker.checkers:
-        return None  # jsonschema does not check it either: the two must agree
-    return lambda value: checker.conforms(value, name)
+    def k_minimum(self, node: Mapping[str, Any]) -> list[str]:
+        return [f"if {_NUMBER} and not v >= {self.slot(node['minimum'])}: return False"]
 
+    def k_maximum(self, node: Mapping[str, Any]) -> list[str]:
+        return [f"if {_NUMBER} and not v <= {self.slot(node['maximum'])}: return False"]
 
-def _required(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    names = tuple(node["required"])
-    return lambda value: not isinstance(value, dict) or all(name in value for name in names)
+    def k_minLength(self, node: Mapping[str, Any]) -> list[str]:  # noqa: N802 - named as the keyword
+        return [f"if isinstance(v, str) and not len(v) >= {self.slot(node['minLength'])}: return False"]
 
+    def k_maxLength(self, node: Mapping[str, Any]) -> list[str]:  # noqa: N802 - named as the keyword
+        return [f"if isinstance(v, str) and not len(v) <= {self.slot(node['maxLength'])}: return False"]
 
-def _properties(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    compiled = {name: _compile(sub, root) for name, sub in node["properties"].items()}
+    def k_format(self, node: Mapping[str, Any]) -> list[str]:
+        checker = jsonschema.FormatChecker()
+        if node["format"] not in checker.checkers:
+            return []  # jsonschema does not check it either: the two must agree
+        conforms = self.slot(checker.conforms)
+        return [f"if not {conforms}(v, {self.slot(node['format'])}): return False"]
 
-    def check(value: Any) -> bool:
-        if not isinstance(value, dict):
-            return True
-        return all(test(value[name]) for name, test in compiled.items() if name in value)
+    def k_required(self, node: Mapping[str, Any]) -> list[str]:
+        names = self.slot(frozenset(node["required"]))
+        return [f"if isinstance(v, dict) and not {names}.issubset(v): return False"]
 
-    return check
+    def k_properties(self, node: Mapping[str, Any]) -> list[str]:
+        lines = ["if isinstance(v, dict):"]
+        for key, sub in node["properties"].items():
+            test, name = self.function(sub), self.slot(key)
+            lines.append(f"    if {name} in v and not {test}(v[{name}]): return False")
+        return lines if len(lines) > 1 else []
 
+    def k_additionalProperties(self, node: Mapping[str, Any]) -> list[str]:  # noqa: N802 - named as the keyword
+        if node["additionalProperties"] is not False:
+            raise UnsupportedSchema("only additionalProperties: false is compiled")
+        allowed = self.slot(frozenset(node.get("properties", {})))
+        return [f"if isinstance(v, dict) and not {allowed}.issuperset(v): return False"]
 
-def _additional(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check | None:
-    if node["additionalProperties"] is not False:
-        raise UnsupportedSchema("only additionalProperties: false is compiled")
-    allowed = frozenset(node.get("properties", {}))
-    return lambda value: not isinstance(value, dict) or allowed.issuperset(value)
+    def k_items(self, node: Mapping[str, Any]) -> list[str]:
+        test = self.function(node["items"])
+        return ["if isinstance(v, list):", "    for x in v:", f"        if not {test}(x): return False"]
 
+    def k_ref(self, node: Mapping[str, Any]) -> list[str]:
+        reference = node["$ref"]
+        if not reference.startswith("#/$defs/"):
+            raise UnsupportedSchema(f"only local $defs references are compiled, not {reference}")
+        target = reference.removeprefix("#/$defs/")
+        if target not in self.refs:
+            # Named before its body is generated, so a recursive definition calls itself rather than recursing
+            # at compile time; the call resolves when the function runs.
+            self.refs[target] = f"_f{len(self.slots)}"
+            assert self.function(self.root["$defs"][target]) == self.refs[target]
+        return [f"if not {self.refs[target]}(v): return False"]
 
-def _items(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    test = _compile(node["items"], root)
-    return lambda value: not isinstance(value, list) or all(test(item) for item in value)
+    def k_oneOf(self, node: Mapping[str, Any]) -> list[str]:  # noqa: N802 - named as the keyword
+        tests = [self.function(sub) for sub in node["oneOf"]]
+        return [f"if ({' + '.join(f'(1 if {t}(v) else 0)' for t in tests)}) != 1: return False"]
 
-
-def _ref(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    reference = node["$ref"]
-    if not reference.startswith("#/$defs/"):
-        raise UnsupportedSchema(f"only local $defs references are compiled, not {reference}")
-    target = root["$defs"][reference.removeprefix("#/$defs/")]
-    compiled: list[Check] = []
-
-    def check(value: Any) -> bool:
-        if not compiled:  # compiled on first use, so a recursive definition cannot recurse at compile time
-            compiled.append(_compile(target, root))
-        return compiled[0](value)
-
-    return check
-
-
-def _one_of(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    tests = [_compile(sub, root) for sub in node["oneOf"]]
-    return lambda value: sum(1 for test in tests if test(value)) == 1
-
-
-def _any_of(node: Mapping[str, Any], root: Mapping[str, Any]) -> Check:
-    tests = [_compile(sub, root) for sub in node["anyOf"]]
-    return lambda value: any(test(value) for test in tests)
-
-
-_KEYWORDS: Final[Mapping[str, Callable[[Mapping[str, Any], Mapping[str, Any]], Check | None]]] = {
-    "type": _type,
-    "const": _const,
-    "enum": _enum,
-    "pattern": _pattern,
-    "minimum": _bound("minimum", lambda v, limit: v >= limit),
-    "maximum": _bound("maximum", lambda v, limit: v <= limit),
-    "minLength": _length("minLength", lambda n, limit: n >= limit),
-    "maxLength": _length("maxLength", lambda n, limit: n <= limit),
-    "format": _format,
-    "required": _required,
-    "properties": _properties,
-    "additionalProperties": _additional,
-    "items": _items,
-    "$ref": _ref,
-    "oneOf": _one_of,
-    "anyOf": _any_of,
-}
+    def k_anyOf(self, node: Mapping[str, Any]) -> list[str]:  # noqa: N802 - named as the keyword
+        tests = [self.function(sub) for sub in node["anyOf"]]
+        return [f"if not ({' or '.join(f'{t}(v)' for t in tests)}): return False"]
