@@ -9,6 +9,7 @@ from __future__ import annotations
 from serve.tooling import Tool
 from serve.tools.findings import findings_tools
 from serve.tools.knowledge import knowledge_tools
+from serve.tools.proposals import proposal_tools
 from serve.tools.review import review_tools
 from serve.tools.system import system_tools
 
@@ -18,6 +19,7 @@ def registered_tools() -> list[Tool]:
     tools: list[Tool] = []
     tools.extend(findings_tools())
     tools.extend(knowledge_tools())
+    tools.extend(proposal_tools())
     tools.extend(review_tools())
     tools.extend(system_tools(tools))  # the capabilities handler reads the final list, itself included
     return sorted(tools, key=lambda tool: tool.name)

@@ -15,6 +15,7 @@ from theurian.cli import (
     init_command,
     migrate_commands,
     project_commands,
+    propose_commands,
     review_commands,
     serve_command,
 )
@@ -52,6 +53,7 @@ app.add_typer(review_commands.app, name="review")
 app.add_typer(findings_commands.app, name="findings")
 app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
+app.add_typer(propose_commands.app, name="propose")
 
 
 def run() -> None:

@@ -1,0 +1,142 @@
+"""The two knowledge drafts: a new revision of an existing item (`knowledge.proposeChange`, `theurian propose
+change`) and a migration of the ten v1 draft kinds (`knowledge.generateMigrationDraft`, `theurian propose
+migration`). Both write through the `DraftFacade` they are handed, and only through it.
+
+A change is drafted against what the caller may see: an item above the disclosure ceiling is "not available",
+exactly as knowledge.get answers, so a draft never confirms that a withheld id exists. The new revision keeps
+every property of the current one but its title and body; `expectedRevision` must name the current revision.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from ulid import ULID
+
+from knowledge.errors import KnowledgeError, StateMissingError
+from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, DraftRefusedError, OperationsDraft
+from knowledge.reading import ItemNotAvailableError, get_item
+from theurian.project import Project
+
+MAX_SHOWN: Final = 80
+_SLUG_CHARS: Final = re.compile(r"[^a-z0-9]+")
+_OPTIONAL_METADATA: Final = ("validFrom", "validTo")
+
+
+class ProposalRevisionConflictError(KnowledgeError):
+    """`expectedRevision` is not the item's current revision (REVISION_CONFLICT); nothing was drafted."""
+
+    code = "REVISION_CONFLICT"
+
+    def __init__(self, item_id: str, *, expected: str | None, actual: str) -> None:
+        super().__init__(
+            f"REVISION_CONFLICT: revision conflict on {item_id}: expectedRevision is {expected or 'null'} but "
+            f"the current revision is {actual}; nothing was drafted. Read the item again (knowledge.get) and "
+            "draft against its current revision.",
+            details={"itemId": item_id, "expected": expected, "actual": actual},
+        )
+
+
+class DraftKindError(DraftRefusedError):
+    """An operation names a kind outside the ten a migration draft admits."""
+
+
+def slug(text: str) -> str:
+    """A migration file-name slug from free text: a-z, 0-9 and single hyphens, at most 60 characters."""
+    words = _SLUG_CHARS.sub("-", text.lower()).strip("-")[:60].strip("-")
+    return words or "draft"
+
+
+def propose_change(project: Project, ceiling: str, facade: DraftFacade, *, item_id: str,
+                   expected_revision: str | None, body: str, author: str, title: str | None = None,
+                   description: str | None = None, drafted_by: str) -> dict[str, Any]:
+    """Draft a new revision of an existing item; the proposal payload.
+
+    Raises:
+        ItemNotAvailableError: no such item under this ceiling (absent, retired and withheld alike).
+        ProposalRevisionConflictError: `expected_revision` is not the current revision.
+        DraftRefusedError: the draft fails the migration validator.
+    """
+    shown = item_id if len(item_id) <= MAX_SHOWN else f"(an id of {len(item_id)} characters)"
+    try:
+        current = get_item(project, ceiling, item_id, repr(shown))
+    except StateMissingError:
+        raise ItemNotAvailableError(project.project_id, repr(shown)) from None
+    if expected_revision != current["revisionId"]:
+        raise ProposalRevisionConflictError(item_id, expected=expected_revision, actual=current["revisionId"])
+    revision_id = str(ULID())
+    metadata = _metadata_of(current, title)
+    reason = description or f"A new revision of {item_id}."
+    return facade.draft_content(ContentDraft(
+        slug=slug(f"revise-{item_id}"),
+        author=author,
+        description=reason,
+        depends_on=(current["provenance"]["migrationId"],),
+        revision={"op": "upsertRevision", "itemId": item_id, "revisionId": revision_id,
+                  "expectedRevision": current["revisionId"], "metadata": metadata},
+        body=body,
+        body_path=f"{current['kind']}/{item_id}-{revision_id}.md",
+        evidence={
+            "draftedBy": drafted_by,
+            "basedOn": {"itemId": item_id, "revisionId": current["revisionId"],
+                        "contentSha256": current["provenance"]["contentSha256"],
+                        "stateHash": current["provenance"]["stateHash"]},
+            "anchors": metadata["sourceAnchors"],
+            "reasoning": [reason],
+        },
+    ))
+
+
+def generate_migration_draft(facade: DraftFacade, *, author: str, description: str,
+                             operations: Sequence[Mapping[str, Any]], drafted_by: str) -> dict[str, Any]:
+    """Draft a migration of the ten v1 draft kinds, validated before it is written; the proposal payload.
+
+    Raises:
+        DraftKindError: an operation's `op` is not one of the ten (the message names them).
+        DraftRefusedError: the migration fails the validator (the message names the operation index).
+    """
+    for index, operation in enumerate(operations):
+        kind = operation.get("op")
+        if kind not in V1_DRAFT_KINDS:
+            shown = repr(kind) if isinstance(kind, str) and len(kind) <= MAX_SHOWN else "a value that is no kind"
+            raise DraftKindError(
+                f"knowledge.generateMigrationDraft admits exactly ten operation kinds: {', '.join(V1_DRAFT_KINDS)}; "
+                f"operation {index} is {shown}. createItem and upsertRevision are drafted by "
+                "knowledge.proposeChange (or review.generateKnowledgeCandidate); changeSensitivity and restoreItem "
+                "are an operator's, written by hand. Nothing was drafted."
+            )
+    anchors = [dict(op["anchor"]) for op in operations if op.get("op") == "addEvidence" and "anchor" in op]
+    return facade.draft_operations(OperationsDraft(
+        slug=slug(description),
+        author=author,
+        description=description,
+        operations=tuple(dict(op) for op in operations),
+        evidence={"draftedBy": drafted_by, "anchors": anchors, "reasoning": [description]},
+    ))
+
+
+def _metadata_of(current: Mapping[str, Any], title: str | None) -> dict[str, Any]:
+    """The current revision's properties as upsertRevision metadata, with the new title when one is given."""
+    anchors = [{key: value for key, value in anchor.items() if value is not None}
+               for anchor in current["sourceAnchors"]]
+    metadata: dict[str, Any] = {
+        "title": title or current["title"],
+        "contentType": current["contentType"],
+        "kind": current["kind"],
+        "namespace": current["namespace"],
+        "status": current["status"],
+        "owner": current["owner"],
+        "trustLevel": current["trustLevel"],
+        "sensitivity": current["sensitivity"],
+        "labels": list(current["labels"]),
+        "scopePaths": list(current["scopePaths"]),
+        "sourceAnchors": anchors,
+    }
+    for key in _OPTIONAL_METADATA:
+        if current.get(key) is not None:
+            metadata[key] = current[key]
+    if not anchors:
+        metadata["originatesInTheurian"] = True
+    return metadata

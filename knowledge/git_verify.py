@@ -1,0 +1,79 @@
+"""`fixCommitPresent`: the caller's fix commit exists in the project's local git repository and touched the
+thread's file path. Verified with git itself, never believed.
+
+The sha must be a full 40- or 64-character lowercase hex before it reaches git, so it can never be read as an
+option or a revision expression. The thread's path is compared as a string with the paths git lists; it is data
+from the network and is never opened or passed to git. fsmonitor and hooks are switched off for every call:
+a repository's own config must not make verifying a commit run a program.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from knowledge.errors import KnowledgeError
+from knowledge.promotion_gate import FAILED, FIX_COMMIT_PRESENT, MET, Signal
+
+FULL_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+GIT_TIMEOUT_SECONDS: Final = 30.0
+_SAFE_CONFIG: Final = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+
+
+class GitUnavailableError(KnowledgeError):
+    """The project's folder is not inside a git repository git can read (or git is not installed)."""
+
+
+@dataclass(frozen=True)
+class FixCommit:
+    signal: Signal
+    touched: tuple[str, ...]  # every path the commit changed, for the evidence trail (empty when absent)
+
+
+def verify_fix_commit(root: Path, sha: str, thread_path: str) -> FixCommit:
+    """Whether `sha` is a commit here that changed `thread_path` (relative to the repository's top level).
+
+    Raises:
+        GitUnavailableError: the project is not in a git repository, or git cannot be run.
+    """
+    if _git(root, "rev-parse", "--show-toplevel").returncode != 0:
+        raise GitUnavailableError(
+            "review.generateKnowledgeCandidate verifies fixCommit with git, and the project's folder is not "
+            "inside a git repository; run it on a clone of the repository the thread belongs to"
+        )
+    source = f"git: commit {sha} in the project's repository"
+    if _git(root, "cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+        return FixCommit(Signal(FIX_COMMIT_PRESENT, FAILED, source, "no such commit exists here"), ())
+    listed = _git(root, "diff-tree", "-z", "-r", "-m", "--root", "--no-commit-id", "--name-only", sha)
+    if listed.returncode != 0:
+        raise GitUnavailableError(f"git could not list the files commit {sha} changed")
+    touched = tuple(sorted({name for name in listed.stdout.decode("utf-8", "replace").split("\0") if name}))
+    if thread_path in touched:
+        return FixCommit(Signal(FIX_COMMIT_PRESENT, MET, source,
+                                f"the commit exists and changed the thread's file {thread_path}"), touched)
+    return FixCommit(Signal(FIX_COMMIT_PRESENT, FAILED, source,
+                            f"the commit exists but changed {len(touched)} file(s), none of them the thread's"),
+                     touched)
+
+
+def fix_commit_message(sha: str, thread_path: str) -> str:
+    """One refusal for "no such commit" and "touched nothing the thread names": the difference is a fact about
+    the repository's contents, not about the request."""
+    return (
+        f"FIX_COMMIT_NOT_VERIFIED: fixCommit {sha} is not a commit in this project's git repository that changed "
+        f"the thread's file {thread_path!r}, so fixCommitPresent is not met and nothing was drafted. Name the "
+        "full sha of the commit that fixed what the thread raised (fetch it first if this clone lacks it)."
+    )
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(  # noqa: S603 - a fixed argv; the only caller value is a validated hex sha
+            ["git", *_SAFE_CONFIG, *args], cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
+            check=False, stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitUnavailableError(f"git could not be run to verify fixCommit ({type(exc).__name__})") from exc

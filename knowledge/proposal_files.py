@@ -1,0 +1,91 @@
+"""Where proposals live and how their files are created: exclusively, durably, inside the project root.
+
+Every directory is created with `mkdir` (never `exist_ok`) under a fresh ULID and every file with `O_EXCL`, so two
+drafts running at the same moment can never write into one directory or over one file: a collision is an error
+the writer retries under a new id, never a silent overwrite.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Final
+
+from ulid import ULID
+
+from theurian.containment import resolve_inside
+from theurian.durable import fsync_directory
+
+PROPOSALS_DIR: Final = ".theurian/proposals"
+EVIDENCE_NAME: Final = "evidence.json"
+PROPOSAL_ID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+_ATTEMPTS: Final = 8
+
+
+def proposal_folder(root: Path) -> tuple[Path, str]:
+    """A new, empty proposal directory created exclusively; returns it and its id.
+
+    Raises:
+        PathEscapeError: `.theurian/proposals` resolves outside the project root.
+    """
+    parent = resolve_inside(root, PROPOSALS_DIR)
+    parent.mkdir(parents=True, exist_ok=True)
+    for _ in range(_ATTEMPTS):
+        proposal_id = str(ULID())
+        folder = resolve_inside(root, f"{PROPOSALS_DIR}/{proposal_id}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue  # another writer drew the same id: draw again, never share
+        fsync_directory(parent)
+        return folder, proposal_id
+    raise FileExistsError(f"no fresh proposal directory after {_ATTEMPTS} attempts under {PROPOSALS_DIR}")
+
+
+def existing_folder(root: Path, proposal_id: str) -> Path | None:
+    """The proposal's directory when `proposal_id` is a ULID and the directory exists, else None."""
+    if not PROPOSAL_ID.fullmatch(proposal_id):
+        return None
+    folder = resolve_inside(root, f"{PROPOSALS_DIR}/{proposal_id}")
+    return folder if folder.is_dir() else None
+
+
+def write_new(folder: Path, relative: str, data: bytes) -> Path:
+    """Create `folder/relative` (parents included) with `data`, refusing to replace anything, and fsync it.
+
+    Raises:
+        FileExistsError: the file already exists.
+        PathEscapeError: the path resolves outside `folder`.
+    """
+    path = resolve_inside(folder, relative)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+    fsync_directory(path.parent)
+    return path
+
+
+def move_new(source: Path, destination: Path) -> None:
+    """Move a file to a destination that must not exist (a hard link then an unlink: never a replace).
+
+    Raises:
+        FileExistsError: the destination exists.
+    """
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    os.link(source, destination)
+    source.unlink()
+    fsync_directory(destination.parent)
+    fsync_directory(source.parent)
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """A project-relative POSIX path, as payloads and messages name files."""
+    return path.relative_to(root.resolve()).as_posix()

@@ -1,0 +1,196 @@
+"""`theurian propose change | migration | candidate | list | accept | reject`: proposals at the command line.
+
+The three drafting commands run the same code as the three write-intent tools and print the same payload
+(`--json`). `accept` is the step no tool can take: it moves the migration into `.theurian/migrations/` and the
+body into `.theurian/knowledge/`, where a human commits them for review. Heavy modules (DuckDB, jsonschema,
+YAML) are imported inside each command, so `theurian --version` never pays for them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from theurian.errors import ProjectError, UsageError
+from theurian.project import THEURIAN_DIR, Project
+
+app = typer.Typer(
+    help="Draft knowledge proposals (.theurian/proposals/), list them, accept or reject them.",
+    no_args_is_help=True,
+)
+
+ProjectOption = Annotated[
+    Path | None,
+    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (a refusal with a code as {"error": ...}).')]
+AuthorOption = Annotated[str, typer.Option("--author", help="Who proposes it.")]
+DescriptionOption = Annotated[str | None, typer.Option("--description", help="Why, for the reviewer.")]
+BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
+
+
+def _project(option: Path | None) -> Project:
+    from theurian.registry import default_project_id
+
+    start = (option or Path.cwd()).resolve()
+    for folder in ([start] if option else [start, *start.parents]):
+        if (folder / THEURIAN_DIR).is_dir():
+            return Project(default_project_id(folder) or "project", folder)
+    raise ProjectError(f"{start} has no .theurian/ folder; run `theurian init` there first (or pass --project)")
+
+
+def _read_text(path: Path, what: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what} {path} cannot be read as UTF-8 text ({type(exc).__name__})") from exc
+
+
+def _emit(payload: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(payload, ensure_ascii=False))
+        return
+    typer.echo(f"drafted proposal {payload['proposalId']} in {payload['proposalDirectory']}/")
+    typer.echo(f"  migration {payload['migrationFile']}")
+    if payload["bodyFile"]:
+        typer.echo(f"  body      {payload['bodyFile']} -> {payload['bodyDestination']}")
+    typer.echo(f"  evidence  {payload['evidenceFile']}")
+    for step in payload["nextSteps"]:
+        typer.echo(f"next: {step}")
+
+
+@app.command("change")
+def change(
+    item_id: Annotated[str, typer.Argument(help="The existing item's id.")],
+    expected_revision: Annotated[str, typer.Option("--expected-revision",
+                                                   help="The item's current revision id (REVISION_CONFLICT else).")],
+    body_file: BodyOption,
+    author: AuthorOption,
+    title: Annotated[str | None, typer.Option("--title", help="A new title; default: keep the current one.")] = None,
+    description: DescriptionOption = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Draft a new revision of an existing item (what knowledge.proposeChange drafts)."""
+    from knowledge.drafts import ProposalRevisionConflictError, propose_change
+    from knowledge.proposals import DraftFacade
+    from theurian.installation import disclosure_ceiling
+
+    where = _project(project)
+    try:
+        payload = propose_change(where, disclosure_ceiling(), DraftFacade(where.root), item_id=item_id,
+                                 expected_revision=expected_revision, body=_read_text(body_file, "--body-file"),
+                                 author=author, title=title, description=description,
+                                 drafted_by="theurian propose change")
+    except ProposalRevisionConflictError as exc:
+        if as_json:
+            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
+        raise
+    _emit(payload, as_json)
+
+
+@app.command("migration")
+def migration(
+    operations_file: Annotated[Path, typer.Option("--operations-file",
+                                                  help="A YAML or JSON list of operations (ten kinds admitted).")],
+    author: AuthorOption,
+    description: Annotated[str, typer.Option("--description", help="What the migration does, for the reviewer.")],
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Draft a migration of the ten v1 draft kinds (what knowledge.generateMigrationDraft drafts)."""
+    import yaml
+
+    from knowledge.drafts import generate_migration_draft
+    from knowledge.proposals import DraftFacade
+
+    try:
+        operations = yaml.safe_load(_read_text(operations_file, "--operations-file"))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"--operations-file {operations_file} is not YAML or JSON") from exc
+    if not isinstance(operations, list) or not operations or not all(isinstance(op, dict) for op in operations):
+        raise UsageError(f"--operations-file {operations_file} must hold a non-empty list of operations (mappings)")
+    payload = generate_migration_draft(DraftFacade(_project(project).root), author=author, description=description,
+                                       operations=operations, drafted_by="theurian propose migration")
+    _emit(payload, as_json)
+
+
+@app.command("candidate")
+def candidate(
+    repository: Annotated[str, typer.Option("--repository", help="owner/name as review.search publishes it.")],
+    record_key: Annotated[str, typer.Option("--record-key", help="The thread's recordKey from review.search.")],
+    fix_commit: Annotated[str, typer.Option("--fix-commit", help="Full sha of the commit that fixed it.")],
+    item_id: Annotated[str, typer.Option("--item-id", help="The new item's id.")],
+    title: Annotated[str, typer.Option("--title", help="The generalization's title.")],
+    body_file: BodyOption,
+    kind: Annotated[str, typer.Option("--kind", help="An item kind (architecture, decision, …).")],
+    category: Annotated[str, typer.Option("--category", help="A ReviewCommentCategory (reliability-rule, …).")],
+    owner: Annotated[str, typer.Option("--owner", help="Who owns the item.")],
+    author: AuthorOption,
+    description: DescriptionOption = None,
+    evidence: Annotated[list[str] | None, typer.Option("--evidence", help="A reasoning step; repeatable.")] = None,
+    project: ProjectOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Promote a stored review thread into a knowledge candidate (what review.generateKnowledgeCandidate does)."""
+    from knowledge.candidate import CATEGORIES, generate_candidate
+    from knowledge.proposals import DraftFacade
+    from theurian.installation import disclosure_ceiling
+
+    if category not in CATEGORIES:
+        raise UsageError(f"--category must be one of: {', '.join(CATEGORIES)}")
+    where = _project(project)
+    payload = generate_candidate(
+        where, disclosure_ceiling(), DraftFacade(where.root), repository=repository, record_key=record_key,
+        fix_commit=fix_commit, item_id=item_id, title=title, body=_read_text(body_file, "--body-file"), kind=kind,
+        category=category, owner=owner, author=author, description=description, evidence_trail=evidence or [],
+        drafted_by="theurian propose candidate",
+    )
+    _emit(payload, as_json)
+
+
+@app.command("list")
+def list_command(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+    """List the proposals under .theurian/proposals/ with their status (pending, accepted, damaged)."""
+    from knowledge.proposal_lifecycle import list_proposals
+
+    summaries = list_proposals(_project(project).root)
+    if as_json:
+        typer.echo(json.dumps([{"proposalId": s.proposal_id, "status": s.status, "migrationFile": s.migration_file,
+                                "draftedBy": s.drafted_by, "description": s.description} for s in summaries],
+                              ensure_ascii=False))
+        return
+    if not summaries:
+        typer.echo("no proposals (draft one with `theurian propose change|migration|candidate` or an MCP tool)")
+    for s in summaries:
+        typer.echo(f"{s.proposal_id}\t{s.status}\t{s.migration_file or '-'}\t{s.drafted_by or '-'}")
+
+
+@app.command("accept")
+def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")],
+           project: ProjectOption = None) -> None:
+    """Move the proposal's migration into .theurian/migrations/ and its body into .theurian/knowledge/.
+
+    Exits 4, naming the migration, when the proposal was already accepted. Nothing is ever replaced. Then commit
+    the files for review, and after the merge run `theurian migrate apply`.
+    """
+    from knowledge.proposal_lifecycle import accept_proposal
+
+    accepted = accept_proposal(_project(project).root, proposal_id)
+    typer.echo(f"accepted {proposal_id}: {accepted.migration}")
+    for body in accepted.bodies:
+        typer.echo(f"  body {body}")
+    typer.echo("next: commit these files and open a pull request; after the merge run `theurian migrate apply`")
+
+
+@app.command("reject")
+def reject(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")],
+           project: ProjectOption = None) -> None:
+    """Remove a pending proposal's directory (an accepted one is refused: undo it with a migration)."""
+    from knowledge.proposal_lifecycle import reject_proposal
+
+    removed = reject_proposal(_project(project).root, proposal_id)
+    typer.echo(f"rejected {proposal_id}: removed {removed}/")
