@@ -15,4 +15,4 @@
       -m "Review-Finding: adversarial HIGH — a retry that takes the lock before reading can deadlock against the sweeper
 Review-Finding: code-review LOW — the retry budget is a magic number; name it"
 )
-"$THEURIAN" findings build "$PROJECT"
+"$THEURIAN" findings build --project "$PROJECT"

@@ -42,8 +42,8 @@ def project(module_installation: Installation, tmp_path_factory: pytest.TempPath
                 sensitivity="public", validFrom="2026-09-01T00:00:00+09:00")
     writer.write("cache")
     module_installation.cli("project", "register", str(root), "--id", "kb", check=True)
-    module_installation.cli("migrate", "apply", str(root), check=True)
-    module_installation.cli("index", "build", str(root), check=True)
+    module_installation.cli("migrate", "apply", "--project", str(root), check=True)
+    module_installation.cli("index", "build", "--project", str(root), check=True)
     return root
 
 

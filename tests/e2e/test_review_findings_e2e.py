@@ -29,14 +29,14 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     for name in ("demo", "foreign", "unbuilt"):
         shas[name] = write_history(base / name, STANDARD_HISTORY)
         module_installation.new_project(base / name, name)
-    built = module_installation.cli("findings", "build", str(base / "demo"), check=True)
+    built = module_installation.cli("findings", "build", "--project", str(base / "demo"), check=True)
     other = Installation(base / "another-installation")
-    other.cli("findings", "build", str(base / "foreign"), check=True)
+    other.cli("findings", "build", "--project", str(base / "foreign"), check=True)
     escaped = module_installation.new_project(base / "escaped", "escaped")
     (escaped / ".theurian" / "state").mkdir()
     (base / "outside").mkdir()
     (escaped / STORE_RELATIVE).symlink_to(base / "outside" / "planted.sqlite")
-    escaped_build = module_installation.cli("findings", "build", str(escaped))
+    escaped_build = module_installation.cli("findings", "build", "--project", str(escaped))
     return {"base": base, "shas": shas["demo"], "built": built, "escaped_build": escaped_build}
 
 
@@ -62,7 +62,7 @@ def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_gi
 def test_the_build_outside_a_project_fails_in_one_line(
     module_installation: Installation, tmp_path: Path
 ) -> None:
-    result = module_installation.cli("findings", "build", str(tmp_path))
+    result = module_installation.cli("findings", "build", "--project", str(tmp_path))
     assert result.returncode == 1 and "Traceback" not in result.stderr
     assert result.stderr.startswith("theurian: ") and "theurian init" in result.stderr
 

@@ -19,12 +19,12 @@ def _state_files(root: Path) -> dict[str, bytes]:
 def test_apply_applies_pending_migrations_in_order_and_status_lists_them(installation: Installation,
                                                                           tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    before = installation.cli("migrate", "status", str(root), check=True).stdout.splitlines()
+    before = installation.cli("migrate", "status", "--project", str(root), check=True).stdout.splitlines()
     assert [line.split("\t")[0] for line in before] == ["pending", "pending"]
-    applied = installation.cli("migrate", "apply", str(root), check=True).stdout.splitlines()
+    applied = installation.cli("migrate", "apply", "--project", str(root), check=True).stdout.splitlines()
     assert applied[0] == "applied 01K1A0000000000000000000M1-seed-knowledge.yaml"
     assert applied[1] == "applied 01K1B0000000000000000000M2-shorter-tokens.yaml"
-    after = json.loads(installation.cli("migrate", "status", str(root), "--json", check=True).stdout)
+    after = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json", check=True).stdout)
     assert [a["file"] for a in after["applied"]] == [line.split("\t")[1] for line in before]
     assert after["pending"] == [] and after["edited"] == []
     pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
@@ -34,9 +34,9 @@ def test_apply_applies_pending_migrations_in_order_and_status_lists_them(install
 def test_a_second_apply_with_nothing_pending_exits_zero_and_changes_nothing(installation: Installation,
                                                                            tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", str(root), check=True)
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
     files = _state_files(root)
-    again = installation.cli("migrate", "apply", str(root))
+    again = installation.cli("migrate", "apply", "--project", str(root))
     assert again.returncode == 0 and again.stdout.startswith("nothing pending")
     assert _state_files(root) == files
 
@@ -44,7 +44,7 @@ def test_a_second_apply_with_nothing_pending_exits_zero_and_changes_nothing(inst
 def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installation: Installation,
                                                                     tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", str(root), check=True)
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
     files = _state_files(root)
     edited = root / ".theurian/migrations/01K1A0000000000000000000M1-seed-knowledge.yaml"
     edited.write_text(edited.read_text(encoding="utf-8").replace("platform-team", "someone-else", 1),
@@ -52,27 +52,27 @@ def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installatio
     pending = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
     pending.item("decision.new", "A new decision.")
     pending.write("new")  # a pending migration is not applied past an edited one
-    result = installation.cli("migrate", "apply", str(root), "--json")
+    result = installation.cli("migrate", "apply", "--project", str(root), "--json")
     assert result.returncode == 1
     assert "MIGRATION_CHECKSUM_MISMATCH" in result.stderr and edited.name in result.stderr
     assert "Traceback" not in result.stderr
     envelope = json.loads(result.stdout)["error"]
     assert envelope["code"] == "MIGRATION_CHECKSUM_MISMATCH" and envelope["details"]["file"] == edited.name
     assert _state_files(root) == files
-    status = installation.cli("migrate", "status", str(root), check=True).stdout
+    status = installation.cli("migrate", "status", "--project", str(root), check=True).stdout
     assert f"EDITED since: MIGRATION_CHECKSUM_MISMATCH)\t{edited.name}" in status
 
 
 def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation: Installation,
                                                                    tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", str(root), check=True)
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
     files = _state_files(root)
     writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
     # The sample's second migration moved auth-policy past R1: a change still expecting R1 conflicts.
     writer.item("architecture.auth-policy", "Stale edit.", create=False, expected="01K1A0000000000000000000R1")
     path = writer.write("stale-edit")
-    result = installation.cli("migrate", "apply", str(root), "--json")
+    result = installation.cli("migrate", "apply", "--project", str(root), "--json")
     assert result.returncode == 1 and "REVISION_CONFLICT" in result.stderr and path.name in result.stderr
     details = json.loads(result.stdout)["error"]["details"]
     assert details == {"itemId": "architecture.auth-policy", "expected": "01K1A0000000000000000000R1",
@@ -83,13 +83,13 @@ def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation
 def test_an_invalid_migration_names_file_operation_and_problem_and_changes_nothing(
         installation: Installation, tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", str(root), check=True)
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
     files = _state_files(root)
     writer = MigrationWriter(root)
     writer.item("decision.fine", "Fine.")
     writer.op(op="addAlias", alias="nowhere", itemId="decision.missing")
     path = writer.write("bad-alias")
-    result = installation.cli("migrate", "apply", str(root))
+    result = installation.cli("migrate", "apply", "--project", str(root))
     assert result.returncode == 1
     assert result.stderr.strip() == (f"theurian: migration {path.name} is invalid at operation 2: item "
                                      "decision.missing does not exist; nothing was changed")
@@ -101,7 +101,7 @@ def test_a_body_whose_hash_does_not_match_is_refused_before_anything_applies(ins
     root = copy_sample(tmp_path / "sample")
     body = root / ".theurian/knowledge/testing/flaky-retries.md"
     body.write_text(body.read_text(encoding="utf-8") + "tampered\n", encoding="utf-8")
-    result = installation.cli("migrate", "apply", str(root))
+    result = installation.cli("migrate", "apply", "--project", str(root))
     assert result.returncode == 1
     assert "01K1A0000000000000000000M1-seed-knowledge.yaml is invalid at operation 3" in result.stderr
     assert "hashes to sha256:" in result.stderr
@@ -111,9 +111,9 @@ def test_a_body_whose_hash_does_not_match_is_refused_before_anything_applies(ins
 def test_index_build_publishes_a_build_id_and_the_state_hash_it_was_built_from(installation: Installation,
                                                                               tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    state_hash = json.loads(installation.cli("migrate", "apply", str(root), "--json", check=True).stdout)[
+    state_hash = json.loads(installation.cli("migrate", "apply", "--project", str(root), "--json", check=True).stdout)[
         "stateHash"]
-    out = installation.cli("index", "build", str(root), check=True).stdout
+    out = installation.cli("index", "build", "--project", str(root), check=True).stdout
     published = json.loads((root / STATE / "knowledge-index.json").read_text(encoding="utf-8"))
     assert out.strip() == f"index {published['buildId']} built from state {state_hash}"
     assert published["stateHash"] == state_hash and published["disclosureCeiling"] == "internal"
@@ -123,5 +123,5 @@ def test_index_build_without_a_state_names_migrate_apply(installation: Installat
     root = tmp_path / "empty"
     root.mkdir()
     installation.cli("init", str(root), check=True)
-    result = installation.cli("index", "build", str(root))
+    result = installation.cli("index", "build", "--project", str(root))
     assert result.returncode == 1 and "theurian migrate apply" in result.stderr

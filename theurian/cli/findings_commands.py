@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
 from projection.findings_build import build_findings_store
 from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
-from theurian.errors import PathEscapeError, ProjectError
-from theurian.project import THEURIAN_DIR
+from theurian.cli.project_option import ProjectOption, project_root
+from theurian.errors import PathEscapeError
 
 app = typer.Typer(help="The findings store review.findings answers from.", no_args_is_help=True)
 
 
 @app.command("build")
 def build(
-    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")] = Path("."),
+    project: ProjectOption = None,
 ) -> None:
     """Rebuild the findings store from every commit reachable from HEAD, and report what was skipped.
 
     The new store replaces the old one atomically; malformed Review-Finding lines are counted, not stored.
     """
-    root = path.resolve()
-    if not (root / THEURIAN_DIR).is_dir():
-        raise ProjectError(f"{root} holds no .theurian/; run `theurian init {path}` first")
+    root = project_root(project)
     try:
         summary = build_findings_store(root)
     except PathEscapeError as exc:

@@ -3,12 +3,9 @@ state."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
-from theurian.cli.migrate_commands import project_root
+from theurian.cli.project_option import ProjectOption, project_root
 from theurian.installation import disclosure_ceiling
 
 app = typer.Typer(
@@ -18,7 +15,7 @@ app = typer.Typer(
 
 @app.command("build")
 def build(
-    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")] = Path("."),
+    project: ProjectOption = None,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
 
@@ -26,5 +23,5 @@ def build(
     """
     from knowledge.index import build_index  # loads only for this command
 
-    published = build_index(project_root(path), disclosure_ceiling())
+    published = build_index(project_root(project), disclosure_ceiling())
     typer.echo(f"index {published.build_id} built from state {published.state_hash}")

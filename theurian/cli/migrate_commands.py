@@ -3,32 +3,23 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from knowledge.errors import KnowledgeError
-from theurian.errors import ProjectError
+from theurian.cli.project_option import ProjectOption, project_root
 
 app = typer.Typer(
     help="Apply the project's knowledge migrations (.theurian/migrations/) and report on them.",
     no_args_is_help=True,
 )
 
-PathArgument = Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")]
 JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (errors too, as {"error": ...}).')]
 
 
-def project_root(path: Path) -> Path:
-    root = path.resolve()
-    if not (root / ".theurian").is_dir():
-        raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {path}` first")
-    return root
-
-
 @app.command("apply")
-def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
+def apply(project: ProjectOption = None, as_json: JsonOption = False) -> None:
     """Validate every migration and body hash, then apply the pending ones into a new state database.
 
     Nothing changes when any migration is invalid, an applied one was edited (MIGRATION_CHECKSUM_MISMATCH)
@@ -36,7 +27,7 @@ def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
     """
     from knowledge.apply import apply_migrations  # jsonschema and yaml load only for this command
 
-    root = project_root(path)
+    root = project_root(project)
     try:
         outcome = apply_migrations(root)
     except KnowledgeError as exc:
@@ -67,11 +58,11 @@ def apply(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
 
 
 @app.command("status")
-def status(path: PathArgument = Path("."), as_json: JsonOption = False) -> None:
+def status(project: ProjectOption = None, as_json: JsonOption = False) -> None:
     """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
     from knowledge.apply import migration_status
 
-    report = migration_status(project_root(path))
+    report = migration_status(project_root(project))
     if as_json:
         typer.echo(
             json.dumps(
