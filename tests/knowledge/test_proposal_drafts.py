@@ -1,0 +1,161 @@
+"""knowledge.proposeChange and knowledge.generateMigrationDraft behind the real dispatcher, and what a person then
+does with the proposal in-process: accept it, apply it, read the result back."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from knowledge.apply import apply_migrations
+from knowledge.proposal_lifecycle import ACCEPTED, PENDING, accept_proposal, list_proposals, reject_proposal
+from knowledge.proposals import V1_DRAFT_KINDS
+from knowledge.reading import get_item
+from tests.knowledge.authoring import MigrationWriter
+from tests.knowledge.proposal_support import PROJECT_ID, call, drafted, new_shop, proposals, refused
+from theurian.errors import AlreadyInPlaceError
+from theurian.project import Project
+
+CHANGE = "knowledge.proposeChange"
+DRAFT = "knowledge.generateMigrationDraft"
+FOUR_OTHERS = ("createItem", "upsertRevision", "changeSensitivity", "restoreItem")
+
+
+def change_arguments(item_id: str, expected: str | None, **overrides: Any) -> dict[str, Any]:
+    return {"projectId": PROJECT_ID, "itemId": item_id, "expectedRevision": expected,
+            "body": "Locks are taken after every read they depend on.\n", "author": "agent-7"} | overrides
+
+
+def test_a_change_drafts_a_proposal_that_accepts_and_applies_into_the_new_revision(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id, title="Lock order, revised"))
+    assert payload["expectedRevision"] == shop.revision_id
+    assert [s.status for s in list_proposals(shop.root)] == [PENDING]
+    accept_proposal(shop.root, payload["proposalId"])
+    assert (shop.root / payload["bodyDestination"]).is_file()
+    assert [s.status for s in list_proposals(shop.root)] == [ACCEPTED]
+    apply_migrations(shop.root)
+    item = get_item(Project(PROJECT_ID, shop.root), "internal", shop.item_id, shop.item_id)
+    assert (item["revisionId"], item["title"]) == (payload["revisionId"], "Lock order, revised")
+    assert item["body"] == change_arguments(shop.item_id, None)["body"]
+    assert item["trustLevel"] == "reviewed"  # every property but title and body is the current revision's
+
+
+def test_a_second_accept_exits_as_already_in_place_naming_the_migration(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    accept_proposal(shop.root, payload["proposalId"])
+    with pytest.raises(AlreadyInPlaceError) as raised:
+        accept_proposal(shop.root, payload["proposalId"])
+    assert raised.value.exit_code == 4 and payload["migrationFile"] in raised.value.message
+
+
+def test_an_expected_revision_that_is_not_current_is_a_revision_conflict_with_details(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    for expected in ("01K30000000000000000000999", None):
+        text = refused(CHANGE, change_arguments(shop.item_id, expected))
+        error = json.loads(text)["error"]
+        assert error["code"] == "REVISION_CONFLICT"
+        assert error["details"] == {"itemId": shop.item_id, "expected": expected, "actual": shop.revision_id}
+    assert proposals(shop.root) == []
+
+
+def test_a_change_to_an_absent_or_withheld_item_gets_one_answer(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    secret = writer.item("security.keys", "Rotate keys.", sensitivity="restricted", kind="security")
+    writer.write("keys")
+    apply_migrations(shop.root)
+    withheld = refused(CHANGE, change_arguments("security.keys", secret))
+    absent = refused(CHANGE, change_arguments("security.nothing", secret))
+    assert withheld.replace("security.keys", "X") == absent.replace("security.nothing", "X")
+    assert proposals(shop.root) == []
+
+
+def test_a_rejected_proposal_is_removed(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    reject_proposal(shop.root, payload["proposalId"])
+    assert proposals(shop.root) == []
+
+
+ADMITTED = {
+    "deprecateItem": {"itemId": "architecture.lock-order", "reason": "superseded by the runbook"},
+    "addRelation": {"sourceItemId": "architecture.lock-order", "relationType": "refines",
+                    "targetItemId": "architecture.lock-order"},
+    "removeRelation": {"sourceItemId": "a.b", "relationType": "refines", "targetItemId": "c.d"},
+    "addAlias": {"alias": "lock-order", "itemId": "architecture.lock-order"},
+    "removeAlias": {"alias": "lock-order"},
+    "changeOwner": {"itemId": "architecture.lock-order", "owner": "orders-team"},
+    "registerSpecification": {"specId": "spec.locks", "itemId": "architecture.lock-order",
+                              "sourceUri": "git://orders/specs/locks.md", "format": "markdown"},
+    "supersedeSpecification": {"specId": "spec.locks", "supersededBy": "spec.locks-v2"},
+    "addEvidence": {"itemId": "architecture.lock-order", "description": "the thread",
+                    "anchor": {"provider": "github", "sourceUri": "https://github.com/a/b/pull/1"},
+                    "confidence": 0.8},
+    "removeEvidence": {"itemId": "architecture.lock-order", "sourceUri": "https://github.com/a/b/pull/1"},
+}
+
+
+def test_the_admitted_set_is_exactly_the_ten_v1_kinds() -> None:
+    assert set(V1_DRAFT_KINDS) == set(ADMITTED) and len(V1_DRAFT_KINDS) == 10
+    assert not set(FOUR_OTHERS) & set(V1_DRAFT_KINDS)
+
+
+@pytest.mark.parametrize("kind", sorted(ADMITTED))
+def test_each_admitted_kind_drafts_a_schema_valid_migration(tmp_path: Path, kind: str) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(DRAFT, {"projectId": PROJECT_ID, "author": "agent-7", "description": f"a {kind}",
+                              "operations": [{"op": kind, **ADMITTED[kind]}]})
+    assert payload["revisionId"] is None and payload["bodyFile"] is None and payload["contentFile"] is None
+    document = yaml.safe_load((shop.root / payload["proposalDirectory"] / payload["migrationFile"]).read_text())
+    assert document["operations"] == [{"op": kind, **ADMITTED[kind]}]
+
+
+@pytest.mark.parametrize("kind", FOUR_OTHERS)
+def test_each_of_the_other_four_kinds_is_refused_naming_the_admitted_set(tmp_path: Path, kind: str) -> None:
+    shop = new_shop(tmp_path / "shop")
+    text = refused(DRAFT, {"projectId": PROJECT_ID, "author": "a", "description": "d",
+                           "operations": [ADMITTED["addAlias"] | {"op": "addAlias"}, {"op": kind, "itemId": "x"}]})
+    assert ", ".join(V1_DRAFT_KINDS) in text and f"operation 1 is '{kind}'" in text
+    assert proposals(shop.root) == []
+
+
+def test_a_draft_that_fails_the_migration_schema_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    text = refused(DRAFT, {"projectId": PROJECT_ID, "author": "a", "description": "d",
+                           "operations": [{"op": "addEvidence", "itemId": "x", "description": "d",
+                                           "anchor": {"provider": "github", "sourceUri": "u"}, "confidence": 7}]})
+    assert "invalid at operation 0" in text and "confidence" in text
+    assert proposals(shop.root) == []
+
+
+def test_concurrent_drafts_never_collide(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    barrier = threading.Barrier(8)
+    results: list[dict[str, Any]] = []
+
+    def draft(n: int) -> None:
+        barrier.wait()
+        arguments = {"projectId": PROJECT_ID, "author": "a", "description": "same description every time",
+                     "operations": [{"op": "addAlias", "alias": f"alias-{n}", "itemId": shop.item_id}]}
+        results.append(call(DRAFT, arguments))
+        results.append(call(CHANGE, change_arguments(shop.item_id, shop.revision_id, body=f"body {n}\n")))
+
+    workers = [threading.Thread(target=draft, args=(n,)) for n in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    payloads = [r["structuredContent"] for r in results if not r["isError"]]
+    assert len(payloads) == 16
+    for key in ("proposalId", "migrationId", "migrationFile"):
+        assert len({p[key] for p in payloads}) == 16, key
+    assert len({p["revisionId"] for p in payloads if p["revisionId"]}) == 8
+    assert len(proposals(shop.root)) == 16
+    bodies = {(shop.root / p["bodyFile"]).read_text() for p in payloads if p["bodyFile"]}
+    assert bodies == {f"body {n}\n" for n in range(8)}
