@@ -43,7 +43,7 @@ def _thread(daemon: RunningDaemon, mode: Mode) -> dict[str, Any]:
     assert not found.is_error, found.text
     assert found.structured is not None
     [record] = [r for r in found.structured["records"] if r["kind"] == "review-thread"]
-    return record
+    return dict(record)
 
 
 def _candidate(record: dict[str, Any], fix: str, item_id: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ commit verified with git, every refusal as the contract groups them, and the can
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,6 +31,7 @@ from tests.knowledge.proposal_support import (
 )
 
 TOOL = "review.generateKnowledgeCandidate"
+Records = list[dict[str, Any]] | None
 
 
 def test_a_resolved_merged_ci_green_thread_becomes_an_inferred_candidate_anchored_to_the_thread(
@@ -76,7 +78,7 @@ def test_the_evidence_file_holds_the_threads_record_path_key_hash_and_every_sign
     ("ciSuccessful", [merged_pull(rollup="FAILURE")], None, "rollup is `FAILURE`"),
 ])
 def test_each_gate_signal_unmet_on_its_own_is_named_with_why_the_stored_record_makes_it_so(
-        tmp_path: Path, signal: str, pulls: list | None, threads: list | None, why: str) -> None:
+        tmp_path: Path, signal: str, pulls: Records, threads: Records, why: str) -> None:
     shop = new_shop(tmp_path / "shop", pulls=pulls, threads=threads)
     text = refused(TOOL, candidate_arguments(shop))
     assert text.startswith("PROMOTION_GATE_UNMET:")

@@ -83,7 +83,7 @@ def test_a_rejected_proposal_is_removed(tmp_path: Path) -> None:
     assert proposals(shop.root) == []
 
 
-ADMITTED = {
+ADMITTED: dict[str, dict[str, Any]] = {
     "deprecateItem": {"itemId": "architecture.lock-order", "reason": "superseded by the runbook"},
     "addRelation": {"sourceItemId": "architecture.lock-order", "relationType": "refines",
                     "targetItemId": "architecture.lock-order"},

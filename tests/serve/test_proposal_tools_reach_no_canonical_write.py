@@ -80,7 +80,7 @@ def _snapshot(root: Path) -> dict[str, str]:
 
 def _arguments(shop: Shop) -> dict[str, dict[str, Any]]:
     """Arguments that reach each known tool's main path; any other registered tool gets its schema's minimum."""
-    known = {
+    known: dict[str, dict[str, Any]] = {
         "knowledge.search": {"projectId": PROJECT_ID, "query": "lock"},
         "knowledge.get": {"projectId": PROJECT_ID, "itemId": shop.item_id},
         "knowledge.status": {"projectId": PROJECT_ID},
