@@ -2,10 +2,10 @@
 
 Every record file is parsed with orjson and checked by the compiled validator; a bad file is reported by its
 project-relative path and skipped. The rows are sorted into the total order, written once as newline-delimited
-JSON to a temp file beside the store, and bulk-loaded with one `read_json` per table into a new DuckDB file
-(docs/review-search.md has the measurements that chose this route). The rows are digested and stamped in that
-file, which is then fsynced and swapped in with `os.replace`: a reader holding the old store is never
-disturbed, and a failed build leaves the old store exactly as it was.
+JSON to a temp file beside the store — digested as they are written — and bulk-loaded with one `read_json` per
+table into a new DuckDB file (docs/review-search.md has the measurements that chose this route). The file is
+stamped, fsynced and swapped in with `os.replace`: a reader holding the old store is never disturbed, and a
+failed build leaves the old store exactly as it was.
 """
 
 from __future__ import annotations
@@ -13,17 +13,19 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import duckdb
-import orjson
 
+from projection.review_digest import LineDigest, remember_verified, row_line
 from projection.review_lake import iter_records, last_seen
 from projection.review_rows import Projected, fold, project
 from projection.review_store import (
+    BLOCK_COLUMNS,
+    BLOCK_RECORDS,
+    DIGEST_TABLES,
     EVIDENCE_FORMAT_VERSION,
     RECORD_COLUMNS,
     REVIEW_SCHEMA_VERSION,
@@ -31,7 +33,7 @@ from projection.review_store import (
     STORE_KIND,
     STORE_RELATIVE,
     TEXT_COLUMNS,
-    rows_digest,
+    file_identity,
     store_path,
 )
 from projection.stamp import StampFields, compute_stamp, new_build_id
@@ -41,6 +43,7 @@ from theurian.project import REVIEW_DIR
 
 _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
+    "block": "BIGINT",
 }
 
 
@@ -97,21 +100,21 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
     temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".building", dir=folder))
     try:
         database = temp / "store.duckdb"
-        records_file, texts_file = temp / "records.ndjson", temp / "texts.ndjson"
-        _write_lines(records_file, _record_rows(projected))
-        text_count = _write_lines(texts_file, _text_rows(projected))
+        sources = {name: temp / f"{name}.ndjson" for name, _, _ in DIGEST_TABLES}
+        digest = LineDigest()
+        text_count = _write_lines(sources, projected, digest)
         connection = duckdb.connect(str(database))
         try:
             connection.execute(SCHEMA)
-            _load(connection, "records", RECORD_COLUMNS, records_file)
-            _load(connection, "texts", TEXT_COLUMNS, texts_file)
-            count, digest = rows_digest(connection)
-            fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id, count,
-                                 digest)
+            for name, columns, _ in DIGEST_TABLES:
+                _load(connection, name, columns, sources[name])
+            fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
+                                 len(projected), digest.hexdigest())
+            stamp = compute_stamp(fields, secret)
             connection.execute(
                 "INSERT INTO build_stamp VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [fields.store, fields.schema_version, fields.format_version, fields.build_id,
-                 fields.row_count, fields.row_digest, compute_stamp(fields, secret)],
+                 fields.row_count, fields.row_digest, stamp],
             )
             connection.execute("CHECKPOINT")
         finally:
@@ -121,6 +124,9 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         os.chmod(database, 0o644)
         os.replace(database, target)
         fsync_directory(folder)
+        # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
+        # need not read every row back (projection.review_digest).
+        remember_verified(target, file_identity(target), build_id, stamp, secret)
     finally:
         for leftover in temp.iterdir():
             with contextlib.suppress(FileNotFoundError):
@@ -129,25 +135,36 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
     return text_count
 
 
-def _record_rows(projected: Iterable[Projected]) -> Iterator[dict[str, object]]:
-    for ordinal, item in enumerate(projected):
-        yield {"ordinal": ordinal, **item.record}
-
-
-def _text_rows(projected: Iterable[Projected]) -> Iterator[dict[str, object]]:
-    for ordinal, item in enumerate(projected):
-        for position, (channel, text) in enumerate(item.texts):
-            yield {"ordinal": ordinal, "position": position, "channel": channel, "body": text,
-                   "folded": fold(text)}
-
-
-def _write_lines(path: Path, rows: Iterable[dict[str, object]]) -> int:
-    count = 0
-    with open(path, "wb") as handle:
-        for row in rows:
-            handle.write(orjson.dumps(row) + b"\n")
-            count += 1
-    return count
+def _write_lines(sources: dict[str, Path], projected: list[Projected], digest: LineDigest) -> int:
+    """Every table's NDJSON, digested as written; returns how many text rows there are."""
+    texts = 0
+    words: set[str] = set()
+    with open(sources["records"], "wb") as records, open(sources["texts"], "wb") as text_file, \
+            open(sources["word_blocks"], "wb") as blocks:
+        digest.table("records")
+        for ordinal, item in enumerate(projected):
+            line = row_line(RECORD_COLUMNS, (ordinal, *item.record.values()))
+            records.write(line)
+            digest.line(line)
+        digest.table("texts")
+        block_lines: list[bytes] = []
+        for ordinal, item in enumerate(projected):
+            for position, (channel, text) in enumerate(item.texts):
+                folded = fold(text)
+                # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
+                words.update(folded.split())
+                line = row_line(TEXT_COLUMNS, (ordinal, position, channel, text, folded))
+                text_file.write(line)
+                digest.line(line)
+                texts += 1
+            if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(projected):
+                block_lines.append(row_line(BLOCK_COLUMNS, (ordinal // BLOCK_RECORDS, "\x00".join(sorted(words)))))
+                words.clear()
+        digest.table("word_blocks")
+        for line in block_lines:
+            blocks.write(line)
+            digest.line(line)
+    return texts
 
 
 def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], source: Path) -> None:

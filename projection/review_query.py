@@ -2,7 +2,8 @@
 excerpt cut in SQL.
 
 Every filter is bound as a parameter, never spliced into the SQL. `q` is matched with `contains` over the
-pre-folded text, so `%`, `_`, `*` and quotes are ordinary characters, and nothing is ranked. The excerpt is
+pre-folded text, so `%`, `_`, `*` and quotes are ordinary characters, and nothing is ranked. The word-block
+index only narrows which records that exact test runs on; it never decides a match. The excerpt is
 cut at `MAX_EXCERPT_CHARS` by the query itself, so the daemon never materialises the whole of a long comment.
 """
 
@@ -15,9 +16,12 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
-from projection.review_store import CHANNELS, ReviewStoreUnavailable, open_store
+from projection.review_store import BLOCK_RECORDS, CHANNELS, ReviewStoreUnavailable, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
+# The first batch of candidate blocks read for `q`; each next batch is four times the last, so a broad `q`
+# stops after a block or two and a rare one reaches every candidate in a handful of queries.
+FIRST_BATCH_BLOCKS: Final = 2
 CUT_MARK: Final = "..."
 
 _EXCERPT: Final = (
@@ -62,8 +66,11 @@ class StoredRecord:
     excerpt_channel: str | None
 
 
-def read_records(root: Path, where: RecordFilter, limit: int) -> list[StoredRecord]:
+def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool = True) -> list[StoredRecord]:
     """Up to `limit` records matching every filter, in (repository, pull request, kind, record path) order.
+
+    `indexed=False` answers `q` with one plain scan of every text instead: the reference the indexed read is
+    proven equal to (tests/projection/test_review_index.py) and measured against (the benchmark).
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError: the store path escapes.
@@ -71,10 +78,12 @@ def read_records(root: Path, where: RecordFilter, limit: int) -> list[StoredReco
             row it returned holds a value outside its column's vocabulary.
     """
     store = open_store(root)
-    sql, params = _query(where, limit)
     cursor = store.cursor()
     try:
-        rows = cursor.execute(sql, params).fetchall()
+        if where.q_folded is None or not indexed:
+            rows = cursor.execute(*_query(where, limit, None)).fetchall()
+        else:
+            rows = _search(cursor, where, limit)
     except duckdb.Error as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     finally:
@@ -82,7 +91,42 @@ def read_records(root: Path, where: RecordFilter, limit: int) -> list[StoredReco
     return [_shaped(row) for row in rows]
 
 
-def _query(where: RecordFilter, limit: int) -> tuple[str, list[object]]:
+def _search(cursor: duckdb.DuckDBPyConnection, where: RecordFilter, limit: int) -> list[tuple[object, ...]]:
+    """The `q` read: candidate blocks from the word-block index, then the exact query over them in order,
+    batch by batch, stopping once `limit` rows are in hand.
+
+    Batches follow the total order and each is read in that order, so their concatenation is the one ordered
+    read the scan would make, cut at `limit`: the same rows, in the same order, whichever batch they came from.
+    """
+    q = where.q_folded
+    assert q is not None
+    blocks = _candidate_blocks(cursor, q)
+    rows: list[tuple[object, ...]] = []
+    start, size = 0, FIRST_BATCH_BLOCKS
+    while start < len(blocks) and len(rows) < limit:
+        batch = blocks[start:start + size]
+        rows += cursor.execute(*_query(where, limit - len(rows), batch)).fetchall()
+        start, size = start + size, size * 4
+    return rows
+
+
+def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
+    """Every block that may hold a record containing `q`, in order: a superset, never a guess.
+
+    A match of `q` in a text puts each whitespace-free piece of `q` inside one whitespace-separated word of that
+    text, so a block whose word list lacks a piece cannot hold a match. With no piece to test (a `q` of
+    whitespace only) or a NUL in `q` (the word lists are NUL-joined), every block is a candidate.
+    """
+    pieces = q.split()
+    if not pieces or "\x00" in q:
+        sql, params = "SELECT block FROM s.word_blocks ORDER BY block", []
+    else:
+        tests = " AND ".join("contains(words, ?)" for _ in pieces)
+        sql, params = f"SELECT block FROM s.word_blocks WHERE {tests} ORDER BY block", pieces  # noqa: S608
+    return [int(str(row[0])) for row in cursor.execute(sql, params).fetchall()]
+
+
+def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
     for column, value in (("repository", where.repository), ("pull_request", where.pull_request),
@@ -93,13 +137,26 @@ def _query(where: RecordFilter, limit: int) -> tuple[str, list[object]]:
             params.append(value)
     if where.q_folded is None:
         source, excerpt_at = "s.records r", "r.lead_position"
-    else:
-        # The first channel (in the record's own order) that matched is the one the excerpt is taken from.
+    elif blocks is None:
         source = (
             "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "
             "WHERE contains(folded, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
         params.insert(0, where.q_folded)
+        excerpt_at = "m.hit"
+    else:
+        # Only the batch's blocks are read: the ordinal range lets the scan skip by zone map, the list keeps
+        # a block that is not a candidate out. The first channel (in the record's own order) that matched is
+        # the one the excerpt is taken from.
+        low, high = blocks[0] * BLOCK_RECORDS, (blocks[-1] + 1) * BLOCK_RECORDS
+        source = (
+            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "
+            "WHERE ordinal >= ? AND ordinal < ? AND list_contains(?, ordinal // ?) "
+            "AND contains(folded, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
+        )
+        params[:0] = [low, high, blocks, BLOCK_RECORDS, where.q_folded]
+        clauses[:0] = ["r.ordinal >= ?", "r.ordinal < ?"]
+        params[5:5] = [low, high]
         excerpt_at = "m.hit"
     condition = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     sql = (

@@ -2,7 +2,9 @@
 
 A DuckDB file at `.theurian/state/review-store.duckdb`, built by `projection.review_build` into a new file
 and swapped in whole, so a store is immutable once built. A reader attaches it read-only and trusts nothing in
-it until its build stamp verifies under this installation's secret and its rows digest as stamped.
+it until its build stamp verifies under this installation's secret and its rows digest as stamped — a digest a
+reader skips when this installation's verification record vouches for the very file it opened
+(`projection.review_digest`).
 
     ReviewStoreUnavailable   the store cannot be served: absent, unstamped, foreign, stale, unreadable or
                              damaged (`reason` says which, for logs and tests; a caller is shown one message)
@@ -22,7 +24,8 @@ from typing import Final
 import duckdb
 
 from evidence.records import FORMAT_VERSION
-from projection.stamp import RowDigest, StampFields, verify_stamp
+from projection.review_digest import digest_tables, remember_verified, was_verified
+from projection.stamp import StampFields, verify_stamp
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
@@ -42,7 +45,9 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 
 # `ordinal` is each record's place in the total order (repository, pull request, kind, record path), computed
 # at build so that no key of the served order is computed from a query. `lead_position` names the first text
-# channel holding any text: the excerpt when no `q` chose one.
+# channel holding any text: the excerpt when no `q` chose one. `word_blocks` is the candidate index `q` narrows
+# with: for each block of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its
+# folded texts, NUL-joined (docs/review-search.md, "The word-block index").
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -68,6 +73,10 @@ CREATE TABLE texts (
     body VARCHAR NOT NULL,
     folded VARCHAR NOT NULL
 );
+CREATE TABLE word_blocks (
+    block BIGINT NOT NULL,
+    words VARCHAR NOT NULL
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -84,14 +93,13 @@ RECORD_COLUMNS: Final = (
     "last_seen_at", "lead_position",
 )
 TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body", "folded")
-
-# Each row is hashed in SQL over its JSON rendering (injective: it tells null from "" and 1 from "1"), the
-# hashes are concatenated in the table's own order and hashed again; DuckDB does the scan on every core.
-_DIGEST_QUERIES: Final = (
-    "SELECT count(*), sha256(coalesce(string_agg(sha256(to_json(r)), '' ORDER BY ordinal), '')) "
-    "FROM {schema}records r",
-    "SELECT count(*), sha256(coalesce(string_agg(sha256(to_json(t)), '' ORDER BY ordinal, position), '')) "
-    "FROM {schema}texts t",
+BLOCK_COLUMNS: Final = ("block", "words")
+BLOCK_RECORDS: Final = 64
+# What the stamp's row digest covers, and in which order (`projection.review_digest`).
+DIGEST_TABLES: Final = (
+    ("records", RECORD_COLUMNS, "ordinal"),
+    ("texts", TEXT_COLUMNS, "ordinal, position"),
+    ("word_blocks", BLOCK_COLUMNS, "block"),
 )
 
 
@@ -122,18 +130,11 @@ def store_path(root: Path) -> Path:
 
 
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
-    """(record count, digest over every row of every table) as the stamp covers them."""
-    digest = RowDigest()
-    records = 0
-    for index, query in enumerate(_DIGEST_QUERIES):
-        row = connection.execute(query.format(schema=schema)).fetchone()
-        if row is None:
-            raise ReviewStoreUnavailable("unreadable: a digest query returned nothing")
-        count, value = int(row[0]), str(row[1])
-        digest.update((count, value))
-        if index == 0:
-            records = count
-    return records, digest.hexdigest()
+    """(record count, digest over every row of every table) as the stamp covers them, read back in full."""
+    row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
+    if row is None:
+        raise ReviewStoreUnavailable("unreadable: a count returned nothing")
+    return int(row[0]), digest_tables(connection, DIGEST_TABLES, schema)
 
 
 @dataclass
@@ -167,7 +168,7 @@ def open_store(root: Path) -> OpenStore:
     key = str(path)
     secret = build_stamp_secret()
     with _open_lock:
-        identity = _identity(path)
+        identity = file_identity(path)
         cached = _open_stores.get(key)
         if cached is not None and (cached.identity, cached.secret) == (identity, secret):
             return cached
@@ -185,9 +186,9 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
     try:
         escaped = str(path).replace("'", "''")
         connection.execute(f"ATTACH '{escaped}' AS s (READ_ONLY)")
-        if _identity(path) != identity:
+        if file_identity(path) != identity:
             raise ReviewStoreUnavailable("swapped while it was being opened; call again")
-        _verify(connection, secret)
+        _verify(connection, secret, path, identity)
     except duckdb.Error as exc:
         connection.close()
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
@@ -197,7 +198,7 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
     return OpenStore(identity, secret, connection)
 
 
-def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes) -> None:
+def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, identity: tuple[int, ...]) -> None:
     tables = {row[0] for row in connection.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = 's'"
     ).fetchall()}
@@ -221,11 +222,14 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes) -> None:
         raise ReviewStoreUnavailable("stale: built by a superseded store schema")
     if fields.format_version != EVIDENCE_FORMAT_VERSION:
         raise ReviewStoreUnavailable("stale: built from a superseded evidence format")
+    if was_verified(path, identity, fields.build_id, stamp, secret):
+        return  # this very file (same inode, size, mtime and ctime) was built or verified here
     if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
         raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
+    remember_verified(path, identity, fields.build_id, stamp, secret)
 
 
-def _identity(path: Path) -> tuple[int, ...]:
+def file_identity(path: Path) -> tuple[int, ...]:
     try:
         status = os.stat(path)
     except FileNotFoundError:
