@@ -47,6 +47,26 @@ class PutResult:
     sha256: str
 
 
+@dataclass(frozen=True)
+class PreparedRecord:
+    """A validated record ready to store: its path (relative and resolved), canonical bytes, and the bytes its
+    file holds now (None when there is no file)."""
+
+    relative: str
+    path: Path
+    data: bytes
+    existing: bytes | None
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.existing == self.data:
+            return Outcome.UNCHANGED
+        return Outcome.CREATED if self.existing is None else Outcome.UPDATED
+
+    def result(self) -> PutResult:
+        return PutResult(self.outcome, self.relative, content_hash(self.data))
+
+
 class Lake:
     """One project's evidence lake. Every path is built from validated parts and resolved inside the root."""
 
@@ -79,11 +99,11 @@ class Lake:
             return None
         return document if isinstance(document, dict) else None
 
-    def put(self, record: Mapping[str, Any]) -> PutResult:
-        """Validate and store a record; unchanged bytes are left alone.
+    def prepare(self, record: Mapping[str, Any]) -> PreparedRecord:
+        """Validate a record and read what its file holds now, writing nothing but its folder.
 
         Raises:
-            RecordInvalidError: the record does not validate (nothing is written).
+            RecordInvalidError: the record does not validate.
             RecordKeyError: its key cannot name a file.
         """
         relative = self.record_path(record["repository"], record["kind"], record["recordKey"])
@@ -95,11 +115,20 @@ class Lake:
             existing: bytes | None = path.read_bytes()
         except FileNotFoundError:
             existing = None
-        if existing == data:
-            return PutResult(Outcome.UNCHANGED, relative, content_hash(data))
-        write_bytes_durably(path, data)
-        outcome = Outcome.CREATED if existing is None else Outcome.UPDATED
-        return PutResult(outcome, relative, content_hash(data))
+        return PreparedRecord(relative, path, data, existing)
+
+    def put(self, record: Mapping[str, Any]) -> PutResult:
+        """Validate and durably store one record; unchanged bytes are left alone. A page of records is cheaper
+        through `evidence.batch.RecordBatch`, which makes them durable together.
+
+        Raises:
+            RecordInvalidError: the record does not validate (nothing is written).
+            RecordKeyError: its key cannot name a file.
+        """
+        prepared = self.prepare(record)
+        if prepared.outcome is not Outcome.UNCHANGED:
+            write_bytes_durably(prepared.path, prepared.data)
+        return prepared.result()
 
     def mark_missing(self, repository: str, kind: str, key: str, run_id: str) -> bool:
         """Mark a stored record missing upstream since `run_id`; False if absent or already marked."""

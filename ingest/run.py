@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from ulid import ULID
 
+from evidence.batch import RecordBatch
 from evidence.lake import Lake, Outcome, PutResult
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -116,9 +117,12 @@ class RepositoryRun:
                 self.manifest["repository"] = page.repository
                 self._write_manifest()
                 self._manifest_started = True
-            for pull in page.pulls:
-                if pull.node["id"] not in self.seen_pulls:
-                    self._store(pull)
+            # The page's records are durable (one group commit) before the manifest counts them and before the
+            # loop asks the fetcher for the next page.
+            with RecordBatch(self.lake) as batch:
+                for pull in page.pulls:
+                    if pull.node["id"] not in self.seen_pulls:
+                        self._store(batch, pull)
             self._write_manifest()
             self.progress({"repository": self.repository, "pullRequests": self.manifest["pullRequests"],
                            "total": page.total_count if since is None and states is None else None,
@@ -133,41 +137,42 @@ class RepositoryRun:
             {"kind": kind, "recordKey": key, "recordPath": result.record_path, "sha256": result.sha256}
         )
 
-    def _store(self, pull: FetchedPullRequest) -> None:
-        """Reviews and threads first, the pull request last: its stored key lists are what a re-run compares
-        against, so a run killed in between re-does this pull request whole."""
+    def _store(self, batch: RecordBatch, pull: FetchedPullRequest) -> None:
+        """Reviews and threads first, the pull request last (the batch renames in that order): its stored key
+        lists are what a re-run compares against, so a run killed in between re-does this pull request whole."""
         repo, pr = self.repository, pull.node
         number = pr["number"]
-        stored_pr = self.lake.load(repo, KIND_PULL_REQUEST, pr["id"])
+        stored_pr = batch.load(repo, KIND_PULL_REQUEST, pr["id"])
         for review in pull.reviews:
-            self._count(KIND_REVIEW_SUBMISSION, self.lake.put(mapping.review_record(repo, number, review)))
+            self._count(KIND_REVIEW_SUBMISSION, batch.put(mapping.review_record(repo, number, review)))
         for thread, comments in pull.threads:
-            stored = self.lake.load(repo, KIND_REVIEW_THREAD, thread["id"]) or {}
+            stored = batch.load(repo, KIND_REVIEW_THREAD, thread["id"]) or {}
             kept = stored.get("comments", [])
             merged = merge_comments([mapping.comment_entry(c) for c in comments], kept, run_id=self.run_id)
             marked_before = {c["recordKey"] for c in kept if "missingUpstreamSince" in c}
             newly = {c["recordKey"] for c in merged if c.get("missingUpstreamSince") == self.run_id}
             self.manifest["commentsMissingUpstream"] += len(newly - marked_before)
             record = mapping.thread_record(repo, number, pr["url"], thread, merged)
-            self._count(KIND_REVIEW_THREAD, self.lake.put(record))
+            self._count(KIND_REVIEW_THREAD, batch.put(record))
         if stored_pr is not None:
-            self._mark_gone(KIND_REVIEW_SUBMISSION, stored_pr["reviewKeys"], [r["id"] for r in pull.reviews])
-            self._mark_gone(KIND_REVIEW_THREAD, stored_pr["threadKeys"], [t["id"] for t, _ in pull.threads])
+            self._mark_gone(batch, KIND_REVIEW_SUBMISSION, stored_pr["reviewKeys"], [r["id"] for r in pull.reviews])
+            self._mark_gone(batch, KIND_REVIEW_THREAD, stored_pr["threadKeys"], [t["id"] for t, _ in pull.threads])
         record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
-        self._count(KIND_PULL_REQUEST, self.lake.put(record))
+        self._count(KIND_PULL_REQUEST, batch.put(record))
         self.seen_pulls.add(pr["id"])
         self.manifest["pullRequests"] += 1
 
-    def _mark_gone(self, kind: str, before: list[str], now: list[str]) -> None:
+    def _mark_gone(self, batch: RecordBatch, kind: str, before: list[str], now: list[str]) -> None:
         for key in sorted(set(before) - set(now)):
-            if self.lake.mark_missing(self.repository, kind, key, self.run_id):
+            if batch.mark_missing(self.repository, kind, key, self.run_id):
                 self.manifest["counts"][kind]["missingUpstream"] += 1
 
     def _mark_missing_pull_requests(self) -> None:
         stored = self.lake.record_keys(self.repository, KIND_PULL_REQUEST)
-        for key in sorted(set(stored) - self.seen_pulls):
-            if self.lake.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
-                self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
+        with RecordBatch(self.lake) as batch:
+            for key in sorted(set(stored) - self.seen_pulls):
+                if batch.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
+                    self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
 
     def _write_manifest(self) -> None:
         spend = self.client.spend
