@@ -18,7 +18,13 @@ from typing import Any, Final
 import orjson
 
 from evidence.errors import RecordInvalidError
-from evidence.records import KINDS, REPOSITORY_FOLDER_PATTERN, key_from_file_name, repository_folder
+from evidence.records import (
+    FILE_NAME_PATTERN,
+    KINDS,
+    REPOSITORY_FOLDER_PATTERN,
+    key_from_file_name,
+    repository_folder,
+)
 from evidence.validation import validate_manifest, validate_record
 from projection.evidence_check import record_check
 from theurian.containment import resolve_inside
@@ -26,6 +32,9 @@ from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"
+# A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
+_MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
+    ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,19 @@ def iter_records(project_root: Path) -> Iterator[LakeFile]:
                 yield _read(root, entry, repo.name, kind.name)
 
 
+def _key(name: str) -> str | None:
+    """`evidence.records.key_from_file_name`, with the case mask computed by one `str.translate` (the
+    reference sums a generator per character, a measurable share of a 100,000-file build)."""
+    match = FILE_NAME_PATTERN.fullmatch(name)
+    if match is None:
+        return None
+    key: str = match["key"]
+    bits = key.translate(_MASK_BITS)
+    if not bits.isdigit() or len(bits) != len(key):  # a character outside the key alphabet: the reference decides
+        return key_from_file_name(name)
+    return key if format(int(bits[::-1], 2), "x") == match["mask"] else None
+
+
 def _contained_dir(root: Path, relative: str) -> bool:
     try:
         return resolve_inside(root, relative).is_dir()
@@ -78,7 +100,7 @@ def _contained_dir(root: Path, relative: str) -> bool:
 
 def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFile:
     relative = f"{folder}/{kind}/{entry.name}"
-    key = key_from_file_name(entry.name)
+    key = _key(entry.name)
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:

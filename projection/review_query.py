@@ -135,6 +135,7 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         if value is not None:
             clauses.append(f"r.{column} = ?")
             params.append(value)
+    low = high = 0
     if where.q_folded is None:
         source, excerpt_at = "s.records r", "r.lead_position"
     elif blocks is None:
@@ -159,14 +160,18 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         params[5:5] = [low, high]
         excerpt_at = "m.hit"
     condition = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+    # The excerpt's text row lies in the batch's range too: saying so keeps the join from reading every text.
+    excerpt_range = "" if blocks is None else "AND t.ordinal >= ? AND t.ordinal < ? "
     sql = (
         f"WITH page AS (SELECT {_PAGE_COLUMNS}, {excerpt_at} AS excerpt_at FROM {source} {condition} "  # noqa: S608
         f"ORDER BY r.ordinal LIMIT ?) "
         f"SELECT page.* EXCLUDE (ordinal, excerpt_at), {_EXCERPT}, t.channel FROM page "
-        f"LEFT JOIN s.texts t ON t.ordinal = page.ordinal AND t.position = page.excerpt_at "
+        f"LEFT JOIN s.texts t ON t.ordinal = page.ordinal AND t.position = page.excerpt_at {excerpt_range}"
         f"ORDER BY page.ordinal"
     )
     params.append(limit)
+    if blocks is not None:
+        params += [low, high]
     return sql, params
 
 
