@@ -12,7 +12,15 @@ import pytest
 
 from evidence.lake import Lake, iter_lake
 from evidence.records import derive_thread_state
-from tests.e2e.review_ingest_support import TOKEN, ingest, new_project, record_files, small_corpus
+from ingest import allowlist
+from tests.e2e.review_ingest_support import (
+    TOKEN,
+    copy_project,
+    ingest,
+    new_project,
+    record_files,
+    small_corpus,
+)
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PRIVATE_REPOSITORY, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
@@ -32,6 +40,22 @@ def ingested(module_installation: Installation, tmp_path_factory: pytest.TempPat
         result = ingest(module_installation, project, fake, "--json")
         assert result.returncode == 0, result.stderr
         yield project, fake, result
+
+
+@pytest.fixture(scope="module")
+def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project made by the real CLI with Acme/Widgets allowlisted, never ingested: tests copy it."""
+    return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", "Acme/Widgets")
+
+
+@pytest.fixture(scope="module")
+def small_ingested(template: Path, module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
+                   corpus: dict[str, Any]) -> Path:
+    """The template after one ingest of the small corpus: a test that needs such a lake copies it."""
+    project = copy_project(template, tmp_path_factory.mktemp("small-ingested") / "p")
+    with FakeGitHub(small_corpus(corpus)).running() as fake:
+        assert ingest(module_installation, project, fake).returncode == 0
+    return project
 
 
 @pytest.fixture
@@ -127,9 +151,9 @@ def test_status_shows_records_by_kind_and_the_last_run(ingested: tuple[Path, Fak
     assert row["lastRun"]["status"] == "completed" and row["records"]["pull-request"] == 105
 
 
-def test_a_second_run_rewrites_nothing(installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
-    project = new_project(installation, tmp_path / "p", "Acme/Widgets")
-    assert ingest(installation, project, fake).returncode == 0
+def test_a_second_run_rewrites_nothing(installation: Installation, fake: FakeGitHub, small_ingested: Path,
+                                      tmp_path: Path) -> None:
+    project = copy_project(small_ingested, tmp_path / "p")
     before = {p: p.stat().st_mtime_ns for p in (project / ".theurian" / "review").glob("sha256-*/*/*.json")}
     requests = fake.requests
     incremental = ingest(installation, project, fake, "--json")
@@ -143,9 +167,8 @@ def test_a_second_run_rewrites_nothing(installation: Installation, fake: FakeGit
 
 
 def test_an_upstream_edit_is_counted_as_updated_and_a_delete_loses_nothing(
-        installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
-    project = new_project(installation, tmp_path / "p", "Acme/Widgets")
-    assert ingest(installation, project, fake).returncode == 0
+        installation: Installation, fake: FakeGitHub, small_ingested: Path, tmp_path: Path) -> None:
+    project = copy_project(small_ingested, tmp_path / "p")
     pr = fake.repositories["acme/widgets"]["pullRequests"][0]
     edited, dropped_thread = pr["reviewThreads"]["nodes"][0], pr["reviewThreads"]["nodes"].pop(1)
     edited["comments"]["nodes"][0]["body"] = "edited upstream"
@@ -167,17 +190,20 @@ def test_an_upstream_edit_is_counted_as_updated_and_a_delete_loses_nothing(
 
 
 def test_a_repository_not_on_the_allowlist_costs_zero_requests(installation: Installation, fake: FakeGitHub,
-                                                               tmp_path: Path) -> None:
-    project = new_project(installation, tmp_path / "p", "acme/widgets")
+                                                               template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
     result = ingest(installation, project, fake, "acme/widgets", "acme/other")
     assert result.returncode == 1 and "acme/other is not on this project's review allowlist" in result.stderr
     assert fake.requests == 0
     assert not (project / ".theurian" / "review").exists()
 
 
-def test_a_private_repository_is_refused_and_nothing_of_it_is_written(installation: Installation,
-                                                                      fake: FakeGitHub, tmp_path: Path) -> None:
-    project = new_project(installation, tmp_path / "p", PRIVATE_REPOSITORY)
+def test_a_private_repository_is_refused_and_nothing_of_it_is_written(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
+    # Setup through the allowlist code the CLI calls (its commands are tested elsewhere): one process fewer.
+    allowlist.disallow(project, PUBLIC_REPOSITORY)
+    allowlist.allow(project, PRIVATE_REPOSITORY)
     result = ingest(installation, project, fake)
     assert result.returncode == 1 and "is not public" in result.stderr
     assert fake.requests == 1
@@ -185,9 +211,9 @@ def test_a_private_repository_is_refused_and_nothing_of_it_is_written(installati
     assert not review.exists() or not any(p.is_file() for p in review.rglob("*"))
 
 
-def test_no_token_is_a_clear_message_and_no_request(installation: Installation, fake: FakeGitHub,
+def test_no_token_is_a_clear_message_and_no_request(installation: Installation, fake: FakeGitHub, template: Path,
                                                    tmp_path: Path) -> None:
-    project = new_project(installation, tmp_path / "p", "acme/widgets")
+    project = copy_project(template, tmp_path / "p")
     result = installation.cli("review", "ingest", "--project", str(project), extra_env={"GITHUB_API_URL": fake.url})
     assert result.returncode == 1 and "GITHUB_TOKEN or GH_TOKEN" in result.stderr
     assert "Traceback" not in result.stderr and fake.requests == 0
