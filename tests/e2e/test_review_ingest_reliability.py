@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import pytest
 
 from evidence.lake import iter_lake
 from evidence.validation import validate_manifest
-from tests.e2e.review_ingest_support import ingest, ingest_env, new_project, record_files, small_corpus
+from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files, small_corpus
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
@@ -25,9 +26,32 @@ DEFAULT_KILLS = 3
 SLOW_KILLS = 25
 
 
-@pytest.fixture
+@dataclass(frozen=True)
+class Reference:
+    """An uninterrupted, fault-free ingest of the small corpus: the lake every other run must converge to."""
+
+    template: Path
+    files: dict[str, bytes]
+    seconds: float
+
+
+@pytest.fixture(scope="module")
 def corpus() -> dict[str, Any]:
     return small_corpus(load_fixture())
+
+
+@pytest.fixture(scope="module")
+def reference(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
+              corpus: dict[str, Any]) -> Reference:
+    """Made once per module; `template` is the same project before any ingest, for the runs under test."""
+    root = tmp_path_factory.mktemp("reference")
+    template = new_project(module_installation, root / "template", "Acme/Widgets")
+    project = copy_project(template, root / "reference")
+    with FakeGitHub(corpus).running() as clean:
+        started = time.monotonic()
+        assert ingest(module_installation, project, clean).returncode == 0
+        seconds = time.monotonic() - started
+    return Reference(template, record_files(project), seconds)
 
 
 @pytest.fixture
@@ -42,13 +66,11 @@ def assert_lake_readable(project: Path) -> None:
         validate_manifest(orjson.loads(path.read_bytes()))
 
 
-def kill_and_converge(installation: Installation, fake: FakeGitHub, tmp_path: Path, kills: int) -> None:
-    reference = new_project(installation, tmp_path / "reference", "Acme/Widgets")
-    started = time.monotonic()
-    assert ingest(installation, reference, fake).returncode == 0
-    duration = time.monotonic() - started
-    expected = record_files(reference)
-    victim = new_project(installation, tmp_path / "victim", "Acme/Widgets")
+def kill_and_converge(installation: Installation, fake: FakeGitHub, reference: Reference, tmp_path: Path,
+                      kills: int) -> None:
+    # Kill points spread over one uninterrupted run's duration (a timing, not an assertion).
+    duration = reference.seconds
+    victim = copy_project(reference.template, tmp_path / "victim")
     rng = random.Random(20261130)
     args = [str(THEURIAN_BIN), "review", "ingest", "--max-wait", "0", "--project", str(victim)]
     for _ in range(kills):
@@ -62,33 +84,30 @@ def kill_and_converge(installation: Installation, fake: FakeGitHub, tmp_path: Pa
         assert_lake_readable(victim)
     assert ingest(installation, victim, fake).returncode == 0
     assert_lake_readable(victim)
-    assert record_files(victim) == expected
+    assert record_files(victim) == reference.files
     leftovers = [p for p in (victim / ".theurian" / "review").rglob("*.tmp")]
     assert leftovers == []
 
 
 def test_sigkill_at_random_points_leaves_a_valid_lake_that_a_rerun_converges(
-        installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
-    kill_and_converge(installation, fake, tmp_path, DEFAULT_KILLS)
+        installation: Installation, fake: FakeGitHub, reference: Reference, tmp_path: Path) -> None:
+    kill_and_converge(installation, fake, reference, tmp_path, DEFAULT_KILLS)
 
 
 @pytest.mark.slow
 def test_many_sigkills_at_random_points_still_converge_byte_for_byte(
-        installation: Installation, fake: FakeGitHub, tmp_path: Path) -> None:
-    kill_and_converge(installation, fake, tmp_path, SLOW_KILLS)
+        installation: Installation, fake: FakeGitHub, reference: Reference, tmp_path: Path) -> None:
+    kill_and_converge(installation, fake, reference, tmp_path, SLOW_KILLS)
 
 
 def test_502s_secondary_rate_limits_and_rate_limited_answers_yield_the_same_lake(
-        installation: Installation, corpus: dict[str, Any], tmp_path: Path) -> None:
-    with FakeGitHub(corpus).running() as clean:
-        reference = new_project(installation, tmp_path / "reference", "Acme/Widgets")
-        assert ingest(installation, reference, clean).returncode == 0
+        installation: Installation, corpus: dict[str, Any], reference: Reference, tmp_path: Path) -> None:
     with FakeGitHub(corpus).running() as faulty:
         faulty.fault_plan, faulty.fault_every = ["502", "secondary", "rate_limited"], 2
-        project = new_project(installation, tmp_path / "faulty", "Acme/Widgets")
+        project = copy_project(reference.template, tmp_path / "faulty")
         result = ingest(installation, project, faulty, "--json")
         assert result.returncode == 0, result.stderr
         assert faulty.faults_served >= 3
         (run,) = orjson.loads(result.stdout)["runs"]
         assert run["retries"] == faulty.faults_served
-    assert record_files(project) == record_files(reference)
+    assert record_files(project) == reference.files
