@@ -24,9 +24,9 @@ from projection.findings_store import (
     store_path,
 )
 from projection.git_history import Commit, read_commits
-from projection.stamp import RowDigest, StampFields, compute_stamp, new_build_id
+from projection.stamp import STAMP_COLUMNS, RowDigest, StampFields, new_build_id, stamp_row
 from projection.trailers import ascii_fold, parse_message
-from theurian.durable import fsync_directory
+from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
 
 Row = tuple[str, int, str, str, str, str, str, None, None, None]
@@ -102,21 +102,14 @@ def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) ->
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
             connection.executemany("INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            connection.execute(
-                "INSERT INTO build_stamp VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (fields.store, fields.schema_version, fields.format_version, fields.build_id,
-                 fields.row_count, fields.row_digest, compute_stamp(fields, secret)),
-            )
+            connection.execute(f"INSERT INTO build_stamp ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608 - a constant column list
+                               stamp_row(fields, secret))
             connection.execute("COMMIT")
         finally:
             connection.close()
-        with open(temp_name, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, 0o644)
-        os.replace(temp_name, target)
+        publish_built_file(Path(temp_name), target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
         raise
-    fsync_directory(target.parent)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from projection.stamp import RowDigest, StampFields, verify_stamp
+from projection.stamp import STAMP_COLUMNS, RowDigest, StampRejected, check_stamp_rows
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
@@ -175,24 +175,14 @@ def _verified_store(path: Path) -> Iterator[sqlite3.Connection]:
 
 
 def _verify(connection: sqlite3.Connection, path: Path, before: tuple[int, ...]) -> None:
-    rows = connection.execute(
-        "SELECT store, schema_version, format_version, build_id, row_count, row_digest, stamp "
-        "FROM build_stamp"
-    ).fetchall()
-    if len(rows) != 1:
-        raise FindingsStoreUnavailable("no single build stamp")
-    *values, stamp = rows[0]
+    rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM build_stamp").fetchall()  # noqa: S608 - a constant column list
     try:
-        fields = StampFields(*values)
-        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, build_stamp_secret())
-    except (TypeError, ValueError) as exc:
-        raise FindingsStoreUnavailable("a malformed build stamp") from exc
-    if not genuine:
-        raise FindingsStoreUnavailable("a stamp this installation did not make")
-    if (fields.store, fields.schema_version, fields.format_version) != (
-        STORE_KIND, FINDINGS_SCHEMA_VERSION, TRAILER_FORMAT_VERSION,
-    ):
-        raise FindingsStoreUnavailable("stale: built by a superseded schema or trailer format")
+        fields, _ = check_stamp_rows(
+            rows, build_stamp_secret(), store=STORE_KIND, schema_version=FINDINGS_SCHEMA_VERSION,
+            format_version=TRAILER_FORMAT_VERSION, format_name="trailer format",
+        )
+    except StampRejected as exc:
+        raise FindingsStoreUnavailable(exc.reason) from exc
     count, digest = _row_digest(connection, path, before)
     if (count, digest) != (fields.row_count, fields.row_digest):
         raise FindingsStoreUnavailable("damaged: its rows are not the rows its build stamped")

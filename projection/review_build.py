@@ -11,7 +11,6 @@ failed build leaves the old store exactly as it was.
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,8 +35,8 @@ from projection.review_store import (
     file_identity,
     store_path,
 )
-from projection.stamp import StampFields, compute_stamp, new_build_id
-from theurian.durable import fsync_directory
+from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
+from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
 from theurian.project import REVIEW_DIR
 
@@ -110,20 +109,13 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
                 _load(connection, name, columns, sources[name])
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
-            stamp = compute_stamp(fields, secret)
-            connection.execute(
-                "INSERT INTO build_stamp VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [fields.store, fields.schema_version, fields.format_version, fields.build_id,
-                 fields.row_count, fields.row_digest, stamp],
-            )
+            row = stamp_row(fields, secret)
+            connection.execute(f"INSERT INTO build_stamp ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)  # noqa: S608 - a constant column list
+            stamp = str(row[-1])
             connection.execute("CHECKPOINT")
         finally:
             connection.close()
-        with open(database, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.chmod(database, 0o644)
-        os.replace(database, target)
-        fsync_directory(folder)
+        publish_built_file(database, target)
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)

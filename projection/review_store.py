@@ -25,7 +25,7 @@ import duckdb
 
 from evidence.records import FORMAT_VERSION
 from projection.review_digest import digest_tables, remember_verified, was_verified
-from projection.stamp import StampFields, verify_stamp
+from projection.stamp import STAMP_COLUMNS, StampRejected, check_stamp_rows
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
@@ -204,24 +204,12 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
     ).fetchall()}
     if "build_stamp" not in tables:
         raise ReviewStoreUnavailable("no build stamp")
-    rows = connection.execute(
-        "SELECT store, schema_version, format_version, build_id, row_count, row_digest, stamp "
-        "FROM s.build_stamp"
-    ).fetchall()
-    if len(rows) != 1:
-        raise ReviewStoreUnavailable("no single build stamp")
-    *values, stamp = rows[0]
+    rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM s.build_stamp").fetchall()  # noqa: S608 - a constant column list
     try:
-        fields = StampFields(*values)
-        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, secret)
-    except (TypeError, ValueError) as exc:
-        raise ReviewStoreUnavailable("a malformed build stamp") from exc
-    if not genuine:
-        raise ReviewStoreUnavailable("a stamp this installation did not make")
-    if (fields.store, fields.schema_version) != (STORE_KIND, REVIEW_SCHEMA_VERSION):
-        raise ReviewStoreUnavailable("stale: built by a superseded store schema")
-    if fields.format_version != EVIDENCE_FORMAT_VERSION:
-        raise ReviewStoreUnavailable("stale: built from a superseded evidence format")
+        fields, stamp = check_stamp_rows(rows, secret, store=STORE_KIND, schema_version=REVIEW_SCHEMA_VERSION,
+                                         format_version=EVIDENCE_FORMAT_VERSION, format_name="evidence format")
+    except StampRejected as exc:
+        raise ReviewStoreUnavailable(exc.reason) from exc
     if was_verified(path, identity, fields.build_id, stamp, secret):
         return  # this very file (same inode, size, mtime and ctime) was built or verified here
     if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):

@@ -20,9 +20,10 @@ The API is store-agnostic:
     stamp = compute_stamp(fields, secret)        # hex, stored beside the fields
     verify_stamp(fields, stamp, secret) -> bool  # constant-time comparison
 
-A store keeps the fields and the stamp in its own table; verifying means reading them back, checking the
-stamp, then checking that the version fields are the reader's own and that the rows still count and digest
-as stamped.
+A store keeps the fields and the stamp in one row of its own table (`STAMP_COLUMNS`, written from
+`stamp_row(fields, secret)`); `check_stamp_rows(rows, secret, ...)` reads that table back, checks the stamp and
+that the version fields are the reader's own, and raises `StampRejected` otherwise. The store then checks that
+its rows still count and digest as stamped.
 """
 
 from __future__ import annotations
@@ -56,6 +57,54 @@ class StampFields:
     def canonical_bytes(self) -> bytes:
         """The exact bytes the HMAC is taken over: a domain tag, then the fields as sorted-key JSON."""
         return _DOMAIN + orjson.dumps(asdict(self), option=orjson.OPT_SORT_KEYS)
+
+
+STAMP_COLUMNS: Final = "store, schema_version, format_version, build_id, row_count, row_digest, stamp"
+
+
+class StampRejected(Exception):
+    """A store's stamp row is not one this installation made for this kind, schema and source format.
+
+    `reason` is for the operator's log; callers answer every reason with their one constant refusal.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def stamp_row(fields: StampFields, secret: bytes) -> tuple[Value, ...]:
+    """The values of the stamp table's one row, in `STAMP_COLUMNS` order."""
+    return (fields.store, fields.schema_version, fields.format_version, fields.build_id, fields.row_count,
+            fields.row_digest, compute_stamp(fields, secret))
+
+
+def check_stamp_rows(
+    rows: Sequence[Sequence[object]], secret: bytes, *, store: str, schema_version: int, format_version: int,
+    format_name: str,
+) -> tuple[StampFields, str]:
+    """Verify the rows a store's stamp table holds (selected as `STAMP_COLUMNS`); return the fields and stamp.
+
+    Raises:
+        StampRejected: not exactly one row, a malformed row, a stamp this secret did not make, another kind of
+            store, or a superseded store schema or source format.
+    """
+    if len(rows) != 1:
+        raise StampRejected("no single build stamp")
+    *values, stamp = rows[0]
+    try:
+        fields = StampFields(*values)  # type: ignore[arg-type]
+        genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, secret)
+    except (TypeError, ValueError) as exc:
+        raise StampRejected("a malformed build stamp") from exc
+    if not genuine:
+        raise StampRejected("a stamp this installation did not make")
+    if (fields.store, fields.schema_version) != (store, schema_version):
+        raise StampRejected("stale: built by a superseded store schema")
+    if fields.format_version != format_version:
+        raise StampRejected(f"stale: built from a superseded {format_name}")
+    assert isinstance(stamp, str)
+    return fields, stamp
 
 
 def new_build_id() -> str:
