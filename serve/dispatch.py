@@ -21,6 +21,7 @@ from serve.refusal import (
     refusal_result,
 )
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
+from serve.validation import integer_keys, integral_floats_as_ints
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.project import (
     ProjectNotRegisteredError,
@@ -49,13 +50,15 @@ class Dispatcher:
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings
         self.gates: dict[str, AdmissionGate | None] = {tool.name: tool.make_gate() for tool in tools}
+        self.integer_keys = {tool.name: integer_keys(tool.input_schema) for tool in tools}
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self.tools[name]
         record = current_call.get()
         try:
             call = Call(settings=self.settings, project=self._project_for(tool, arguments, record))
-            handler_args = {k: v for k, v in arguments.items() if k not in CONTEXT_KEYS}
+            typed = integral_floats_as_ints(arguments, self.integer_keys[name])
+            handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
             gate = self.gates[name]
             if gate is None:
                 structured = await self._run(tool, call, handler_args)

@@ -56,6 +56,26 @@ class InputValidator:
         return f"Invalid arguments for {tool_name}: {_describe(error)}"
 
 
+def integer_keys(schema_name: str) -> frozenset[str]:
+    """Top-level properties the schema types as integer (JSON Schema admits 20.0 there, Python slicing does not)."""
+    properties = schemas.load(MCP_FAMILY, schema_name).get("properties", {})
+    return frozenset(key for key, prop in properties.items() if _types(prop) == {"integer"})
+
+
+def integral_floats_as_ints(arguments: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+    """`20.0` and `1e3` are integers to JSON Schema; hand tools a Python int so bounds, slicing and the
+    digit-count descriptions see the number the caller meant."""
+    return {
+        key: int(value) if key in keys and isinstance(value, float) and value.is_integer() else value
+        for key, value in arguments.items()
+    }
+
+
+def _types(prop: Mapping[str, Any]) -> set[str]:
+    declared = prop.get("type")
+    return set(declared) if isinstance(declared, list) else {declared} if isinstance(declared, str) else set()
+
+
 def bundled_input_schema(schema_name: str) -> dict[str, Any]:
     """The input schema as published in tools/list: the shared context inlined under `$defs`.
 

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schemas
+from serve.refusal import INTERNAL_FAULT_REFUSAL
 from serve.tools import registered_tools
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
@@ -20,8 +21,9 @@ from tests.support.mcp_session import McpSession
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = registered_tools()
 
-json_scalars = st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(
-    allow_nan=False, allow_infinity=False) | st.text(max_size=50)
+json_scalars = (st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
+                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=50)
+                | st.integers(min_value=-5, max_value=10**6).map(float))  # 20.0 is an integer to JSON Schema
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=12)
 
@@ -30,7 +32,8 @@ def _arguments_for(schema_name: str) -> st.SearchStrategy[dict[str, Any]]:
     schema = schemas.load("mcp", schema_name)
     keys = sorted(schema["properties"]) + (["projectId", "snapshotId"] if "$ref" in schema else [])
     key = st.sampled_from(keys) | st.text(max_size=12) if keys else st.text(max_size=12)
-    value = json_values | st.just("sample") | st.integers(min_value=-3, max_value=120)
+    value = (json_values | st.just("sample") | st.integers(min_value=-3, max_value=120)
+             | st.sampled_from([20.0, 1e3, 1e30]))
     return st.dictionaries(key, value, max_size=6)
 
 
@@ -56,6 +59,7 @@ def test_random_arguments_get_a_valid_result_or_a_refusal(session: McpSession, t
         if result.is_error:
             assert result.structured_content is None and len(texts) == 1 and texts[0]
             assert "Traceback" not in texts[0]
+            assert texts[0] != INTERNAL_FAULT_REFUSAL, arguments  # a refusal, never a crash behind one
         else:
             assert result.structured_content is not None
             output.validate(result.structured_content)

@@ -16,10 +16,12 @@ from tests.support.installation import Installation
 SETTINGS = ServeSettings("internal")
 
 
-def _recording_tools(calls: list[str]) -> list[Tool]:
+def _recording_tools(calls: list[str], seen: list[dict[str, Any]] | None = None) -> list[Tool]:
     def make(name: str) -> Tool:
         def handler(call: Call, **arguments: Any) -> Mapping[str, Any]:
             calls.append(name)
+            if seen is not None:
+                seen.append(arguments)
             return {"project": call.project.project_id if call.project else None}
 
         return Tool(name=name, description="", input_schema=CONTRACT_TOOLS[name], output_schema="",
@@ -92,3 +94,22 @@ def test_a_tool_refusal_keeps_its_message() -> None:
     tool = Tool(name="system.capabilities", description="", input_schema=CONTRACT_TOOLS["system.capabilities"],
                 output_schema="", handler=refuse, project_scoped=False)
     assert _call(Dispatcher([tool], SETTINGS), "system.capabilities", {})["content"][0]["text"] == "no, because"
+
+
+def test_integral_floats_reach_handlers_as_ints_and_other_values_untouched(
+    installation: Installation, tmp_path: Path
+) -> None:
+    installation.new_project(tmp_path / "p")
+    seen: list[dict[str, Any]] = []
+    dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
+    _call(dispatcher, "review.search", {"projectId": "p", "limit": 20.0, "pullRequest": 1e30, "q": "2.0"})
+    assert seen == [{"limit": 20, "pullRequest": 10**30 + 19884624838656, "q": "2.0"}]
+    assert type(seen[0]["limit"]) is int
+
+
+def test_the_shared_context_fields_never_reach_a_handler(installation: Installation, tmp_path: Path) -> None:
+    installation.new_project(tmp_path / "p")
+    seen: list[dict[str, Any]] = []
+    dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
+    _call(dispatcher, "review.search", {"projectId": "p", "snapshotId": "s", "agentId": "a", "taskId": "t"})
+    assert seen == [{}]
