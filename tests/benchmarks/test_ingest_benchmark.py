@@ -1,13 +1,17 @@
 """Ingest benchmark (not a timed test; run with `-m benchmark -s`): 1,000 generated pull requests from the
-loopback fake, figures per 100 pull requests, wall time against injected latency, and a no-change re-run."""
+loopback fake, figures per 100 pull requests, wall time against injected latency, and a no-change re-run; and
+one page of records written one at a time against one group commit."""
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 
+from evidence.batch import RecordBatch
 from evidence.lake import Lake
 from ingest.client import GitHubClient
 from ingest.run import RepositoryRun, RunOptions
@@ -43,3 +47,38 @@ def test_ingest_figures_per_hundred_pull_requests(tmp_path: Path) -> None:
           f"{rerun_elapsed:.2f} s, records written {written}")
     assert first["pullRequests"] == PULL_REQUESTS
     assert all(c["created"] == c["updated"] == 0 for c in again["counts"].values())
+
+
+SAMPLE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
+PAGE_RECORDS = 370  # a typical page: 100 pull requests with their reviews and threads
+
+
+def _page_records(tag: str) -> list[dict[str, Any]]:
+    """PAGE_RECORDS review records made from the sample lake's, the body naming the round."""
+    base = orjson.loads(next(iter(sorted(SAMPLE_LAKE.glob("sha256-*/review-submission/*.json")))).read_bytes())
+    return [base | {"recordKey": f"PRR_bench{i:05d}", "body": f"{tag} review {i} " + "word " * 40}
+            for i in range(PAGE_RECORDS)]
+
+
+@pytest.mark.benchmark
+def test_one_page_written_one_record_at_a_time_against_one_group_commit(tmp_path: Path) -> None:
+    figures = {}
+    for name in ("one at a time", "group commit"):
+        project = tmp_path / name.replace(" ", "-")
+        (project / ".theurian").mkdir(parents=True)
+        lake = Lake(project)
+        lake.put(_page_records("warm")[0])  # the folders exist, as they do after a repository's first page
+        records = _page_records(name)
+        started = time.perf_counter()
+        if name == "one at a time":
+            for record in records:
+                lake.put(record)
+        else:
+            with RecordBatch(lake) as batch:
+                for record in records:
+                    batch.put(record)
+        figures[name] = time.perf_counter() - started
+        assert len(lake.record_keys(records[0]["repository"], "review-submission")) == PAGE_RECORDS
+    for name, seconds in figures.items():
+        print(f"\n{PAGE_RECORDS} records, {name}: {seconds * 1000:.0f} ms "
+              f"({seconds / PAGE_RECORDS * 1000:.2f} ms a record)")
