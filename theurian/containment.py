@@ -24,8 +24,11 @@ def resolve_inside(root: Path, relative: str | PurePosixPath) -> Path:
     pure = PurePosixPath(relative)
     if pure.is_absolute() or ".." in pure.parts:
         raise PathEscapeError(f"{pure} is not a plain path under the root", relative=str(pure))
-    resolved_root = root.resolve()
-    resolved = (resolved_root / pure).resolve()
+    try:
+        resolved_root = root.resolve()
+        resolved = (resolved_root / pure).resolve()
+    except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before 3.13), a too-long chain
+        raise PathEscapeError(f"{pure} does not resolve (a symlink loop?)", relative=str(pure)) from exc
     if resolved != resolved_root and resolved_root not in resolved.parents:
         raise PathEscapeError(f"{pure} resolves outside the root it must stay under", relative=str(pure))
     return resolved

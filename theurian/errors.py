@@ -19,6 +19,7 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_INCOMPATIBLE = 3
 EXIT_ALREADY_IN_PLACE = 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT death
 
 
 class TheurianError(Exception):

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Final
 
+from theurian.durable import fsync_directory
 from theurian.errors import ConfigError
 
 HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
@@ -24,6 +26,7 @@ SECRET_BYTES: Final = 32
 
 SENSITIVITY_LEVELS: Final = ("public", "internal", "confidential", "restricted")
 DEFAULT_DISCLOSURE_CEILING: Final = "internal"
+INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling"})
 
 
 def config_dir() -> Path:
@@ -67,6 +70,13 @@ def disclosure_ceiling() -> str:
         return DEFAULT_DISCLOSURE_CEILING
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
+    unknown = sorted(set(document) - INSTALLATION_CONFIG_KEYS)
+    if unknown:
+        # A misspelt key would otherwise leave the daemon at the default ceiling, maybe wider than intended.
+        known = ", ".join(sorted(INSTALLATION_CONFIG_KEYS))
+        raise ConfigError(f"{path}: unknown key {unknown[0][:40]!r}; the keys are: {known}")
     value = document.get("disclosure_ceiling", DEFAULT_DISCLOSURE_CEILING)
     if value not in SENSITIVITY_LEVELS:
         shown = repr(value) if isinstance(value, str) and len(value) <= 40 else "that value"
@@ -95,14 +105,17 @@ def build_stamp_secret() -> bytes:
 
 def _create_secret(path: Path) -> bytes:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    secret = secrets.token_bytes(SECRET_BYTES)
+    fd, temp_name = tempfile.mkstemp(prefix=".build-stamp.", dir=path.parent)  # mode 0600
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        # Another process created it between our read and our open: theirs is the secret.
-        return path.read_bytes()
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(secret)
-        handle.flush()
-        os.fsync(handle.fileno())
-    return secret
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(SECRET_BYTES))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp_name, path)  # atomic create-if-absent: the secret appears whole or not at all
+        except FileExistsError:
+            pass  # another process won the race: its secret is the installation's
+        fsync_directory(path.parent)
+    finally:
+        os.unlink(temp_name)
+    return build_stamp_secret()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import re
 import tomllib
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ MAX_PROJECT_ID_CHARS: Final = 64
 
 _HEADER = (
     "# Theurian project registry: one [projects.\"<id>\"] table per project, naming its root folder.\n"
-    "# Hand edits are welcome; `theurian project register/unregister` rewrite this file (comments are not kept).\n"
+    "# Hand edits are welcome; `theurian project register/unregister` rewrite this file keeping every key,\n"
+    "# but not comments.\n"
 )
 
 
@@ -51,7 +53,8 @@ class RegistrySnapshot:
 
 def default_project_id(folder: Path) -> str:
     """The folder's name in lowercase kebab-case, e.g. `My_Service` -> `my-service`."""
-    return re.sub(r"[^a-z0-9]+", "-", folder.name.lower()).strip("-")
+    ascii_name = unicodedata.normalize("NFKD", folder.name).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
 
 
 def validate_project_id(project_id: str) -> str:
@@ -115,7 +118,12 @@ def _update(change: Callable[[dict[str, Any]], None]) -> None:
         _parse(document)  # refuse to rewrite a file we could not have read
         projects: dict[str, Any] = dict(document.get("projects", {}))
         change(projects)
-        write_text_durably(path, _render(projects))
+        try:
+            rendered = _HEADER + tomlwrite.document({**document, "projects": projects})
+            write_text_durably(path, rendered)
+        except UnicodeEncodeError as exc:  # a folder name that is not valid UTF-8 (surrogate-escaped bytes)
+            raise RegistryError("a project folder's path is not valid UTF-8, which the registry (TOML) cannot hold; "
+                                "rename the folder") from exc
 
 
 @contextmanager
@@ -153,7 +161,7 @@ def _parse(document: dict[str, Any]) -> RegistrySnapshot:
     unreadable = []
     for project_id, entry in projects.items():
         root = entry.get("root") if isinstance(entry, dict) else None
-        if isinstance(root, str) and root:
+        if isinstance(root, str) and root and Path(root).is_absolute():  # relative: relative to what?
             registrations.append(Registration(project_id, Path(root)))
         else:
             unreadable.append(project_id)
@@ -161,15 +169,3 @@ def _parse(document: dict[str, Any]) -> RegistrySnapshot:
         registrations=tuple(sorted(registrations, key=lambda r: r.project_id)),
         unreadable=tuple(sorted(unreadable)),
     )
-
-
-def _render(projects: dict[str, Any]) -> str:
-    parts = [_HEADER]
-    for project_id in sorted(projects):
-        entry = projects[project_id]
-        parts.append(f"\n[projects.{tomlwrite.string(project_id)}]\n")
-        if isinstance(entry, dict):
-            for key, value in entry.items():
-                if isinstance(value, str):
-                    parts.append(f"{tomlwrite.string(key)} = {tomlwrite.string(value)}\n")
-    return "".join(parts)

@@ -72,3 +72,26 @@ def test_an_unknown_command_is_a_usage_error_without_a_traceback(installation: I
     result = installation.cli("frobnicate")
     assert result.returncode == 2
     assert "Traceback" not in result.stderr and "No such command" in result.stderr
+
+
+def test_ctrl_c_during_a_command_exits_130_not_0(installation: Installation) -> None:
+    script = ("import theurian.cli.main as m\n"
+              "@m.app.command('wait')\n"
+              "def wait() -> None:\n"
+              "    '''Stand-in for a long command the user interrupts.'''\n"
+              "    raise KeyboardInterrupt\n"
+              "m.run()\n")
+    result = subprocess.run([sys.executable, "-c", script, "wait"], env=installation.env, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 130
+    assert "Traceback" not in result.stderr
+
+
+def test_a_file_system_refusal_is_one_clear_line(installation: Installation, tmp_path: Path) -> None:
+    installation.cli("init", str(tmp_path), check=True)
+    (tmp_path / ".theurian/state").write_text("not a folder", encoding="utf-8")
+    for command in (("review", "build"), ("migrate", "apply")):
+        result = installation.cli(*command, "--project", str(tmp_path))
+        assert result.returncode == 1, command
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and "unexpected failure" not in lines[0] and ".theurian/state" in lines[0], lines

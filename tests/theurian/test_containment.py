@@ -42,3 +42,9 @@ def test_a_symlink_that_stays_inside_the_root_is_followed(tmp_path: Path) -> Non
     (tmp_path / "real").mkdir()
     (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
     assert resolve_inside(tmp_path, "alias/file") == tmp_path.resolve() / "real/file"
+
+
+def test_a_symlink_loop_is_refused_as_an_escape_not_a_crash(tmp_path: Path) -> None:
+    (tmp_path / "state").symlink_to(tmp_path / "state")
+    with pytest.raises(PathEscapeError):
+        resolve_inside(tmp_path, "state/x.db")

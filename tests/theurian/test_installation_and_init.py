@@ -63,3 +63,30 @@ def test_init_of_a_missing_folder_fails_with_one_line(installation: Installation
     result = installation.cli("init", str(tmp_path / "missing"))
     assert result.returncode == EXIT_FAILED
     assert result.stderr.strip().splitlines() == [f"theurian: {tmp_path / 'missing'} is not a folder"]
+
+
+def test_an_unknown_installation_key_is_refused_rather_than_ignored() -> None:
+    _write_config('disclosure-ceiling = "public"\n')
+    with pytest.raises(ConfigError, match="unknown key 'disclosure-ceiling'; the keys are: disclosure_ceiling"):
+        inst.disclosure_ceiling()
+
+
+def test_an_installation_config_that_is_a_folder_is_a_config_error() -> None:
+    inst.installation_config_path().mkdir(parents=True)
+    with pytest.raises(ConfigError, match="cannot read"):
+        inst.disclosure_ceiling()
+
+
+def test_concurrent_first_uses_all_get_the_same_whole_secret(installation: Installation) -> None:
+    import subprocess
+    import sys
+
+    probe = "from theurian.installation import build_stamp_secret as s; print(s().hex())"
+    processes = [subprocess.Popen([sys.executable, "-c", probe], env=installation.env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    outcomes = [process.communicate(timeout=60) for process in processes]
+    secrets = {out.strip() for out, _ in outcomes}
+    assert [err for _, err in outcomes if err] == []
+    assert len(secrets) == 1 and len(bytes.fromhex(secrets.pop())) == inst.SECRET_BYTES
+    leftovers = [p.name for p in (installation.home / "state").iterdir() if p.name != inst.SECRET_NAME]
+    assert leftovers == []

@@ -125,3 +125,42 @@ def test_every_string_written_as_toml_reads_back_exactly(value: str) -> None:
 @pytest.mark.parametrize("name, expected", [("Demo_Project", "demo-project"), ("--x--", "x"), ("a  b", "a-b")])
 def test_default_ids_are_lowercase_kebab_case(name: str, expected: str) -> None:
     assert registry.default_project_id(Path(name)) == expected
+
+
+def test_a_registration_keeps_hand_added_keys_and_malformed_entries(installation: Installation, tmp_path: Path) -> None:
+    path = registry_path()
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        'owner = "ops"\n\n[projects.a]\nroot = "/srv/a"\nweight = 3\ntags = ["x", "y"]\n'
+        'since = 2026-01-02T03:04:05Z\n\n[projects.b]\nroot = ["/not/a/string"]\n', encoding="utf-8")
+    before = tomllib.loads(path.read_text(encoding="utf-8"))
+    installation.new_project(tmp_path / "new")
+    after = tomllib.loads(path.read_text(encoding="utf-8"))
+    assert after == before | {"projects": before["projects"] | {"new": {"root": str((tmp_path / "new").resolve())}}}
+    assert registry.read().unreadable == ("b",)
+
+
+def test_a_relative_root_is_unreadable_rather_than_resolved_against_some_working_directory(
+    installation: Installation,
+) -> None:
+    registry_path().parent.mkdir(parents=True)
+    registry_path().write_text('[projects.rel]\nroot = "projects/rel"\n', encoding="utf-8")
+    snapshot = registry.read()
+    assert snapshot.registrations == () and snapshot.unreadable == ("rel",)
+
+
+def test_accented_folder_names_keep_their_base_letters_in_the_default_id() -> None:
+    assert registry.default_project_id(Path("Über-Projekt")) == "uber-projekt"
+
+
+toml_keys = st.text(min_size=1, max_size=8, alphabet=st.characters(exclude_categories=["Cs"]))
+toml_scalars = (st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=20) | st.booleans()
+                | st.integers(min_value=-(2**63), max_value=2**63 - 1)
+                | st.floats(allow_nan=False))
+toml_values = st.recursive(toml_scalars, lambda inner: st.lists(inner, max_size=3)
+                           | st.dictionaries(toml_keys, inner, max_size=3), max_leaves=8)
+
+
+@given(st.dictionaries(toml_keys, toml_values | st.dictionaries(toml_keys, toml_values, max_size=3), max_size=4))
+def test_every_document_tomllib_can_read_is_rendered_back_to_the_same_document(doc: dict) -> None:
+    assert tomllib.loads(tomlwrite.document(doc)) == doc

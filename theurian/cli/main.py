@@ -19,7 +19,7 @@ from theurian.cli import (
     review_commands,
     serve_command,
 )
-from theurian.errors import EXIT_FAILED, TheurianError
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, TheurianError
 
 app = typer.Typer(
     name="theurian",
@@ -59,7 +59,8 @@ app.add_typer(propose_commands.app, name="propose")
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
     try:
-        app(standalone_mode=False)
+        # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
+        code = app(standalone_mode=False)
     except TheurianError as exc:
         typer.echo(f"theurian: {exc.message}", err=True)
         sys.exit(exc.exit_code)
@@ -69,10 +70,15 @@ def run() -> None:
         typer.echo("theurian: aborted", err=True)
         sys.exit(EXIT_FAILED)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:  # the file system said no: say what and where, on one line
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.echo(f"theurian: {exc.strerror or type(exc).__name__}{where}", err=True)
+        sys.exit(EXIT_FAILED)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
         typer.echo(f"theurian: unexpected failure ({type(exc).__name__}: {exc})", err=True)
         sys.exit(EXIT_FAILED)
+    sys.exit(code if isinstance(code, int) else 0)
