@@ -54,6 +54,7 @@ class RecordBatch:
     def __init__(self, lake: Lake) -> None:
         self.lake = lake
         self._staged: dict[str, _Staged] = {}
+        self._open: list[_Staged] = []  # staged, not yet fsynced
 
     def __enter__(self) -> RecordBatch:
         return self
@@ -83,15 +84,17 @@ class RecordBatch:
             RecordKeyError: its key cannot name a file.
         """
         prepared = self.lake.prepare(record)
+        on_disk = prepared.existing
         earlier = self._staged.get(prepared.relative)
         if earlier is not None:
-            # What this batch will leave in place, not the file on disk, is what the record changes.
+            # What this batch would leave in place, not the file on disk, is what the record changes.
             prepared = replace(prepared, existing=earlier.data)
         if prepared.outcome is not Outcome.UNCHANGED:
             if earlier is not None:
                 del self._staged[prepared.relative]
                 self._drop(earlier)
-            self._stage(prepared.relative, prepared.path, prepared.data)
+            if prepared.data != on_disk:  # put back to what the file holds: nothing to rewrite
+                self._stage(prepared.relative, prepared.path, prepared.data)
         return prepared.result()
 
     def mark_missing(self, repository: str, kind: str, key: str, run_id: str) -> bool:
@@ -112,22 +115,20 @@ class RecordBatch:
         Raises:
             OSError: a write, fsync or rename failed; records already renamed are whole, the rest unchanged.
         """
-        self._sync([s for s in self._staged.values() if s.fd is not None])
+        self._sync()
         folders: set[Path] = set()
-        written = 0
-        while self._staged:
-            relative = next(iter(self._staged))
-            staged = self._staged[relative]
+        for staged in self._staged.values():
             os.replace(staged.temp, staged.path)
-            del self._staged[relative]
             folders.add(staged.path.parent)
-            written += 1
+        written = len(self._staged)
+        self._staged.clear()
         for folder in sorted(folders):
             fsync_directory(folder)
         return written
 
     def discard(self) -> None:
         """Remove every staged temp file; the lake is left as it was before this batch."""
+        # After a failed commit some temp names are already renamed away: unlinking them finds nothing.
         while self._staged:
             _, staged = self._staged.popitem()
             self._drop(staged)
@@ -136,6 +137,7 @@ class RecordBatch:
         fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         staged = _Staged(path, temp, data, fd)
         self._staged[relative] = staged
+        self._open.append(staged)
         try:
             view = memoryview(data)
             while view:
@@ -145,26 +147,26 @@ class RecordBatch:
             del self._staged[relative]
             self._drop(staged)
             raise
-        open_files = [s for s in self._staged.values() if s.fd is not None]
-        if len(open_files) >= OPEN_FILES_BOUND:
-            self._sync(open_files)
+        if len(self._open) >= OPEN_FILES_BOUND:
+            self._sync()
 
-    @staticmethod
-    def _sync(staged: list[_Staged]) -> None:
-        if not staged:
+    def _sync(self) -> None:
+        """fsync and close every staged file still open."""
+        pending, self._open = self._open, []
+        if not pending:
             return
         try:
-            with ThreadPoolExecutor(max_workers=min(FSYNC_WORKERS, len(staged))) as pool:
-                list(pool.map(os.fsync, [s.fd for s in staged if s.fd is not None]))
+            with ThreadPoolExecutor(max_workers=min(FSYNC_WORKERS, len(pending))) as pool:
+                list(pool.map(os.fsync, [s.fd for s in pending if s.fd is not None]))
         finally:
-            for s in staged:
+            for s in pending:
                 if s.fd is not None:
                     os.close(s.fd)
                     s.fd = None
 
-    @staticmethod
-    def _drop(staged: _Staged) -> None:
+    def _drop(self, staged: _Staged) -> None:
         if staged.fd is not None:
+            self._open.remove(staged)
             os.close(staged.fd)
             staged.fd = None
         with contextlib.suppress(FileNotFoundError):

@@ -78,6 +78,14 @@ def test_a_second_put_in_one_batch_compares_with_the_first_and_the_last_one_land
         assert len(batch) == 1
     assert lake.load(record["repository"], record["kind"], record["recordKey"]) == edited
     assert sum(1 for name in lake_files(project) if name.endswith(".tmp")) == 0
+    path = project / ".theurian" / "review" / lake.record_path(record["repository"], record["kind"],
+                                                               record["recordKey"])
+    mtime = path.stat().st_mtime_ns
+    with RecordBatch(lake) as batch:
+        assert batch.put(record).outcome is Outcome.UPDATED
+        assert batch.put(edited).outcome is Outcome.UPDATED
+        assert len(batch) == 0  # back to the bytes on disk: nothing to rewrite
+    assert path.stat().st_mtime_ns == mtime and path.read_bytes() == canonical_bytes(edited)
 
 
 def test_marking_missing_in_a_batch_keeps_the_record_and_the_first_run_that_missed_it(project: Path) -> None:
