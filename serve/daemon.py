@@ -11,6 +11,7 @@ from typing import Final
 
 import uvicorn
 
+from serve.http_guard import LOOPBACK_HOSTS
 from serve.server import build_app
 from serve.tooling import ServeSettings
 from theurian import installation
@@ -75,6 +76,9 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     shown_host = f"[{host}]" if ":" in host else host
+    if host.strip("[]").lower() not in LOOPBACK_HOSTS:
+        logger.warning("listening on %s, which is not loopback: any machine that reaches it can call the tools "
+                       "(requests must still name it as their Host)", shown_host)
     logger.info("theurian serving MCP at http://%s:%d/mcp (health: /health); Ctrl-C stops", shown_host, port)
     try:
         asyncio.run(server.serve(sockets=[sock]))

@@ -11,13 +11,13 @@ import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.transport_security import TransportSecuritySettings
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import schemas
 from serve.dispatch import CallRecord, Dispatcher, current_call
+from serve.http_guard import LOOPBACK_HOSTS, ASGIApp, LoopbackGuard
 from serve.refusal import describe_value, refusal_result
 from serve.tooling import ServeSettings, Tool
 from serve.tools import registered_tools
@@ -30,7 +30,6 @@ MCP_PATH: Final = "/mcp"
 HEALTH_PATH: Final = "/health"
 # The largest legitimate call (a proposal body of 200,000 characters) fits many times over.
 MAX_REQUEST_BODY_BYTES: Final = 4 * 1024 * 1024
-_LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 _MAX_TOOL_NAME_SHOWN: Final = 100
 
 
@@ -120,25 +119,19 @@ def _admission_problem(
     return validator.problem(tool.name, tool.input_schema, {} if arguments is None else arguments)
 
 
-def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None) -> Starlette:
-    """The ASGI app: MCP at /mcp (Host and Origin checked against loopback), liveness at /health."""
+def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None) -> ASGIApp:
+    """The ASGI app: MCP at /mcp, liveness at /health, every route behind the loopback Host/Origin guard."""
     server = build_server(settings, tools)
-    hosts = list(_LOOPBACK_HOSTS)
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        hosts.append(f"[{host}]" if ":" in host else host)
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[f"{h}:*" for h in hosts],
-        allowed_origins=[f"http://{h}:*" for h in hosts],
-    )
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "version": __version__, "protocolVersion": PROTOCOL_VERSION})
 
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
         max_request_body_size=MAX_REQUEST_BODY_BYTES,
-        transport_security=security,
+        # The SDK's own check is replaced by LoopbackGuard, which parses the headers and covers every route.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         host=host,
         custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET"])],
     )
+    return LoopbackGuard(app, hosts=LOOPBACK_HOSTS | {host.strip("[]").lower()})

@@ -168,18 +168,33 @@ def test_a_middleware_refusal_and_a_tool_refusal_carry_the_same_key_set_on_the_w
 
 @pytest.mark.parametrize("headers, status", [
     ({"Host": "evil.example.com"}, 421),
+    ({"Host": "127.0.0.1:7419@evil.example.com"}, 421),
+    ({"Host": "localhost.evil.example.com"}, 421),
+    ({"Host": "127.0.0.1:notaport"}, 421),
     ({"Origin": "http://evil.example.com"}, 403),
-    ({"Origin": "http://127.0.0.1"}, 403),  # a loopback origin must name its port
+    ({"Origin": "http://localhost:5.evil.example.com"}, 403),
+    ({"Origin": "http://user@localhost:1"}, 403),
+    ({"Origin": "file://localhost"}, 403),
+    ({"Origin": "null"}, 403),
 ])
-def test_dns_rebinding_shapes_are_refused(module_daemon: RunningDaemon, headers: dict, status: int) -> None:
-    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | headers, timeout=10)
+@pytest.mark.parametrize("path", ["/mcp", "/health"])
+def test_dns_rebinding_shapes_are_refused_on_every_route(
+    module_daemon: RunningDaemon, headers: dict, status: int, path: str
+) -> None:
+    response = httpx.request("POST" if path == "/mcp" else "GET", f"{module_daemon.base_url}{path}",
+                             json=INITIALIZE if path == "/mcp" else None, headers=MCP_HEADERS | headers, timeout=10)
     assert response.status_code == status
 
 
-@pytest.mark.parametrize("origin", ["http://localhost:5173", "http://127.0.0.1:6274", "http://[::1]:1"])
-def test_loopback_origins_on_any_port_are_admitted(module_daemon: RunningDaemon, origin: str) -> None:
-    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | {"Origin": origin},
-                          timeout=10)
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://localhost:5173"}, {"Origin": "http://127.0.0.1:6274"}, {"Origin": "http://[::1]:1"},
+    {"Origin": "http://127.0.0.1"}, {"Origin": "https://localhost"}, {"Origin": "http://LOCALHOST:3000"},
+    {"Host": "localhost"}, {"Host": "[::1]:7"},
+])
+def test_loopback_hosts_and_origins_with_any_port_or_none_are_admitted(
+    module_daemon: RunningDaemon, headers: dict
+) -> None:
+    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | headers, timeout=10)
     assert response.status_code == 200
 
 
