@@ -222,3 +222,19 @@ def test_each_call_logs_one_line_with_tool_outcome_and_time_but_no_argument_valu
     assert "tool=system.capabilities project=- outcome=ok ms=" in lines[0]
     assert "tool=project.list project=- outcome=invalid ms=" in lines[1]
     assert SECRET not in module_daemon.log()
+
+
+def test_json_the_sdk_cannot_decode_is_a_parse_error_and_the_daemon_keeps_serving(
+    module_daemon: RunningDaemon,
+) -> None:
+    # A lone surrogate escape and an integer past Python's 4,300-digit limit never reach a tool: the SDK's JSON
+    # decoding answers a JSON-RPC parse error first (docs/decisions.md). What matters here: no crash, no hang.
+    with httpx.Client(timeout=10) as client:
+        headers = _raw_session(module_daemon, client)
+        for raw in ('"q": "\\ud800"', f'"pullRequest": {"9" * 5000}'):
+            body = ('{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "review.search", '
+                    f'"arguments": {{"projectId": "p", {raw}}}}}}}')
+            response = client.post(module_daemon.mcp_url, content=body.encode(), headers=headers)
+            assert response.status_code == 400
+            assert response.json()["error"]["code"] == -32700
+    assert not call_tool(module_daemon.mcp_url, "system.capabilities", {}).is_error

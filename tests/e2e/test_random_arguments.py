@@ -1,7 +1,6 @@
 """Property: whatever JSON object a caller sends to any tool, the answer is a schema-valid result or a refusal,
 never a protocol error or a crash."""
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from serve.tools import registered_tools
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_session import McpSession
+from tests.support.sample_project import built_sample_project
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = registered_tools()
@@ -40,9 +40,7 @@ def _arguments_for(schema_name: str) -> st.SearchStrategy[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def session(module_installation: Installation, module_daemon: RunningDaemon,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[McpSession]:
-    root = tmp_path_factory.mktemp("random") / "sample"
-    shutil.copytree(REPO / "fixtures/sample-project", root)
-    module_installation.cli("project", "register", str(root), "--id", "sample", check=True)
+    built_sample_project(module_installation, tmp_path_factory.mktemp("random") / "sample")
     with McpSession(module_daemon.mcp_url) as live:
         yield live
 
