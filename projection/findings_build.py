@@ -21,7 +21,7 @@ from projection.findings_store import (
     STORE_KIND,
     STORE_RELATIVE,
     TRAILER_FORMAT_VERSION,
-    store_path,
+    publish_path,
 )
 from projection.git_history import Commit, read_commits
 from projection.stamp import STAMP_COLUMNS, RowDigest, StampFields, new_build_id, stamp_row
@@ -52,18 +52,19 @@ class BuildSummary:
 def build_findings_store(root: Path) -> BuildSummary:
     """Rebuild the findings store of the project at `root` from its git history.
 
-    The store path is resolved (and its containment checked) before git is asked anything.
+    The store path is resolved (and its containment checked) before git is asked anything. The new store
+    replaces the state folder's entry itself, never a link's target (`findings_store.publish_path`).
 
     Raises:
         PathEscapeError: `.theurian/state` or the store file resolves outside `root`.
         GitHistoryError: git cannot read the history.
         ConfigError: the installation's build-stamp secret is damaged.
     """
-    target = store_path(root)
+    target = publish_path(root)
     secret = build_stamp_secret()
     rows, commits, malformed = _rows(read_commits(root))
     target.parent.mkdir(parents=True, exist_ok=True)
-    store_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+    target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     build_id = new_build_id()
     _write_store(target, rows, build_id, secret)
     return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id)

@@ -26,8 +26,10 @@ from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
 from theurian.installation import build_stamp_secret
+from theurian.project import STATE_DIR
 
-STORE_RELATIVE: Final = ".theurian/state/theurian-findings-local.sqlite"
+STORE_NAME: Final = "theurian-findings-local.sqlite"
+STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "findings"
 FINDINGS_SCHEMA_VERSION: Final = 1
 TRAILER_FORMAT_VERSION: Final = 1
@@ -107,6 +109,21 @@ def store_path(root: Path) -> Path:
         PathEscapeError: the path, or a link along it, resolves outside the project root.
     """
     return resolve_inside(root, STORE_RELATIVE)
+
+
+def publish_path(root: Path) -> Path:
+    """Where a build puts the store: its own name inside the resolved state folder, the leaf left unresolved.
+
+    A clone can carry `.theurian/state/<store>` as a link to a file inside the project (README.md, say): it
+    passes containment, and replacing its resolved target would turn that file into a database. Replacing the
+    unresolved leaf replaces the link itself. Containment is still checked on the fully resolved leaf first, so
+    a link that escapes keeps its refusal.
+
+    Raises:
+        PathEscapeError: the state folder, or the store path with every link followed, leaves the project root.
+    """
+    store_path(root)
+    return resolve_inside(root, STATE_DIR) / STORE_NAME
 
 
 def read_findings(root: Path, where: FindingFilter, limit: int) -> list[StoredFinding]:

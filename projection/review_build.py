@@ -33,7 +33,7 @@ from projection.review_store import (
     STORE_RELATIVE,
     TEXT_COLUMNS,
     file_identity,
-    store_path,
+    publish_path,
 )
 from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.durable import publish_built_file
@@ -68,14 +68,15 @@ class BuildSummary:
 def build_review_store(root: Path) -> BuildSummary:
     """Rebuild the review store of the project at `root` from its evidence lake.
 
-    The store path is resolved (and its containment checked) before any evidence file is read.
+    The store path is resolved (and its containment checked) before any evidence file is read. The new store
+    replaces the state folder's entry itself, never a link's target (`review_store.publish_path`).
 
     Raises:
         PathEscapeError: `.theurian/state` resolves outside `root`.
         ReviewStoreEscapeError: the store file resolves outside `.theurian/state/`.
         ConfigError: the installation's build-stamp secret is damaged.
     """
-    target = store_path(root)
+    target = publish_path(root)
     secret = build_stamp_secret()
     seen, skipped = last_seen(root)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
@@ -87,7 +88,7 @@ def build_review_store(root: Path) -> BuildSummary:
             projected.append(project(found.record_path, found.record, seen.get(found.record_path)))
     projected.sort(key=lambda item: item.sort_key)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target = store_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+    target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     build_id = new_build_id()
     texts = _write_store(target, projected, build_id, secret)
     skipped.sort()

@@ -129,6 +129,21 @@ def store_path(root: Path) -> Path:
         raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
 
 
+def publish_path(root: Path) -> Path:
+    """Where a build puts the store: its own name inside the resolved state folder, the leaf left unresolved.
+
+    A clone can carry the store's name as a link to another file in `.theurian/state/`: it passes containment,
+    and replacing its resolved target would overwrite that file. Replacing the unresolved leaf replaces the link
+    itself. Containment is still checked on the fully resolved leaf first, so a link that escapes keeps its
+    refusal.
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError: see `store_path`.
+    """
+    store_path(root)
+    return resolve_inside(root, STATE_DIR) / STORE_NAME
+
+
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
     """(record count, digest over every row of every table) as the stamp covers them, read back in full."""
     row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
