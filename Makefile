@@ -3,6 +3,8 @@ UV_VERSION := 0.13.8
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
+# uv's cache stays in the checkout: nothing the build or the tests do writes into your home directory.
+export UV_CACHE_DIR := $(CURDIR)/.tools/uv-cache
 
 .PHONY: install inspector demo test lint benchmark clean
 

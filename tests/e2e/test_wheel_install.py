@@ -27,6 +27,7 @@ def _uv() -> str:
 
 def _run(*args: str, cwd: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "UV_PROJECT"))}
+    env["UV_CACHE_DIR"] = str(REPO / ".tools/uv-cache")  # the checkout's cache (make install fills it), not $HOME
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(args)}\n{result.stdout}\n{result.stderr}"
     return result.stdout

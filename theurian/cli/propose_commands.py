@@ -14,18 +14,15 @@ from typing import Annotated, Any
 
 import typer
 
-from theurian.errors import ProjectError, UsageError
-from theurian.project import THEURIAN_DIR, Project
+from theurian.cli.project_option import ProjectOption, project_root
+from theurian.errors import UsageError
+from theurian.project import Project
 
 app = typer.Typer(
     help="Draft knowledge proposals (.theurian/proposals/), list them, accept or reject them.",
     no_args_is_help=True,
 )
 
-ProjectOption = Annotated[
-    Path | None,
-    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
-]
 JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (a refusal with a code as {"error": ...}).')]
 AuthorOption = Annotated[str, typer.Option("--author", help="Who proposes it.")]
 DescriptionOption = Annotated[str | None, typer.Option("--description", help="Why, for the reviewer.")]
@@ -35,11 +32,8 @@ BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file hold
 def _project(option: Path | None) -> Project:
     from theurian.registry import default_project_id
 
-    start = (option or Path.cwd()).resolve()
-    for folder in ([start] if option else [start, *start.parents]):
-        if (folder / THEURIAN_DIR).is_dir():
-            return Project(default_project_id(folder) or "project", folder)
-    raise ProjectError(f"{start} has no .theurian/ folder; run `theurian init` there first (or pass --project)")
+    root = project_root(option)
+    return Project(default_project_id(root) or "project", root)
 
 
 def _read_text(path: Path, what: str) -> str:
