@@ -35,6 +35,9 @@ FINDINGS_SCHEMA_VERSION: Final = 1
 TRAILER_FORMAT_VERSION: Final = 1
 MAX_FINDING_TEXT_CHARS: Final = 2000
 CUT_MARK: Final = "..."
+# Every way reading a store's values can fail. A planted or damaged file can hold any SQLite type in any column
+# (a REAL position, a BLOB text, text that is not UTF-8): each is a damaged store, never an internal fault.
+_READ_FAULTS: Final = (sqlite3.Error, TypeError, ValueError, OverflowError)
 
 SCHEMA: Final = """
 CREATE TABLE findings (
@@ -141,7 +144,7 @@ def read_findings(root: Path, where: FindingFilter, limit: int) -> list[StoredFi
         )
         try:
             rows = connection.execute(sql, (*params, limit)).fetchall()
-        except sqlite3.Error as exc:
+        except _READ_FAULTS as exc:
             raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
     return [_shaped(row) for row in rows]
 
@@ -186,8 +189,8 @@ def _verified_store(path: Path) -> Iterator[sqlite3.Connection]:
         try:
             connection.execute("BEGIN")  # one read snapshot for the stamp check and the query alike
             _verify(connection, path, before)
-        except sqlite3.Error as exc:
-            raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
+        except _READ_FAULTS as exc:  # RowDigest refuses a value of a type the build never writes: TypeError
+            raise FindingsStoreUnavailable(f"unreadable: {type(exc).__name__}: {exc}") from exc
         yield connection
 
 

@@ -16,7 +16,7 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
-from projection.review_store import BLOCK_RECORDS, CHANNELS, ReviewStoreUnavailable, open_store
+from projection.review_store import BLOCK_RECORDS, CHANNELS, READ_FAULTS, ReviewStoreUnavailable, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
 # The first batch of candidate blocks read for `q`; each next batch is four times the last, so a broad `q`
@@ -84,7 +84,7 @@ def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool =
             rows = cursor.execute(*_query(where, limit, None)).fetchall()
         else:
             rows = _search(cursor, where, limit)
-    except duckdb.Error as exc:
+    except READ_FAULTS as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     finally:
         cursor.close()

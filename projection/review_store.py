@@ -103,6 +103,12 @@ DIGEST_TABLES: Final = (
 )
 
 
+# Every way reading a store's values can fail besides DuckDB's own errors: a planted or damaged file can hold a
+# column retyped to one the build never writes (a DECIMAL, a HUGEINT past 64 bits, an INTERVAL, a BLOB), which
+# the row rendering cannot encode. Each is a damaged store, never an internal fault.
+READ_FAULTS: Final = (duckdb.Error, TypeError, ValueError, OverflowError)
+
+
 class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
     """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
 
@@ -204,12 +210,12 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
         if file_identity(path) != identity:
             raise ReviewStoreUnavailable("swapped while it was being opened; call again")
         _verify(connection, secret, path, identity)
-    except duckdb.Error as exc:
-        connection.close()
-        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     except ReviewStoreUnavailable:
         connection.close()
         raise
+    except READ_FAULTS as exc:
+        connection.close()
+        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     return OpenStore(identity, secret, connection)
 
 
