@@ -25,7 +25,7 @@ from projection.findings_store import (
 )
 from projection.git_history import Commit, read_commits
 from projection.stamp import STAMP_COLUMNS, RowDigest, StampFields, new_build_id, stamp_row
-from projection.trailers import ascii_fold, parse_message
+from projection.trailers import ascii_fold, finding_lines, parse_message
 from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
 
@@ -34,19 +34,30 @@ Row = tuple[str, int, str, str, str, str, str, None, None, None]
 
 @dataclass(frozen=True)
 class BuildSummary:
-    """What a build read and wrote; `malformed` counts skipped `Review-Finding:` lines."""
+    """What a build read and wrote; `malformed` counts skipped `Review-Finding:` lines; `undated` counts commits
+    skipped whole because git gives no readable committer date for them, and `undated_lines` their
+    `Review-Finding:` lines, which were not read."""
 
     store: str  # project-relative
     commits: int
     findings: int
     malformed: int
     build_id: str
+    undated: int = 0
+    undated_lines: int = 0
 
     def describe(self) -> str:
-        return (
+        summary = (
             f"built {self.store}: {self.findings} findings from {self.commits} commits; "
             f"{self.malformed} malformed Review-Finding lines skipped"
         )
+        if self.undated == 1:
+            summary += ("; 1 commit with an unreadable committer date skipped "
+                        f"(its {self.undated_lines} Review-Finding lines not read)")
+        elif self.undated:
+            summary += (f"; {self.undated} commits with an unreadable committer date skipped "
+                        f"(their {self.undated_lines} Review-Finding lines not read)")
+        return summary
 
 
 def build_findings_store(root: Path) -> BuildSummary:
@@ -62,28 +73,37 @@ def build_findings_store(root: Path) -> BuildSummary:
     """
     target = publish_path(root)
     secret = build_stamp_secret()
-    rows, commits, malformed = _rows(read_commits(root))
+    rows, counts = _rows(read_commits(root))
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     build_id = new_build_id()
     _write_store(target, rows, build_id, secret)
-    return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id)
+    commits, malformed, undated, undated_lines = counts
+    return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id, undated, undated_lines)
 
 
-def _rows(history: Iterable[Commit]) -> tuple[list[Row], int, int]:
+def _rows(history: Iterable[Commit]) -> tuple[list[Row], tuple[int, int, int, int]]:
+    """The rows, and (commits, malformed lines, undated commits, their finding lines)."""
     rows: list[Row] = []
-    commits = malformed = 0
+    commits = malformed = undated = undated_lines = 0
     for commit in history:
         commits += 1
+        committed_at = commit.committed_at
+        if committed_at is None:
+            # committedAt is served and orders every page: a finding without one cannot be placed, so its
+            # commit is counted rather than stored under an invented time.
+            undated += 1
+            undated_lines += sum(1 for _ in finding_lines(commit.message))
+            continue
         parsed = parse_message(commit.message)
         malformed += parsed.malformed
         rows.extend(
-            (commit.sha, f.position, f.reviewer, f.severity, f.text, ascii_fold(f.text), commit.committed_at,
+            (commit.sha, f.position, f.reviewer, f.severity, f.text, ascii_fold(f.text), committed_at,
              None, None, None)
             for f in parsed.findings
         )
     rows.sort(key=lambda row: (row[0], row[1]))  # primary-key order: the order the digest is taken in
-    return rows, commits, malformed
+    return rows, (commits, malformed, undated, undated_lines)
 
 
 def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) -> None:

@@ -1,7 +1,12 @@
 """Reading a project's commit history through git itself, in one `git log` pass.
 
 Fields are NUL-separated (`-z` plus `%x00`): a commit message cannot carry a NUL, so no body can shift the
-framing, and the framing is still checked (every sha is hex, every time is digits) rather than trusted.
+framing, and the framing is still checked (every sha is hex) rather than trusted.
+
+A committer date is data a commit object carries, not framing: a crafted or damaged commit (a clone can carry
+one) may hold a date git prints as nothing at all (negative, not a number) or as seconds no served timestamp can
+name (past year 9999). Such a commit comes back with `committed_at` None, for the build to skip and count; one
+odd commit never makes the whole history unreadable.
 """
 
 from __future__ import annotations
@@ -31,13 +36,26 @@ class GitHistoryError(TheurianError):
 @dataclass(frozen=True)
 class Commit:
     sha: str
-    committed_at: str  # RFC 3339 in UTC with microseconds, as served
+    committed_at: str | None  # RFC 3339 in UTC with microseconds, as served; None when unreadable
     message: str
 
 
 def format_committed_at(epoch_seconds: int) -> str:
-    """`2026-08-28T09:14:22.000000+00:00`: fixed width, so text order is time order."""
+    """`2026-08-28T09:14:22.000000+00:00`: fixed width, so text order is time order.
+
+    Raises:
+        ValueError, OverflowError, OSError: the seconds name no time in years 1 to 9999.
+    """
     return datetime.fromtimestamp(epoch_seconds, tz=UTC).isoformat(timespec="microseconds")
+
+
+def _committed_at(epoch: str) -> str | None:
+    if not _EPOCH.fullmatch(epoch):
+        return None  # git prints nothing for a date it cannot parse (a negative one included)
+    try:
+        return format_committed_at(int(epoch))
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def read_commits(root: Path) -> Iterator[Commit]:
@@ -86,7 +104,7 @@ def _parse(output: bytes) -> Iterator[Commit]:
     for index in range(0, len(fields), 3):
         sha = fields[index].lstrip(b"\n").decode("ascii", "replace")
         epoch = fields[index + 1].decode("ascii", "replace")
-        if not _SHA.fullmatch(sha) or not _EPOCH.fullmatch(epoch):
+        if not _SHA.fullmatch(sha):
             raise GitHistoryError("git log output could not be framed into commits; nothing was built")
         message = fields[index + 2].decode("utf-8", "surrogateescape")
-        yield Commit(sha, format_committed_at(int(epoch)), message)
+        yield Commit(sha, _committed_at(epoch), message)
