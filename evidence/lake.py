@@ -154,10 +154,13 @@ class Lake:
                         removed += 1
         return removed
 
-    def write_manifest(self, manifest: Mapping[str, Any]) -> str:
-        """Validate and durably write `runs/<runId>.json`; return its relative path."""
+    def write_manifest(self, manifest: Mapping[str, Any], *, entries_checked: int = 0) -> str:
+        """Validate and durably write `runs/<runId>.json`; return its relative path.
+
+        `entries_checked`: leading `records` entries already validated by an earlier write of this manifest.
+        """
         relative = f"{RUNS_DIR}/{manifest['runId']}.json"
-        validate_manifest(manifest, path=relative)
+        validate_manifest(manifest, path=relative, entries_checked=entries_checked)
         self._ensure_dir(RUNS_DIR)
         write_bytes_durably(self._resolve(relative), canonical_bytes(manifest))
         return relative

@@ -64,6 +64,7 @@ class RepositoryRun:
         self.written = 0
         self.manifest = self._new_manifest(repository)
         self._manifest_started = False
+        self._entries_checked = 0  # `records` entries already validated by an earlier write of the manifest
 
     def _new_manifest(self, repository: str) -> dict[str, Any]:
         started = datetime.now(UTC)
@@ -177,7 +178,8 @@ class RepositoryRun:
     def _write_manifest(self) -> None:
         spend = self.client.spend
         self.manifest.update(requests=spend.requests, graphqlPoints=spend.points, retries=spend.retries)
-        self.lake.write_manifest(self.manifest)
+        self.lake.write_manifest(self.manifest, entries_checked=self._entries_checked)
+        self._entries_checked = len(self.manifest["records"])
 
     def _finish(self, status: str, error: str | None) -> None:
         self.manifest.update(status=status, error=error, finishedAt=_now())

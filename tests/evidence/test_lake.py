@@ -100,3 +100,19 @@ def test_a_symlinked_repository_folder_escaping_the_project_is_refused(project: 
     with pytest.raises(PathEscapeError):
         Lake(project).put(record)
     assert not any(outside.iterdir())
+
+
+def test_a_growing_manifest_is_checked_entry_by_entry_and_a_bad_new_entry_is_still_caught() -> None:
+    from evidence.validation import validate_manifest
+
+    manifest = orjson.loads((FIXTURE_LAKE / "runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_bytes())
+    good = {"kind": "pull-request", "recordKey": "PR_kwDOAcme0042", "sha256": "sha256:" + "0" * 64,
+            "recordPath": f"sha256-{'e' * 64}/pull-request/PR_kwDOAcme0042.e3.json"}
+    manifest["records"] = [good] * 3
+    validate_manifest(manifest)
+    manifest["records"].append({**good, "sha256": "not-a-hash"})
+    with pytest.raises(RecordInvalidError):
+        validate_manifest(manifest, entries_checked=3)
+    manifest["records"][0] = {**good, "sha256": "not-a-hash"}
+    manifest["records"][3] = good
+    validate_manifest(manifest, entries_checked=3)  # entry 0 was checked when it was written, not again
