@@ -7,14 +7,12 @@ and a failed build leaves the old store exactly as it was.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from projection.build_temp import building_file, sweep_leftovers
 from projection.findings_store import (
     FINDINGS_SCHEMA_VERSION,
     SCHEMA,
@@ -76,6 +74,7 @@ def build_findings_store(root: Path) -> BuildSummary:
     rows, counts = _rows(read_commits(root))
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+    sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
     build_id = new_build_id()
     _write_store(target, rows, build_id, secret)
     commits, malformed, undated, undated_lines = counts
@@ -112,10 +111,8 @@ def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) ->
         digest.update(row)
     fields = StampFields(STORE_KIND, FINDINGS_SCHEMA_VERSION, TRAILER_FORMAT_VERSION, build_id, len(rows),
                          digest.hexdigest())
-    fd, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".building", dir=target.parent)
-    os.close(fd)
-    try:
-        connection = sqlite3.connect(temp_name, isolation_level=None)
+    with building_file(target.parent, target.name) as temp:
+        connection = sqlite3.connect(temp, isolation_level=None)
         try:
             # A half-built temp file is deleted, never repaired, so it needs no journal; one fsync at the end.
             connection.execute("PRAGMA journal_mode = OFF")
@@ -128,9 +125,4 @@ def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) ->
             connection.execute("COMMIT")
         finally:
             connection.close()
-        publish_built_file(Path(temp_name), target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp_name)
-        raise
-
+        publish_built_file(temp, target)

@@ -10,14 +10,13 @@ failed build leaves the old store exactly as it was.
 
 from __future__ import annotations
 
-import contextlib
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import duckdb
 
+from projection.build_temp import building_folder, sweep_leftovers
 from projection.review_digest import LineDigest, remember_verified, row_line
 from projection.review_lake import iter_records, last_seen
 from projection.review_rows import Projected, fold, project
@@ -89,6 +88,7 @@ def build_review_store(root: Path) -> BuildSummary:
     projected.sort(key=lambda item: item.sort_key)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+    sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
     build_id = new_build_id()
     texts = _write_store(target, projected, build_id, secret)
     skipped.sort()
@@ -96,9 +96,7 @@ def build_review_store(root: Path) -> BuildSummary:
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes) -> int:
-    folder = target.parent
-    temp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".building", dir=folder))
-    try:
+    with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         sources = {name: temp / f"{name}.ndjson" for name, _, _ in DIGEST_TABLES}
         digest = LineDigest()
@@ -120,11 +118,6 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)
-    finally:
-        for leftover in temp.iterdir():
-            with contextlib.suppress(FileNotFoundError):
-                leftover.unlink()
-        temp.rmdir()
     return text_count
 
 
