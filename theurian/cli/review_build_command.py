@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated
-
 import typer
 
+from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 
 
-def build(
-    project: Annotated[
-        Path | None,
-        typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
-    ] = None,
-) -> None:
+def build(project: ProjectOption = None) -> None:
     """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
 
     Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
@@ -27,7 +20,6 @@ def build(
     from projection.review_store import ReviewStoreEscapeError
     from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
     from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
-    from theurian.cli.review_commands import project_root
 
     root = project_root(project)
     try:

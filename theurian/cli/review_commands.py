@@ -10,7 +10,6 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -21,37 +20,13 @@ from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from theurian.cli import review_build_command
+from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
-from theurian.errors import ProjectError, UsageError
-from theurian.project import THEURIAN_DIR
+from theurian.errors import UsageError
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
 app.command("build")(review_build_command.build)
-
-ProjectOption = Annotated[
-    Path | None,
-    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
-]
-
-
-def project_root(option: Path | None) -> Path:
-    """The project a review command acts on.
-
-    Raises:
-        ProjectError: no `.theurian/` at --project, or none from the current directory upward.
-    """
-    if option is not None:
-        root = option.resolve()
-        if not (root / THEURIAN_DIR).is_dir():
-            raise ProjectError(f"{root} holds no {THEURIAN_DIR}/ (run `theurian init` there)")
-        return root
-    here = Path.cwd().resolve()
-    for candidate in (here, *here.parents):
-        if (candidate / THEURIAN_DIR).is_dir():
-            return candidate
-    raise ProjectError(f"no {THEURIAN_DIR}/ in {here} or above: run `theurian init` or pass --project PATH")
-
 
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
