@@ -122,3 +122,32 @@ def test_tools_list_publishes_the_input_and_response_schemas(module_daemon: Runn
         "reviewer", "severity", "commitSha", "q", "limit", "pullRequest", "family", "specialist",
     }
     assert tool.output_schema["$id"] == "https://theurian.dev/schemas/mcp/review-findings-response.schema.json"
+
+
+STRING_FILTERS = ("reviewer", "severity", "commitSha", "q", "family", "specialist")
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_nul_and_a_201_character_string_are_refused_for_every_string_filter_over_the_real_wire(
+    projects: dict[str, Any], module_daemon: RunningDaemon, mode: Mode
+) -> None:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for key in STRING_FILTERS:
+        calls += [("review.findings", {"projectId": "demo", key: "Z" * 201}),
+                  ("review.findings", {"projectId": "demo", key: "ab\u0000cd"}),
+                  ("review.findings", {"projectId": "demo", key: "\u0000"})]
+    calls += [("review.findings", {"projectId": "demo", "reviewer": "Z" * 200}),
+              ("review.findings", {"projectId": "demo", "q": "Z" * 200})]
+    answers = call_tools(module_daemon.mcp_url, calls, mode)
+    for index, key in enumerate(STRING_FILTERS):
+        long_one, nul_inside, nul_alone = answers[3 * index:3 * index + 3]
+        assert long_one.is_error and nul_inside.is_error and nul_alone.is_error, key
+        assert f"`{key}`" in long_one.text and "bounded at 200 characters" in long_one.text
+        assert "a value of 201 characters" in long_one.text and "ZZZZ" not in long_one.text
+        assert f"`{key}`" in nul_inside.text and "NUL (U+0000)" in nul_inside.text
+        assert "ab\x00cd" not in nul_inside.text and "'ab" not in nul_inside.text  # refused, not echoed
+        assert "NUL (U+0000)" in nul_alone.text
+    quoted, searched = answers[-2:]
+    assert quoted.is_error and repr("Z" * 200) in quoted.text
+    assert searched.is_error is False and searched.structured is not None
+    assert check_response(searched.structured)["count"] == 0

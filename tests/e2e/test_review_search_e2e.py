@@ -127,3 +127,31 @@ def test_a_daemon_keeps_answering_while_review_build_swaps_the_store(
     assert answers and not [a.text for a in answers if a.is_error]
     [final] = call_tools(module_daemon.mcp_url, [("review.search", {"projectId": "demo", "pullRequest": 102})])
     assert final.structured is not None and final.structured["count"] == 1
+
+
+SEARCH_STRING_FILTERS = ("repository", "threadState", "author", "filePath", "q")
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_nul_and_strings_at_and_past_the_bound_over_the_real_wire(
+    module_daemon: RunningDaemon, projects: dict[str, Any], mode: Mode
+) -> None:
+    """review.search bounds strings at 400: a 201-character value is an ordinary filter (quoted back when it is
+    outside a vocabulary), 401 is refused by its length, and a NUL is refused wherever it is."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for key in SEARCH_STRING_FILTERS:
+        calls += [("review.search", {"projectId": "demo", key: "Z" * 401}),
+                  ("review.search", {"projectId": "demo", key: "lo\u0000ck"}),
+                  ("review.search", {"projectId": "demo", key: "Z" * 201})]
+    answers = call_tools(module_daemon.mcp_url, calls, mode)
+    for index, key in enumerate(SEARCH_STRING_FILTERS):
+        past, nul, inside = answers[3 * index:3 * index + 3]
+        assert past.is_error and f"`{key}` is bounded at MAX_FILTER_CHARS (400)" in past.text
+        assert "a value of 401 characters" in past.text and "ZZZZ" not in past.text
+        assert nul.is_error and f"`{key}` contains a NUL (U+0000)" in nul.text and "lo\x00ck" not in nul.text
+        if key == "threadState":
+            assert inside.is_error and repr("Z" * 201) in inside.text
+        else:
+            assert inside.is_error is False and inside.structured is not None
+            RESPONSE.validate(inside.structured)
+            assert (inside.structured["count"], inside.structured["records"]) == (0, [])

@@ -1,0 +1,81 @@
+"""review.findings' `findingText` cut, at its boundary: 2,000 characters are served whole with no mark, 2,001 are
+cut to 2,000 plus `...`; characters are code points, so an astral character counts once. A store of the wrong
+types is refused with the one constant, not an internal fault."""
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from projection.findings_build import build_findings_store
+from projection.findings_store import STORE_RELATIVE
+from serve.tools.findings import FINDINGS_UNAVAILABLE_REFUSAL
+from tests.projection.git_fixture import T0, Planned, message, trailer, write_history
+from tests.serve.findings_support import dispatch, refusal_text, served
+from theurian import registry
+from theurian.project import init_project
+
+PROJECT = "findings-cut"
+ASTRAL = "\U0001f600"
+TEXTS = {
+    "1999": "a" * 1999,
+    "2000": "b" * 2000,
+    "2001": "c" * 2001,
+    "2000-astral-last": "d" * 1999 + ASTRAL,
+    "2001-astral-at-cut": "e" * 1999 + ASTRAL + "f",
+}
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("findings-cut") / "repo"
+    planned = [Planned(T0 + index, message(name, [trailer("security", "LOW", text)]))
+               for index, (name, text) in enumerate(TEXTS.items())]
+    shas = write_history(root, planned)
+    init_project(root)
+    return root, shas
+
+
+@pytest.fixture
+def project(history: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
+    registry.register(history[0], PROJECT)
+    build_findings_store(history[0])
+    return history
+
+
+def _served_text(sha: str) -> str:
+    [finding] = served(dispatch(PROJECT, commitSha=sha))["findings"]
+    return str(finding["findingText"])
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("1999", "a" * 1999),
+    ("2000", "b" * 2000),
+    ("2000-astral-last", "d" * 1999 + ASTRAL),
+    ("2001", "c" * 2000 + "..."),
+    ("2001-astral-at-cut", "e" * 1999 + ASTRAL + "..."),
+])
+def test_finding_text_is_whole_up_to_2000_characters_and_cut_with_a_mark_from_2001(
+    project: tuple[Path, list[str]], name: str, expected: str
+) -> None:
+    _, shas = project
+    assert _served_text(shas[list(TEXTS).index(name)]) == expected
+
+
+def test_q_still_matches_past_the_cut(project: tuple[Path, list[str]]) -> None:
+    _, shas = project
+    [finding] = served(dispatch(PROJECT, q=ASTRAL + "f"))["findings"]
+    assert finding["commitSha"] == shas[4] and finding["findingText"].endswith(ASTRAL + "...")
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE findings SET position = 1.5",
+    "UPDATE findings SET finding_text = x'ff00'",
+    "UPDATE findings SET finding_text = CAST(x'ff' AS TEXT)",
+])
+def test_a_store_holding_a_value_of_the_wrong_type_is_refused_with_the_one_constant(
+    project: tuple[Path, list[str]], statement: str
+) -> None:
+    with sqlite3.connect(project[0] / STORE_RELATIVE) as connection:
+        connection.execute(statement)
+    assert refusal_text(dispatch(PROJECT)) == FINDINGS_UNAVAILABLE_REFUSAL
