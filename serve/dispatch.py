@@ -18,6 +18,7 @@ from serve.refusal import (
     PATH_ESCAPE_REFUSAL,
     STATE_ESCAPE_CURE,
     ToolRefusal,
+    coded_refusal_text,
     refusal_result,
 )
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
@@ -101,5 +102,7 @@ def _translate(exc: TheurianError) -> str:
     if isinstance(exc, StateEscapeError | PathEscapeError):
         return f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
     if isinstance(exc, ProjectNotRegisteredError):
-        return f"PROJECT_NOT_REGISTERED: {exc.message}. `project.list` names the registered projects."
+        return coded_refusal_text("PROJECT_NOT_REGISTERED",
+                                  f"{exc.message}; project.list names the registered projects",
+                                  {"projectId": exc.project_id})
     return exc.message

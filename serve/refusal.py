@@ -6,6 +6,7 @@ the shape which tier answered, only from what it says.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 # Interpolates nothing: it must not say which path escaped (the cure, beside it, names the derived folder).
@@ -28,6 +29,12 @@ class ToolRefusal(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+def coded_refusal_text(code: str, message: str, details: dict[str, Any]) -> str:
+    """A refusal carrying a code from the contract's Errors table: the contract's error envelope as the text, so
+    an agent can read the code and the details without parsing prose."""
+    return json.dumps({"error": {"code": code, "message": message, "details": details}}, ensure_ascii=False)
 
 
 def refusal_result(message: str) -> dict[str, Any]:

@@ -36,6 +36,10 @@ INITIAL_GITIGNORE: Final = "state/\n"
 class ProjectNotRegisteredError(ProjectError):
     """No registration carries this id."""
 
+    def __init__(self, message: str, *, project_id: str) -> None:
+        super().__init__(message)
+        self.project_id = project_id
+
 
 class ProjectUnreadableError(ProjectError):
     """A registration exists but names no root path."""
@@ -93,7 +97,7 @@ def resolve_project(project_id: str) -> Project:
                 f"project {project_id!r} is registered without a root path; "
                 f"run `theurian project unregister {project_id}` and register it again from its folder"
             )
-        raise ProjectNotRegisteredError(f"no project is registered under id {project_id!r}")
+        raise ProjectNotRegisteredError(f"no project is registered under id {project_id!r}", project_id=project_id)
     root = registration.root
     if not (root / THEURIAN_DIR).is_dir():
         raise ProjectError(

@@ -103,7 +103,7 @@ def test_a_query_over_two_thousand_characters_is_refused_at_the_wire(module_daem
 
 def test_an_unregistered_project_is_refused_with_its_code(module_daemon: RunningDaemon) -> None:
     (answer,) = call_tools(module_daemon.mcp_url, [("knowledge.status", {"projectId": "nowhere"})])
-    assert answer.is_error and answer.text.startswith("PROJECT_NOT_REGISTERED")
+    assert answer.is_error and json.loads(answer.text)["error"]["code"] == "PROJECT_NOT_REGISTERED"
 
 
 def test_the_fifth_concurrent_search_is_refused_with_the_capacity_constant(module_daemon: RunningDaemon,

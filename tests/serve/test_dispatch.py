@@ -1,6 +1,7 @@
 """The dispatcher: project resolution before any handler runs, and every failure turned into a refusal."""
 
 import asyncio
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -62,7 +63,10 @@ def test_an_unregistered_project_is_refused_with_its_code(installation: Installa
     calls: list[str] = []
     result = _call(Dispatcher(_recording_tools(calls), SETTINGS), "knowledge.status", {"projectId": "ghost"})
     assert result["isError"] is True
-    assert result["content"][0]["text"].startswith("PROJECT_NOT_REGISTERED: no project is registered under id")
+    assert json.loads(result["content"][0]["text"]) == {"error": {
+        "code": "PROJECT_NOT_REGISTERED",
+        "message": "no project is registered under id 'ghost'; project.list names the registered projects",
+        "details": {"projectId": "ghost"}}}
     assert calls == []
 
 

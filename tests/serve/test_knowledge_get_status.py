@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -114,7 +115,8 @@ def test_a_project_with_no_built_state_is_refused_naming_migrate_apply(installat
 def test_an_unregistered_project_is_refused_with_its_code(installation: object) -> None:
     for name, arguments in [("knowledge.status", {}), ("knowledge.get", {"itemId": "x"}),
                             ("knowledge.search", {"query": "x"})]:
-        assert refusal(name, {"projectId": "nowhere", **arguments}).startswith("PROJECT_NOT_REGISTERED: ")
+        envelope = json.loads(refusal(name, {"projectId": "nowhere", **arguments}))["error"]
+        assert (envelope["code"], envelope["details"]) == ("PROJECT_NOT_REGISTERED", {"projectId": "nowhere"})
 
 
 def test_a_migration_of_only_withheld_items_moves_the_hash_and_the_migration_count_not_the_counts(
