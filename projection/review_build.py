@@ -18,17 +18,19 @@ import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.review_digest import LineDigest, remember_verified, row_line
-from projection.review_lake import last_seen
-from projection.review_scan import Shaped, scan, unpack
+from projection.review_lake import iter_records, last_seen
+from projection.review_rows import Projected, fold, project
 from projection.review_store import (
     BLOCK_COLUMNS,
     BLOCK_RECORDS,
     DIGEST_TABLES,
     EVIDENCE_FORMAT_VERSION,
+    RECORD_COLUMNS,
     REVIEW_SCHEMA_VERSION,
     SCHEMA,
     STORE_KIND,
     STORE_RELATIVE,
+    TEXT_COLUMNS,
     file_identity,
     publish_path,
 )
@@ -62,12 +64,10 @@ class BuildSummary:
         return "\n".join(lines)
 
 
-def build_review_store(root: Path, *, workers: int | None = None) -> BuildSummary:
+def build_review_store(root: Path) -> BuildSummary:
     """Rebuild the review store of the project at `root` from its evidence lake.
 
-    `workers` is how many processes read and shape the records (`projection.review_scan.scan`); the store
-    built does not depend on it. The store path is resolved (and its containment checked) before any evidence
-    file is read. The new store
+    The store path is resolved (and its containment checked) before any evidence file is read. The new store
     replaces the state folder's entry itself, never a link's target (`review_store.publish_path`).
 
     Raises:
@@ -78,31 +78,36 @@ def build_review_store(root: Path, *, workers: int | None = None) -> BuildSummar
     target = publish_path(root)
     secret = build_stamp_secret()
     seen, skipped = last_seen(root)
-    shaped, skipped_records = scan(root, seen, workers)
-    skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in (*skipped, *skipped_records)]
-    shaped.sort(key=lambda item: item[0])
+    skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
+    projected: list[Projected] = []
+    for found in iter_records(root):
+        if found.record is None:
+            skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+        else:
+            projected.append(project(found.record_path, found.record, seen.get(found.record_path)))
+    projected.sort(key=lambda item: item.sort_key)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
     build_id = new_build_id()
-    texts = _write_store(target, shaped, build_id, secret)
+    texts = _write_store(target, projected, build_id, secret)
     skipped.sort()
-    return BuildSummary(STORE_RELATIVE, len(shaped), texts, skipped, build_id)
+    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id)
 
 
-def _write_store(target: Path, shaped: list[Shaped], build_id: str, secret: bytes) -> int:
+def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes) -> int:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         sources = {name: temp / f"{name}.ndjson" for name, _, _ in DIGEST_TABLES}
         digest = LineDigest()
-        text_count = _write_lines(sources, shaped, digest)
+        text_count = _write_lines(sources, projected, digest)
         connection = duckdb.connect(str(database))
         try:
             connection.execute(SCHEMA)
             for name, columns, _ in DIGEST_TABLES:
                 _load(connection, name, columns, sources[name])
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
-                                 len(shaped), digest.hexdigest())
+                                 len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
             connection.execute(f"INSERT INTO build_stamp ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)  # noqa: S608 - a constant column list
             stamp = str(row[-1])
@@ -116,32 +121,29 @@ def _write_store(target: Path, shaped: list[Shaped], build_id: str, secret: byte
     return text_count
 
 
-def _write_lines(sources: dict[str, Path], shaped: list[Shaped], digest: LineDigest) -> int:
-    """Every table's NDJSON, digested as written; returns how many text rows there are.
-
-    A shaped row is rendered from its second column on, so prefixing `{"ordinal":N,` (and `"position":P,` for a
-    text) gives exactly the bytes `row_line` renders for the whole row: orjson writes a dict compactly, in
-    insertion order. The reader's re-digest uses `row_line`, so a mismatch here could never verify.
-    """
+def _write_lines(sources: dict[str, Path], projected: list[Projected], digest: LineDigest) -> int:
+    """Every table's NDJSON, digested as written; returns how many text rows there are."""
     texts = 0
     words: set[str] = set()
     with open(sources["records"], "wb") as records, open(sources["texts"], "wb") as text_file, \
             open(sources["word_blocks"], "wb") as blocks:
         digest.table("records")
-        for ordinal, (_, record_tail, _, _) in enumerate(shaped):
-            line = b'{"ordinal":%d,%b' % (ordinal, record_tail)
+        for ordinal, item in enumerate(projected):
+            line = row_line(RECORD_COLUMNS, (ordinal, *item.record.values()))
             records.write(line)
             digest.line(line)
         digest.table("texts")
         block_lines: list[bytes] = []
-        for ordinal, (_, _, text_tails, record_words) in enumerate(shaped):
-            for position, tail in enumerate(text_tails):
-                line = b'{"ordinal":%d,"position":%d,%b' % (ordinal, position, tail)
+        for ordinal, item in enumerate(projected):
+            for position, (channel, text) in enumerate(item.texts):
+                folded = fold(text)
+                # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
+                words.update(folded.split())
+                line = row_line(TEXT_COLUMNS, (ordinal, position, channel, text, folded))
                 text_file.write(line)
                 digest.line(line)
-            texts += len(text_tails)
-            words.update(unpack(record_words))
-            if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(shaped):
+                texts += 1
+            if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(projected):
                 block_lines.append(row_line(BLOCK_COLUMNS, (ordinal // BLOCK_RECORDS, "\x00".join(sorted(words)))))
                 words.clear()
         digest.table("word_blocks")

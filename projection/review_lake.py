@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
@@ -53,40 +52,13 @@ class LastSeen:
     at: str
 
 
-@dataclass(frozen=True)
-class Entry:
-    """A file the walk found where a record may be, to be read by `read_entry` (in this process or a worker)."""
-
-    folder: str
-    kind: str
-    name: str
-    path: str
-    is_link: bool
-
-
 def iter_records(project_root: Path) -> Iterator[LakeFile]:
     """Every record file under `.theurian/review/`, sorted by path; a bad file is yielded with its error.
 
     Raises:
         PathEscapeError: `.theurian/review` itself resolves outside the project root.
     """
-    root = review_root(project_root)
-    for found in walk(root):
-        yield found if isinstance(found, LakeFile) else read_entry(root, found)
-
-
-def review_root(project_root: Path) -> Path:
-    """`.theurian/review`, resolved and contained.
-
-    Raises:
-        PathEscapeError: it resolves outside the project root.
-    """
-    return resolve_inside(project_root, REVIEW_DIR)
-
-
-def walk(root: Path) -> Iterator[LakeFile | Entry]:
-    """Every file where a record may be under the resolved review folder `root`, sorted by path; a folder that
-    cannot hold records is yielded as a `LakeFile` with its error."""
+    root = resolve_inside(project_root, REVIEW_DIR)
     if not root.is_dir():
         return
     for repo in sorted(os.scandir(root), key=lambda e: e.name):
@@ -103,7 +75,7 @@ def walk(root: Path) -> Iterator[LakeFile | Entry]:
             for entry in sorted(os.scandir(kind.path), key=lambda e: e.name):
                 if entry.name.startswith(".") and entry.name.endswith(".tmp"):
                     continue  # a killed writer's leftover, never a record
-                yield Entry(repo.name, kind.name, entry.name, entry.path, entry.is_symlink())
+                yield _read(root, entry, repo.name, kind.name)
 
 
 def _key(name: str) -> str | None:
@@ -119,12 +91,6 @@ def _key(name: str) -> str | None:
     return key if format(int(bits[::-1], 2), "x") == match["mask"] else None
 
 
-@lru_cache(maxsize=1024)
-def _folder_of(repository: str) -> str:
-    # One SHA-256 per repository, not per record: a lake holds a handful of repositories and many records each.
-    return repository_folder(repository)
-
-
 def _contained_dir(root: Path, relative: str) -> bool:
     try:
         return resolve_inside(root, relative).is_dir()
@@ -132,15 +98,13 @@ def _contained_dir(root: Path, relative: str) -> bool:
         return False
 
 
-def read_entry(root: Path, entry: Entry) -> LakeFile:
-    """The record at `entry`, parsed and checked against its schema and its path, or what is wrong with it."""
-    folder, kind = entry.folder, entry.kind
+def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFile:
     relative = f"{folder}/{kind}/{entry.name}"
     key = _key(entry.name)
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        if entry.is_link:
+        if entry.is_symlink():
             resolve_inside(root, relative)
         with open(entry.path, "rb") as handle:
             record = orjson.loads(handle.read())
@@ -155,7 +119,7 @@ def read_entry(root: Path, entry: Entry) -> LakeFile:
             return LakeFile(relative, None, exc.message)
         # The compiled check and jsonschema disagree; trust neither with the record and say so.
         return LakeFile(relative, None, "rejected by the compiled check but not by jsonschema")
-    same_place = _folder_of(record["repository"]) == folder
+    same_place = repository_folder(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")
     return LakeFile(relative, record, None)
