@@ -9,6 +9,7 @@ from typing import Any, Final
 import jsonschema
 
 import schemas
+from evidence.compiled_check import record_check
 from evidence.errors import RecordInvalidError
 from evidence.records import KINDS
 
@@ -35,6 +36,8 @@ def validate_record(record: Mapping[str, Any], *, path: str = "") -> None:
     kind = record.get("kind")
     if kind not in KINDS:
         raise RecordInvalidError(f"{path or 'record'}: kind is not one of {', '.join(KINDS)}", path=path)
+    if record_check(str(kind))(record):
+        return  # the compiled check agrees with jsonschema (tested), at a small fraction of its cost
     _check(f"{kind}.schema.json", record, path)
 
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import orjson
 
+from evidence.compiled_check import record_check
 from evidence.errors import RecordInvalidError
 from evidence.records import (
     FILE_NAME_PATTERN,
@@ -26,7 +27,6 @@ from evidence.records import (
     repository_folder,
 )
 from evidence.validation import validate_manifest, validate_record
-from projection.evidence_check import record_check
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR

@@ -1,12 +1,13 @@
-"""A compiled accept/reject check for evidence records, for the bulk path of `theurian review build`.
+"""A compiled accept/reject check for evidence records: the fast path of every place that validates records
+(`evidence.validation.validate_record`, so the ingest's writes and the lake's reads, and `theurian review build`).
 
 `jsonschema` costs about five times an orjson parse per record (`design/DEPENDENCIES.md`: 210 µs against
 43 µs), which would make validation, not loading, the cost of a build. This module compiles the schemas under
 `schemas/evidence/` once into Python source — one flat function per schema node, each a run of
 `if not <test>: return False` — and `exec`s it, so checking a record costs a few dict lookups and isinstance
 calls per field rather than a tree of closures (docs/review-search.md has the figures). It answers only
-"valid or not"; a record it rejects is handed to `evidence.validation.validate_record` for the message, so the
-reported reason is exactly what the lake's own reader would say.
+"valid or not"; a record it rejects is re-checked with `jsonschema` for the message, so the reported reason names
+the failing place exactly as before.
 
 It understands only the keywords those schemas use. A schema that gains any other keyword fails to compile
 (`UnsupportedSchema`) rather than being checked loosely; a test compiles every evidence schema and checks
