@@ -30,7 +30,7 @@ demo: install
 
 ## test: install, lint, type-check, and run the default test suite
 test: install inspector lint
-	$(UV) run --locked --no-sync pytest
+	$(UV) run --locked --no-sync pytest -n 2 --dist loadfile  # a module's tests share one worker, so its daemon starts once
 
 lint: install
 	$(UV) run --locked --no-sync ruff check .
