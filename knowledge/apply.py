@@ -21,11 +21,13 @@ from pathlib import Path
 from ulid import ULID
 
 from knowledge import CANONICAL_SCHEMA_VERSION
+from knowledge.builds import build_lock, sweep
 from knowledge.errors import MigrationChecksumMismatchError, MigrationInvalidError, StateUnreadableError
 from knowledge.integrity import damage_detected, surfaceable_count
 from knowledge.migrations import MIGRATIONS_DIR, Migration, load_migration, migration_files, sha256_checksum
 from knowledge.operations import Replay
 from knowledge.state import (
+    STATE_FILE,
     Pointer,
     create_database,
     open_read_only,
@@ -99,6 +101,12 @@ def apply_migrations(root: Path) -> ApplyOutcome:
     """
     names = migration_files(root)
     migrations = [load_migration(root, name) for name in names]
+    # Validation reads only sources; from reading the pointer to the sweep, one build per project at a time.
+    with build_lock(state_folder(root)):
+        return _apply_locked(root, migrations)
+
+
+def _apply_locked(root: Path, migrations: list[Migration]) -> ApplyOutcome:
     pointer, applied, damaged = recorded_migrations(root)
     by_name = {m.file_name: m for m in migrations}
     for record in applied:
@@ -166,10 +174,17 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
         raise
     pointer = Pointer(name, digest, len(migrations), CANONICAL_SCHEMA_VERSION)
     write_pointer(root, pointer)
-    for old in folder.glob("knowledge-state-*.sqlite"):
-        if old.name != name:  # readers holding an old file keep their open handle; the name goes
-            old.unlink(missing_ok=True)
+    sweep(folder, STATE_FILE, "knowledge-state-", (name, _pointed_at(root)))
     return pointer
+
+
+def _pointed_at(root: Path) -> str | None:
+    """The database the pointer on disk names: whoever wrote it, the sweep never removes it."""
+    try:
+        current = read_pointer(root)
+    except StateUnreadableError:
+        return None
+    return current.state_file if current else None
 
 
 def _require_revisions(connection: sqlite3.Connection, key: str, migrations: list[Migration]) -> None:
