@@ -20,6 +20,7 @@ from typing import Final
 import orjson
 from ulid import ULID
 
+from knowledge.builds import build_lock, sweep
 from knowledge.integrity import SURFACEABLE_SQL
 from knowledge.state import open_read_only, project_key, require_pointer, state_folder
 from knowledge.vocabulary import disclosable
@@ -48,10 +49,17 @@ def build_index(root: Path, ceiling: str) -> IndexPointer:
     Raises:
         StateMissingError, StateUnreadableError: there is no readable active state to index.
     """
+    require_pointer(root, root.name)  # before the lock: no state, no state folder to create
+    folder = state_folder(root)
+    # Apply and index builds share one lock, so the state indexed is not swept away mid-build either.
+    with build_lock(folder):
+        return _build_locked(root, folder, ceiling)
+
+
+def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
     pointer = require_pointer(root, root.name)
     build_id = str(ULID())
     name = f"knowledge-index-{build_id}.sqlite"
-    folder = state_folder(root)
     path = folder / name
     allowed = ", ".join(f"'{s}'" for s in disclosable(ceiling))
     try:
@@ -96,9 +104,8 @@ def build_index(root: Path, ceiling: str) -> IndexPointer:
         "schemaVersion": INDEX_SCHEMA_VERSION,
     }
     write_bytes_durably(folder / INDEX_POINTER_NAME, orjson.dumps(document, option=orjson.OPT_INDENT_2))
-    for old in folder.glob("knowledge-index-*.sqlite"):
-        if old.name != name:
-            old.unlink(missing_ok=True)
+    current = read_index_pointer(root)
+    sweep(folder, INDEX_FILE, "knowledge-index-", (name, current.index_file if current else None))
     return published
 
 

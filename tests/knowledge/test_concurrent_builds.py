@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from knowledge.apply import apply_migrations
+from knowledge.index import INDEX_POINTER_NAME
 from knowledge.state import POINTER_NAME
 from tests.knowledge.authoring import REPO, anchor, ulid_like
 from tests.support.installation import Installation
@@ -28,6 +30,7 @@ TRIALS = 3
 _RACER = """
 import sys
 from pathlib import Path
+from knowledge.apply import apply_migrations
 from knowledge.index import build_index
 root = Path(sys.argv[2])
 print("ready", flush=True)
@@ -106,3 +109,16 @@ def test_two_applies_at_once_leave_the_pointer_naming_a_database_that_exists(ins
             _named(root, POINTER_NAME, "stateFile").name
         ]
 
+
+def test_two_index_builds_at_once_leave_the_index_pointer_naming_an_index_that_exists(
+        installation: Installation, tmp_path: Path) -> None:
+    root = _large_project(tmp_path / "project", 8000)
+    apply_migrations(root)
+    for _ in range(TRIALS):
+        for stale in [*(root / STATE).glob("knowledge-index*")]:
+            stale.unlink()
+        _race(installation, "index", root)
+        assert _named(root, INDEX_POINTER_NAME, "indexFile").is_file()
+        assert sorted(p.name for p in (root / STATE).glob("knowledge-index-*")) == [
+            _named(root, INDEX_POINTER_NAME, "indexFile").name
+        ]
