@@ -170,7 +170,9 @@ def _check_semantics(operation: dict[str, Any], file_name: str, index: int) -> N
 def _body(root: Path, file_name: str, index: int, operation: dict[str, Any]) -> tuple[str, str]:
     relative = operation["contentFile"].removeprefix(CONTENT_PREFIX)
     try:
-        path = resolve_inside(root, f"{KNOWLEDGE_DIR}/{relative}")
+        # Contained by the knowledge folder itself, not the project: a symlink under it to anywhere else in
+        # the project (a secret, a source tree) would otherwise become a body and be served as knowledge.
+        path = resolve_inside(resolve_inside(root, KNOWLEDGE_DIR), relative)
     except PathEscapeError as exc:
         raise MigrationInvalidError(
             file_name, index, "`contentFile` does not stay under .theurian/knowledge/"

@@ -110,6 +110,26 @@ def test_a_body_outside_the_knowledge_folder_through_a_symlink_is_refused(tmp_pa
         apply_migrations(root)
 
 
+
+@pytest.mark.parametrize(("link", "target", "content_file"), [
+    ("link.md", "../../secret.txt", "../knowledge/link.md"),
+    ("d", "../../src", "../knowledge/d/secret.txt"),
+])
+def test_a_body_reached_through_a_symlink_to_elsewhere_in_the_project_is_refused(
+        tmp_path: Path, link: str, target: str, content_file: str) -> None:
+    # Inside the project is not inside .theurian/knowledge: a body is only ever read from the knowledge folder.
+    root = copy_sample(tmp_path / "sample")
+    (root / "secret.txt").write_text("project secret", encoding="utf-8")
+    (root / "src").mkdir()
+    (root / "src" / "secret.txt").write_text("project secret", encoding="utf-8")
+    (root / ".theurian/knowledge" / link).symlink_to(target)
+    writer = MigrationWriter(root)
+    writer.item("x.a", "project secret")
+    writer.operations[-1]["contentFile"] = content_file
+    writer.write("escape")
+    with pytest.raises(MigrationInvalidError, match="does not stay under .theurian/knowledge/"):
+        apply_migrations(root)
+
 def test_status_lists_applied_in_order_and_pending(tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
     apply_migrations(root)
