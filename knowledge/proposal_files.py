@@ -14,8 +14,10 @@ from typing import Final
 
 from ulid import ULID
 
+from knowledge.errors import KnowledgeError
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
+from theurian.errors import PathEscapeError
 
 PROPOSALS_DIR: Final = ".theurian/proposals"
 EVIDENCE_NAME: Final = "evidence.json"
@@ -23,17 +25,49 @@ PROPOSAL_ID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _ATTEMPTS: Final = 8
 
 
+class FolderRedirectedError(KnowledgeError):
+    """A folder Theurian writes proposals (or accepted files) into is redirected by a symlink."""
+
+    code = "PATH_ESCAPE_REFUSAL"
+
+    def __init__(self, relative: str) -> None:
+        super().__init__(
+            f"PATH_ESCAPE_REFUSAL: {relative} does not resolve to its own place in the project (a symlink redirects "
+            f"it), so nothing was read or written through it. Cure: replace {relative} with a plain folder (move "
+            "what it should hold into one), then try again.",
+            details={"folder": relative},
+        )
+
+
+def own_folder(root: Path, relative: str) -> Path:
+    """`root/relative` resolved, refused unless it resolves to exactly that place.
+
+    Containment in the project is not enough here: `.theurian/proposals -> knowledge` stays inside the project
+    yet would put a draft beside the canonical sources, so any redirection at all is refused.
+
+    Raises:
+        FolderRedirectedError: a symlink sends `relative` anywhere else (inside the project or out of it).
+    """
+    try:
+        resolved = resolve_inside(root, relative)
+    except PathEscapeError:
+        raise FolderRedirectedError(relative) from None
+    if resolved != root.resolve() / relative:
+        raise FolderRedirectedError(relative)
+    return resolved
+
+
 def proposal_folder(root: Path) -> tuple[Path, str]:
     """A new, empty proposal directory created exclusively; returns it and its id.
 
     Raises:
-        PathEscapeError: `.theurian/proposals` resolves outside the project root.
+        FolderRedirectedError: `.theurian/proposals` is redirected by a symlink.
     """
-    parent = resolve_inside(root, PROPOSALS_DIR)
+    parent = own_folder(root, PROPOSALS_DIR)
     parent.mkdir(parents=True, exist_ok=True)
     for _ in range(_ATTEMPTS):
         proposal_id = str(ULID())
-        folder = resolve_inside(root, f"{PROPOSALS_DIR}/{proposal_id}")
+        folder = resolve_inside(parent, proposal_id)
         try:
             folder.mkdir()
         except FileExistsError:
@@ -47,7 +81,7 @@ def existing_folder(root: Path, proposal_id: str) -> Path | None:
     """The proposal's directory when `proposal_id` is a ULID and the directory exists, else None."""
     if not PROPOSAL_ID.fullmatch(proposal_id):
         return None
-    folder = resolve_inside(root, f"{PROPOSALS_DIR}/{proposal_id}")
+    folder = resolve_inside(own_folder(root, PROPOSALS_DIR), proposal_id)
     return folder if folder.is_dir() else None
 
 

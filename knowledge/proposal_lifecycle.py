@@ -25,6 +25,7 @@ from knowledge.proposal_files import (
     PROPOSALS_DIR,
     existing_folder,
     move_new,
+    own_folder,
 )
 from theurian.containment import resolve_inside
 from theurian.errors import AlreadyInPlaceError
@@ -55,7 +56,7 @@ class Accepted:
 
 def list_proposals(root: Path) -> list[ProposalSummary]:
     """Every proposal directory, oldest first (ULID order)."""
-    parent = resolve_inside(root, PROPOSALS_DIR)
+    parent = own_folder(root, PROPOSALS_DIR)
     if not parent.is_dir():
         return []
     summaries = []
@@ -76,12 +77,14 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
     trail = _trail(folder, proposal_id)
     file_name = trail["migrationFile"]
     source = resolve_inside(folder, file_name)
-    destination = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    # Accepted files land only in the real folders: a redirected one would put them where no apply reads them.
+    knowledge = own_folder(root, KNOWLEDGE_DIR)
+    destination = resolve_inside(own_folder(root, MIGRATIONS_DIR), file_name)
     if not source.is_file():
         if destination.is_file():
             raise AlreadyInPlaceError(f"proposal {proposal_id} was already accepted: {MIGRATIONS_DIR}/{file_name}")
         raise ProposalError(f"proposal {proposal_id} has lost its migration {file_name}; reject it and draft again")
-    moves = [(resolve_inside(folder, f"knowledge/{rel}"), resolve_inside(root, f"{KNOWLEDGE_DIR}/{rel}"))
+    moves = [(resolve_inside(folder, f"knowledge/{rel}"), resolve_inside(knowledge, rel))
              for rel in _checked_bodies(folder, proposal_id, source)]
     for _, target in [*moves, (source, destination)]:
         if target.exists():

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from knowledge.apply import apply_migrations
+from knowledge.proposal_files import FolderRedirectedError
 from knowledge.proposal_lifecycle import ACCEPTED, PENDING, accept_proposal, list_proposals, reject_proposal
 from knowledge.proposals import V1_DRAFT_KINDS
 from knowledge.reading import get_item
@@ -159,3 +160,16 @@ def test_concurrent_drafts_never_collide(tmp_path: Path) -> None:
     assert len(proposals(shop.root)) == 16
     bodies = {(shop.root / p["bodyFile"]).read_text() for p in payloads if p["bodyFile"]}
     assert bodies == {f"body {n}\n" for n in range(8)}
+
+
+@pytest.mark.parametrize("folder", ["migrations", "knowledge"])
+def test_accept_refuses_a_redirected_migrations_or_knowledge_folder_and_moves_nothing(tmp_path: Path,
+                                                                                     folder: str) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    real = shop.root / ".theurian" / folder
+    real.rename(shop.root / ".theurian" / f"real-{folder}")
+    real.symlink_to(f"real-{folder}")
+    with pytest.raises(FolderRedirectedError, match=rf"^PATH_ESCAPE_REFUSAL: \.theurian/{folder} does not resolve"):
+        accept_proposal(shop.root, payload["proposalId"])
+    assert [s.status for s in list_proposals(shop.root)] == [PENDING]

@@ -143,3 +143,28 @@ def test_writes_are_reported_because_write_intent_tools_are_registered() -> None
     without = [tool for tool in tools if tool.kind is not ToolKind.WRITE_INTENT]
     assert capabilities_of(without)["writeTools"] is False
 
+
+
+def test_a_proposals_folder_redirected_into_the_knowledge_folder_is_refused_and_nothing_is_written(
+        tmp_path: Path) -> None:
+    # `.theurian/proposals -> knowledge` stays inside the project, so project containment alone let a draft land
+    # in `.theurian/knowledge/<ULID>/`: a write-intent tool writing beside the canonical sources.
+    shop = new_shop(tmp_path / "shop")
+    proposals = shop.root / ".theurian" / "proposals"
+    if proposals.exists():
+        os.rename(proposals, shop.root / "old-proposals")
+    proposals.symlink_to("knowledge")
+    root = str(shop.root.resolve())
+    canonical = tuple(os.path.join(root, folder) for folder in CANONICAL)
+    before = _snapshot(shop.root)
+    for tool in registered_tools():
+        if tool.kind is not ToolKind.WRITE_INTENT:
+            continue
+        with recorded_writes() as written:
+            result = call(tool.name, _arguments(shop)[tool.name])
+        assert result["isError"], (tool.name, result)
+        text = result["content"][0]["text"]
+        assert text.startswith("PATH_ESCAPE_REFUSAL: .theurian/proposals "), (tool.name, text)
+        assert "a symlink redirects it" in text and "plain folder" in text, (tool.name, text)
+        assert [path for path in written if path.startswith(canonical)] == [], tool.name
+        assert _snapshot(shop.root) == before, tool.name
