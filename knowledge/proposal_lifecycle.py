@@ -18,7 +18,14 @@ import orjson
 import yaml
 
 from knowledge.errors import KnowledgeError
-from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, sha256_checksum, validate_document
+from knowledge.migrations import (
+    CONTENT_PREFIX,
+    FILE_NAME,
+    KNOWLEDGE_DIR,
+    MIGRATIONS_DIR,
+    sha256_checksum,
+    validate_document,
+)
 from knowledge.proposal_files import (
     EVIDENCE_NAME,
     PROPOSAL_ID,
@@ -31,6 +38,7 @@ from theurian.containment import resolve_inside
 from theurian.errors import AlreadyInPlaceError
 
 PENDING: Final = "pending"
+MAX_SHOWN: Final = 80
 ACCEPTED: Final = "accepted"
 DAMAGED: Final = "damaged"
 
@@ -84,6 +92,7 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
         if destination.is_file():
             raise AlreadyInPlaceError(f"proposal {proposal_id} was already accepted: {MIGRATIONS_DIR}/{file_name}")
         raise ProposalError(f"proposal {proposal_id} has lost its migration {file_name}; reject it and draft again")
+    _check_drafted_bytes(proposal_id, trail, source)
     moves = [(resolve_inside(folder, f"knowledge/{rel}"), resolve_inside(knowledge, rel))
              for rel in _checked_bodies(folder, proposal_id, source)]
     for _, target in [*moves, (source, destination)]:
@@ -128,9 +137,25 @@ def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
         file_name = trail["migrationFile"]
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
         raise ProposalError(f"proposal {proposal_id} has no readable {EVIDENCE_NAME}; reject it") from exc
-    if not isinstance(file_name, str) or "/" in file_name or not file_name.endswith(".yaml"):
-        raise ProposalError(f"proposal {proposal_id}'s {EVIDENCE_NAME} names no migration file; reject it")
+    if not isinstance(file_name, str) or not FILE_NAME.match(file_name):
+        # Accept installs exactly this name under .theurian/migrations/, where a misnamed file stops every apply.
+        shown = repr(file_name[:MAX_SHOWN]) if isinstance(file_name, str) else "a value that is no file name"
+        raise ProposalError(
+            f"proposal {proposal_id}'s {EVIDENCE_NAME} names {shown}, which is not a migration file name "
+            "(<ULID>-<slug>.yaml); nothing was moved. Reject it and draft again."
+        )
     return dict(trail)
+
+
+def _check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) -> None:
+    """The migration still hashes to what evidence.json recorded when it was drafted."""
+    recorded = trail.get("migrationSha256")
+    if recorded != sha256_checksum(source.read_bytes()):
+        why = "was edited since it was drafted" if recorded else f"has no migrationSha256 in its {EVIDENCE_NAME}"
+        raise ProposalError(
+            f"proposal {proposal_id} was not accepted: its migration {source.name} {why} (the migrationSha256 "
+            f"recorded at draft time does not match); nothing was moved. Reject it and draft again."
+        )
 
 
 def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
@@ -142,6 +167,12 @@ def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
         raise ProposalError(f"proposal {proposal_id}'s migration is not readable YAML; nothing was moved") from exc
     except KnowledgeError as exc:
         raise ProposalError(f"proposal {proposal_id} was not accepted: {exc.message}") from exc
+    name_id = source.name.split("-", 1)[0]
+    if document["id"] != name_id:
+        raise ProposalError(
+            f"proposal {proposal_id} was not accepted: {source.name} starts with {name_id} but the document's id "
+            f"is {document['id']}; nothing was moved"
+        )
     bodies = []
     for op in document["operations"]:
         if op["op"] != "upsertRevision":

@@ -124,9 +124,12 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
     try:
         if body is not None:
             write_new(folder, f"knowledge/{body[0]}", body[1].encode("utf-8"))
-        write_new(folder, file_name, _yaml(document))
+        migration = _yaml(document)
+        write_new(folder, file_name, migration)
+        # The migration's hash as drafted: accept refuses a migration edited since (the reviewer reads the draft).
         trail = {"proposalId": proposal_id, "migrationId": migration_id, "migrationFile": file_name,
-                 "createdAt": created_at, "author": author, "description": description, **evidence}
+                 "migrationSha256": sha256_checksum(migration), "createdAt": created_at, "author": author,
+                 "description": description, **evidence}
         write_new(folder, EVIDENCE_NAME, orjson.dumps(trail, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # a half-written draft is no draft

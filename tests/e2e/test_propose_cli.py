@@ -3,6 +3,7 @@ reject, and every refusal is one line and an exit code."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -91,3 +92,50 @@ def test_every_propose_command_has_help_and_is_documented_as_theurian_propose() 
         assert f"theurian propose {name}" in docs, name
         shown = runner.invoke(app, ["propose", name, "--help"])
         assert shown.exit_code == 0 and "Usage:" in shown.output, name
+
+
+def _drafted_migration(installation: Installation, shop_root: Path, tmp_path: Path) -> dict[str, str]:
+    operations = tmp_path / "operations.yaml"
+    operations.write_text(yaml.safe_dump([{"op": "addAlias", "alias": "lo", "itemId": "architecture.lock-order"}]))
+    result = installation.cli("propose", "migration", "--operations-file", str(operations), "--author", "me",
+                              "--description", "Alias the lock order", "--project", str(shop_root), "--json",
+                              check=True)
+    payload: dict[str, str] = json.loads(result.stdout)
+    return payload
+
+
+def _point_evidence_at(folder: Path, old: str, new: str) -> None:
+    (folder / old).rename(folder / new)
+    trail = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
+    trail["migrationFile"] = new
+    (folder / "evidence.json").write_text(json.dumps(trail), encoding="utf-8")
+
+
+def test_accept_refuses_a_migration_file_name_that_is_not_a_migration_name_or_disagrees_with_its_id(
+        installation: Installation, tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    for index, bad in enumerate(("evil.yaml", "01K9ZZZZZZZZZZZZZZZZZZZZZZ-alias-the-lock-order.yaml")):
+        payload = _drafted_migration(installation, shop.root, tmp_path)
+        folder = shop.root / payload["proposalDirectory"]
+        _point_evidence_at(folder, payload["migrationFile"], bad)
+        refused = installation.cli("propose", "accept", payload["proposalId"], "--project", str(shop.root))
+        assert refused.returncode == 1, (bad, refused.stdout)
+        assert f"proposal {payload['proposalId']}" in refused.stderr and bad in refused.stderr, refused.stderr
+        assert ("not a migration file name", "the document's id is")[index] in refused.stderr, refused.stderr
+        assert not (shop.root / ".theurian/migrations" / bad).exists()
+    assert installation.cli("migrate", "apply", "--project", str(shop.root)).returncode == 0
+
+
+def test_accept_refuses_a_migration_edited_since_it_was_drafted_naming_the_file(installation: Installation,
+                                                                                tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = _drafted_migration(installation, shop.root, tmp_path)
+    trail = json.loads((shop.root / payload["evidenceFile"]).read_text(encoding="utf-8"))
+    migration = shop.root / payload["proposalDirectory"] / payload["migrationFile"]
+    assert trail["migrationSha256"] == "sha256:" + hashlib.sha256(migration.read_bytes()).hexdigest()
+    migration.write_text(migration.read_text(encoding="utf-8").replace("alias: lo", "alias: mallory"),
+                         encoding="utf-8")
+    refused = installation.cli("propose", "accept", payload["proposalId"], "--project", str(shop.root))
+    assert refused.returncode == 1
+    assert payload["migrationFile"] in refused.stderr and "migrationSha256" in refused.stderr, refused.stderr
+    assert not (shop.root / ".theurian/migrations" / payload["migrationFile"]).exists()
