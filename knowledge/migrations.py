@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import jsonschema
-import yaml
 
 import schemas
 from knowledge.errors import MigrationInvalidError
+from knowledge.migration_yaml import read_yaml
 from knowledge.vocabulary import parse_rfc3339
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
@@ -30,8 +30,6 @@ KNOWLEDGE_DIR: Final = ".theurian/knowledge"
 FILE_NAME: Final = re.compile(r"^(?P<id>[0-9A-HJKMNP-TV-Z]{26})-(?P<slug>[a-z0-9][a-z0-9-]{0,80})\.yaml$")
 CONTENT_PREFIX: Final = "../knowledge/"
 MAX_BODY_BYTES: Final = 1_000_000
-# libyaml's safe loader when the wheel has it (an order of magnitude faster); the same safe subset of YAML.
-_SAFE_LOADER: Final = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True)
@@ -76,12 +74,7 @@ def load_migration(root: Path, file_name: str) -> Migration:
     """
     path = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
     data = path.read_bytes()
-    try:
-        document = yaml.load(data.decode("utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise MigrationInvalidError(
-            file_name, None, f"not readable as UTF-8 YAML ({_first_line(exc)})"
-        ) from exc
+    document = read_yaml(file_name, data)
     validate_document(file_name, document)
     match = FILE_NAME.match(file_name)
     assert match is not None  # migration_files only hands over matching names

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any, Final
 
 import orjson
-import yaml
 
 from knowledge.errors import KnowledgeError
+from knowledge.migration_yaml import read_yaml
 from knowledge.migrations import (
     CONTENT_PREFIX,
     FILE_NAME,
@@ -161,10 +161,9 @@ def _check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) 
 def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
     """The body paths (under knowledge/) the migration names, each present and hashing as recorded."""
     try:
-        document = yaml.safe_load(source.read_text(encoding="utf-8"))
+        # The loader apply uses: a proposal that apply would refuse (an alias bomb, a key twice) is refused here.
+        document = read_yaml(source.name, source.read_bytes())
         validate_document(source.name, document)
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ProposalError(f"proposal {proposal_id}'s migration is not readable YAML; nothing was moved") from exc
     except KnowledgeError as exc:
         raise ProposalError(f"proposal {proposal_id} was not accepted: {exc.message}") from exc
     name_id = source.name.split("-", 1)[0]
