@@ -1,4 +1,4 @@
-"""Reading a migration's YAML: the safe subset of YAML, less anchors and aliases.
+"""Reading a migration's YAML: the safe subset of YAML, less two features.
 
 Every migration is read here, whether `migrate apply` reads it from `.theurian/migrations/` or `propose accept`
 reads it from a proposal, so both refuse the same things:
@@ -6,10 +6,13 @@ reads it from a proposal, so both refuse the same things:
 - Anchors and aliases (`&name`, `*name`). A migration has no use for them, and a few hundred bytes of nested
   aliases expand into billions of nodes that validation then walks (an alias bomb). They are found in the
   parser's event stream, before anything is composed or constructed, so refusing one costs nothing.
+- A key twice in one mapping. YAML loaders keep the last value silently, so `owner: alice` followed by
+  `owner: mallory` reads as mallory while a reviewer skimming the diff sees alice.
 """
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, Final
 
 import yaml
@@ -18,13 +21,38 @@ from knowledge.errors import MigrationInvalidError
 
 # libyaml's safe loader when the wheel has it (an order of magnitude faster); the same safe subset of YAML.
 _BASE: Final[type[yaml.SafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MAX_KEY_SHOWN: Final = 80
+
+
+class _DuplicateKey(Exception):  # noqa: N818 - internal signal, turned into MigrationInvalidError below
+    def __init__(self, key: object, line: int) -> None:
+        super().__init__(key, line)
+        self.key = key
+        self.line = line
+
+
+class _StrictLoader(_BASE):  # type: ignore[valid-type,misc]
+    """The safe loader whose mapping constructor refuses a key it has already seen in the same mapping."""
+
+    def construct_mapping(self, node: yaml.Node, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: set[Hashable] = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if isinstance(key, Hashable):
+                    if key in seen:
+                        raise _DuplicateKey(key, key_node.start_mark.line + 1)
+                    seen.add(key)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return mapping
 
 
 def read_yaml(file_name: str, data: bytes) -> Any:
-    """The document in `data`, parsed with the safe loader once it is known to hold no anchor or alias.
+    """The document in `data`, parsed with the strict safe loader.
 
     Raises:
-        MigrationInvalidError: naming `file_name`: not UTF-8, not YAML, or an anchor or alias (with its line).
+        MigrationInvalidError: naming `file_name` and the line: not UTF-8, not YAML, an anchor or alias, or a
+            key repeated in one mapping.
     """
     try:
         text = data.decode("utf-8")
@@ -32,7 +60,15 @@ def read_yaml(file_name: str, data: bytes) -> Any:
         raise MigrationInvalidError(file_name, None, "not readable as UTF-8 YAML (not UTF-8)") from exc
     try:
         _refuse_anchors(file_name, text)
-        return yaml.load(text, Loader=_BASE)  # noqa: S506 - a safe loader
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
+    except _DuplicateKey as exc:
+        shown = repr(exc.key) if len(repr(exc.key)) <= MAX_KEY_SHOWN else "a long key"
+        raise MigrationInvalidError(
+            file_name,
+            None,
+            f"line {exc.line}: the key {shown} appears twice in one mapping (YAML would silently keep the last "
+            "value); write it once",
+        ) from None
     except yaml.YAMLError as exc:
         raise MigrationInvalidError(file_name, None, f"not readable as UTF-8 YAML ({_described(exc)})") from exc
 

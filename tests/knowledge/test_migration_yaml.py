@@ -88,3 +88,24 @@ def test_propose_accept_refuses_a_proposal_migration_holding_the_alias_bomb(tmp_
                                             r"line \d+: an anchor \(&name or \*name\) is not allowed"):
         accept_proposal(root, proposal_id)
     assert not any((root / ".theurian/migrations").glob("*alias-it.yaml"))
+
+
+@pytest.mark.parametrize(("original", "doubled", "key"), [
+    ("  owner: platform-team\n", "  owner: alice\n  owner: mallory\n", "owner"),
+    ("    sensitivity: internal\n", "    sensitivity: confidential\n    sensitivity: public\n", "sensitivity"),
+])
+def test_a_key_twice_in_one_mapping_is_refused_naming_file_line_and_key(tmp_path: Path, original: str,
+                                                                        doubled: str, key: str) -> None:
+    root = copy_sample(tmp_path / "sample")
+    path, text = _written(root, (original, doubled))
+    second = _line_of(text, doubled) + 1
+    with pytest.raises(MigrationInvalidError) as refused:
+        apply_migrations(root)
+    assert refused.value.message.startswith(f"migration {path.name} is invalid at the document: line {second}: "
+                                            f"the key '{key}' appears twice in one mapping")
+
+
+def test_propose_accept_refuses_a_proposal_migration_with_a_key_twice(tmp_path: Path) -> None:
+    root, proposal_id = _proposal_holding(tmp_path, ("author: a\n", "author: a\nauthor: mallory\n"))
+    with pytest.raises(ProposalError, match=r"line \d+: the key 'author' appears twice in one mapping"):
+        accept_proposal(root, proposal_id)
