@@ -101,6 +101,7 @@ def apply_migrations(root: Path) -> ApplyOutcome:
     """
     names = migration_files(root)
     migrations = [load_migration(root, name) for name in names]
+    _check_ids(migrations)
     # Validation reads only sources; from reading the pointer to the sweep, one build per project at a time.
     with build_lock(state_folder(root)):
         return _apply_locked(root, migrations)
@@ -122,6 +123,20 @@ def _apply_locked(root: Path, migrations: list[Migration]) -> ApplyOutcome:
         return ApplyOutcome([], pointer, rebuilt=False)
     new_pointer = _build(root, migrations)
     return ApplyOutcome(pending, new_pointer, rebuilt=True)
+
+
+def _check_ids(migrations: list[Migration]) -> None:
+    # One id, one migration: the history is keyed by id, so a second file under it could never be recorded.
+    named: dict[str, str] = {}
+    for migration in migrations:
+        earlier = named.setdefault(migration.migration_id, migration.file_name)
+        if earlier != migration.file_name:
+            raise MigrationInvalidError(
+                migration.file_name,
+                None,
+                f"it and {earlier} share the id {migration.migration_id}; a migration id names exactly one "
+                "file, so give one of them a new ULID (file name and `id`)",
+            )
 
 
 def _check_order(migrations: list[Migration]) -> None:

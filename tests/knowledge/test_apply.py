@@ -139,3 +139,18 @@ def test_status_lists_applied_in_order_and_pending(tmp_path: Path) -> None:
     report = migration_status(root)
     assert [a.migration_id for a in report.applied] == ["01K1A0000000000000000000M1", "01K1B0000000000000000000M2"]
     assert report.pending == [path.name] and report.edited == []
+
+
+def test_two_migration_files_with_one_id_are_refused_naming_both_before_anything_builds(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    writer = MigrationWriter(root)
+    writer.item("x.a", "A.")
+    first = writer.write("first")
+    twin = MigrationWriter(root, migration_id=writer.migration_id)
+    twin.item("x.b", "B.")
+    second = twin.write("second")
+    with pytest.raises(MigrationInvalidError) as refused:
+        apply_migrations(root)
+    assert first.name in refused.value.message and second.name in refused.value.message
+    assert f"share the id {writer.migration_id}" in refused.value.message
+    assert _listing(root) == []
