@@ -1,4 +1,4 @@
-"""Reading a migration's YAML: the safe subset of YAML, less two features.
+"""Reading a migration's YAML: the safe subset of YAML, less two features, and errors a person can find.
 
 Every migration is read here, whether `migrate apply` reads it from `.theurian/migrations/` or `propose accept`
 reads it from a proposal, so both refuse the same things:
@@ -8,6 +8,9 @@ reads it from a proposal, so both refuse the same things:
   parser's event stream, before anything is composed or constructed, so refusing one costs nothing.
 - A key twice in one mapping. YAML loaders keep the last value silently, so `owner: alice` followed by
   `owner: mallory` reads as mallory while a reviewer skimming the diff sees alice.
+
+A document that is not YAML at all is reported with the parser's problem and its line:column, not only the
+first line of PyYAML's message ("while scanning for the next token"), which says neither what nor where.
 """
 
 from __future__ import annotations
@@ -57,7 +60,8 @@ def read_yaml(file_name: str, data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MigrationInvalidError(file_name, None, "not readable as UTF-8 YAML (not UTF-8)") from exc
+        problem = f"not readable as UTF-8 YAML (not UTF-8 at byte {exc.start})"
+        raise MigrationInvalidError(file_name, None, problem) from exc
     try:
         _refuse_anchors(file_name, text)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
@@ -87,4 +91,9 @@ def _refuse_anchors(file_name: str, text: str) -> None:
 
 
 def _described(error: yaml.YAMLError) -> str:
-    return str(error).splitlines()[0][:300]
+    """The parser's problem and where it is (line:column, 1-based), or its first line when it has no mark."""
+    if isinstance(error, yaml.MarkedYAMLError) and error.problem_mark is not None:
+        mark = error.problem_mark
+        problem = error.problem or error.context or "not YAML"
+        return f"{problem} at line {mark.line + 1}:{mark.column + 1}"[:300]
+    return str(error).splitlines()[0][:300] if str(error) else type(error).__name__

@@ -109,3 +109,15 @@ def test_propose_accept_refuses_a_proposal_migration_with_a_key_twice(tmp_path: 
     root, proposal_id = _proposal_holding(tmp_path, ("author: a\n", "author: a\nauthor: mallory\n"))
     with pytest.raises(ProposalError, match=r"line \d+: the key 'author' appears twice in one mapping"):
         accept_proposal(root, proposal_id)
+
+
+def test_unreadable_yaml_is_reported_with_the_problem_and_its_line_and_column(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    path, text = _written(root, ("  owner: platform-team\n", "  owner: platform-team\n\towner: tab\n"))
+    with pytest.raises(MigrationInvalidError) as refused:
+        apply_migrations(root)
+    line = _line_of(text, "\towner")
+    assert refused.value.message == (
+        f"migration {path.name} is invalid at the document: not readable as UTF-8 YAML (found a tab character "
+        f"that violates indentation at line {line}:1); nothing was changed"
+    )
