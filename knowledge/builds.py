@@ -10,6 +10,9 @@ the file the pointer on disk names, whoever wrote it.
 The lock file exists only while a build holds it: the holder unlinks it before releasing, and a waiter that
 wakes on an unlinked inode locks the file now in place instead. So the state folder holds only builds and
 pointers between runs, and two lockers can never believe they hold two different files.
+
+A killed build leaves its database and SQLite's companions (`-journal`, `-wal`, `-shm`) behind; no pointer
+names them, so the next sweep removes them too.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from pathlib import Path
 from typing import Final
 
 LOCK_NAME: Final = "knowledge-build.lock"
+# SQLite's side files for a database `x`: `x-journal` (rollback), `x-wal` and `x-shm` (write-ahead log).
+COMPANION_SUFFIXES: Final = ("-journal", "-wal", "-shm")
 
 
 @contextlib.contextmanager
@@ -54,13 +59,18 @@ def build_lock(folder: Path) -> Iterator[None]:
 
 
 def sweep(folder: Path, build_name: re.Pattern[str], prefix: str, keep: Iterable[str | None]) -> None:
-    """Remove every build in `folder` matching `build_name` except those in `keep`.
+    """Remove every build in `folder` matching `build_name` (and its SQLite companions) except those in `keep`.
 
     Call it holding `build_lock`: no other build is in progress then, so every unkept file is superseded or
     orphaned by a killed run.
     """
     kept = {name for name in keep if name}
     for entry in folder.glob(f"{prefix}*"):
-        if build_name.match(entry.name) and entry.name not in kept:
+        base = entry.name
+        for suffix in COMPANION_SUFFIXES:
+            if base.endswith(suffix):
+                base = base.removesuffix(suffix)
+                break
+        if build_name.match(base) and base not in kept:
             # A reader holding an old file keeps its open handle; only the name goes.
             entry.unlink(missing_ok=True)

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from knowledge.apply import apply_migrations, migration_status
+from knowledge.builds import sweep
 from knowledge.errors import MigrationInvalidError
+from knowledge.state import STATE_FILE
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 
 STATE = Path(".theurian/state")
@@ -154,3 +156,23 @@ def test_two_migration_files_with_one_id_are_refused_naming_both_before_anything
     assert first.name in refused.value.message and second.name in refused.value.message
     assert f"share the id {writer.migration_id}" in refused.value.message
     assert _listing(root) == []
+
+
+def test_the_sweep_removes_what_a_killed_apply_left_with_its_companions_but_never_the_current_ones(
+        tmp_path: Path) -> None:
+    # A SIGKILLed build leaves its database and SQLite's -journal (and -wal/-shm); no pointer names them.
+    root = copy_sample(tmp_path / "sample")
+    apply_migrations(root)
+    killed = "knowledge-state-01K9000000000000000000DEAD"
+    for leftover in (".sqlite", ".sqlite-journal", ".sqlite-wal", ".sqlite-shm"):
+        (root / STATE / f"{killed}{leftover}").write_bytes(b"half")
+    (root / STATE / "knowledge-state-01K9000000000000000000G0NE.sqlite-journal").write_bytes(b"orphan")
+    writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
+    writer.item("decision.new", "New.")
+    writer.write("new")
+    current = apply_migrations(root).pointer.state_file
+    assert _listing(root) == sorted(["knowledge-active.json", current])
+    (root / STATE / f"{current}-journal").write_bytes(b"the current build's")
+    (root / STATE / f"{killed}.sqlite-wal").write_bytes(b"half")
+    sweep(root / STATE, STATE_FILE, "knowledge-state-", (current,))
+    assert _listing(root) == sorted(["knowledge-active.json", current, f"{current}-journal"])
