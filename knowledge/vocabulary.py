@@ -42,6 +42,11 @@ def parse_rfc3339(text: str) -> datetime:
     if not _RFC3339.match(text):
         raise ValueError("not an RFC 3339 timestamp with an explicit offset")
     normalized = text.upper().replace("Z", "+00:00")
+    if normalized[17:19] == "60":
+        # A leap second (RFC 3339 allows second 60). datetime has no such second, so it reads as the last
+        # microsecond of its minute at the same offset: after every :59 instant, before the next minute.
+        offset = normalized[19:].lstrip(".0123456789")
+        normalized = f"{normalized[:17]}59.999999{offset}"
     head, _, rest = normalized.partition(".")
     if rest:  # Python keeps microseconds only: cut a longer fraction before parsing.
         digits = re.match(r"\d+", rest)

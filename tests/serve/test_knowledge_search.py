@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.retrieval import DEFAULT_SEARCH_LIMIT, MAX_MAX_TOKENS, MAX_SEARCH_LIMIT, MIN_MAX_TOKENS
+from knowledge.vocabulary import parse_rfc3339
 from tests.knowledge.authoring import MigrationWriter
 from tests.serve.knowledge_support import WIDGETS, answer, build_sample, refusal, registered_copy
 from theurian.safety import SAFETY_TRIPLE
@@ -178,3 +180,12 @@ def test_query_syntax_means_nothing_on_the_ranked_path(demo: Path) -> None:
 def test_an_unpaired_surrogate_in_the_query_is_folded_not_refused(demo: Path) -> None:
     _drop_index(demo)
     assert search(query="jwt\ud800")["results"] == []
+
+
+@pytest.mark.parametrize("as_of", ["2016-12-31T23:59:60Z", "2017-01-01T08:59:60+09:00", "2016-12-31T23:59:60.5Z"])
+def test_a_leap_second_as_of_is_accepted_as_the_last_instant_of_its_minute(demo: Path, as_of: str) -> None:
+    # RFC 3339 allows second 60 (a leap second); Python's datetime has no such second, so it is read as :59.999999.
+    assert parse_rfc3339(as_of) == datetime(2016, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    hits = search(query="widgets", asOf=as_of)["results"]
+    assert hits and all(hit["freshness"]["isWithinValidity"] for hit in hits)
+    assert search(query="postmortem", asOf=as_of)["results"] == []  # valid from 2020 only
