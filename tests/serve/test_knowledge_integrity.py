@@ -80,6 +80,14 @@ def test_an_absent_item_over_a_healthy_state_is_refused_as_absence(demo: Path) -
         "No knowledge item 'no.such' is available in project 'demo'.")
 
 
+def test_an_absent_item_over_a_damaged_state_is_refused_as_damage_not_absence(demo: Path) -> None:
+    # The other direction of the pair: over detected damage, even an id that was never there is not "absent".
+    damage(demo, "UPDATE knowledge_items SET project_id = ? WHERE item_id = 'architecture.auth-policy'", SENTINEL)
+    assert refusal("knowledge.get", {"projectId": "demo", "itemId": "no.such"}) == (
+        "Project 'demo' could not be fully read: its derived state disagrees with its own records about what it "
+        f"holds. {INTEGRITY_REMEDY}")
+
+
 def test_a_corrupt_status_reaches_each_tool_as_the_contract_describes(demo: Path) -> None:
     damage(demo, "UPDATE knowledge_items SET status = ? WHERE item_id = 'architecture.auth-policy'", SENTINEL)
     status = answer("knowledge.status", {"projectId": "demo"})

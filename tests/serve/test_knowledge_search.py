@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -70,6 +71,15 @@ def test_an_index_built_from_an_earlier_state_is_stale_after_a_new_apply(demo: P
     assert response["retrieval"]["indexed"] is False
     assert response["retrieval"]["fallbackReason"] == "index-stale"
     assert [h["itemId"] for h in response["results"]] == ["incident.outage"]
+
+
+def test_an_index_file_that_cannot_be_read_falls_back_with_index_unreadable(demo: Path) -> None:
+    pointer = json.loads((demo / ".theurian/state/knowledge-index.json").read_text(encoding="utf-8"))
+    (demo / ".theurian/state" / pointer["indexFile"]).write_bytes(b"not an SQLite database at all" * 100)
+    response = search(query="widgets", limit=1)
+    assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
+                                     "indexed": False, "fallbackReason": "index-unreadable", "stale": None}
+    assert response["count"] == 1 and "fusedScore" not in response["results"][0]
 
 
 def test_an_index_built_under_another_ceiling_is_not_used(demo: Path) -> None:
