@@ -139,3 +139,21 @@ def test_accept_refuses_a_migration_edited_since_it_was_drafted_naming_the_file(
     assert refused.returncode == 1
     assert payload["migrationFile"] in refused.stderr and "migrationSha256" in refused.stderr, refused.stderr
     assert not (shop.root / ".theurian/migrations" / payload["migrationFile"]).exists()
+
+
+def test_an_operations_file_with_an_anchor_or_a_repeated_key_is_a_usage_error_and_drafts_nothing(
+    installation: Installation, tmp_path: Path
+) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    installation.cli("init", str(root), check=True)
+    files = {"repeated": "- op: addAlias\n  alias: a\n  alias: b\n  itemId: x\n",
+             "anchored": "- &o {op: addAlias, alias: a, itemId: x}\n- *o\n"}
+    for name, text in files.items():
+        (tmp_path / f"{name}.yaml").write_text(text, encoding="utf-8")
+        result = installation.cli("propose", "migration", "--project", str(root), "--author", "me",
+                                  "--description", "d", "--operations-file", str(tmp_path / f"{name}.yaml"))
+        assert result.returncode == 2, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+        assert ("appears twice" if name == "repeated" else "an anchor") in result.stderr
+    assert not (root / ".theurian/proposals").exists() or list((root / ".theurian/proposals").iterdir()) == []

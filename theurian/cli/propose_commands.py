@@ -96,15 +96,16 @@ def migration(
     as_json: JsonOption = False,
 ) -> None:
     """Draft a migration of the ten v1 draft kinds (what knowledge.generateMigrationDraft drafts)."""
-    import yaml
-
     from knowledge.drafts import generate_migration_draft
+    from knowledge.errors import MigrationInvalidError
+    from knowledge.migration_yaml import read_yaml
     from knowledge.proposals import DraftFacade
 
     try:
-        operations = yaml.safe_load(_read_text(operations_file, "--operations-file"))
-    except yaml.YAMLError as exc:
-        raise UsageError(f"--operations-file {operations_file} is not YAML or JSON") from exc
+        # The strict loader migrations use: no anchors or aliases, no key written twice.
+        operations = read_yaml(str(operations_file), _read_text(operations_file, "--operations-file").encode())
+    except MigrationInvalidError as exc:
+        raise UsageError(f"--operations-file: {exc.message}") from exc
     if not isinstance(operations, list) or not operations or not all(isinstance(op, dict) for op in operations):
         raise UsageError(f"--operations-file {operations_file} must hold a non-empty list of operations (mappings)")
     payload = generate_migration_draft(DraftFacade(_project(project).root), author=author, description=description,
