@@ -9,7 +9,9 @@ are identical). JSON lines hold no raw newline, so the concatenation is injectiv
 The verification record. Re-digesting a 100,000-record store costs seconds, and a store is immutable once
 built, so the build leaves a record in this installation's own state folder, HMAC'd under the installation
 secret, binding the store's path to the file it wrote: its (device, inode, size, mtime, ctime) identity, its
-build id and its stamp. A reader whose store matches a genuine record skips the digest; any other store — one
+build id, its stamp, and the absence of a write-ahead log beside it (DuckDB replays a WAL on every attach, so a
+WAL dropped beside a vouched-for file would change the rows served without touching the file). A reader whose
+store matches a genuine record skips the digest; any other store — one
 copied in, tampered with (a rewrite changes the inode or ctime, and ctime cannot be set back by an
 unprivileged process), or built before the record existed — is digested in full before it is trusted. The
 record lives outside every project, so a clone cannot carry one.
@@ -31,7 +33,7 @@ import orjson
 from theurian.installation import state_dir
 
 VERIFIED_DIR: Final = "review-verified"
-_DOMAIN: Final = b"theurian-review-verified/1\n"
+_DOMAIN: Final = b"theurian-review-verified/2\n"  # /2: a record also vouches that no WAL lies beside the file
 
 
 class LineDigest:
@@ -85,8 +87,10 @@ def remember_verified(store: Path, identity: tuple[int, ...], build_id: str, sta
 
     Best effort: a record that cannot be written only costs the next reader a full digest.
     """
+    if _wal_present(store):
+        return  # nothing to vouch for: a reader refuses a store with a WAL beside it
     fields: dict[str, object] = {"store": str(store), "identity": list(identity), "buildId": build_id,
-                                 "stamp": stamp}
+                                 "stamp": stamp, "walAbsent": True}
     target = _record_path(store)
     with contextlib.suppress(OSError):
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -96,7 +100,10 @@ def remember_verified(store: Path, identity: tuple[int, ...], build_id: str, sta
 
 
 def was_verified(store: Path, identity: tuple[int, ...], build_id: str, stamp: str, secret: bytes) -> bool:
-    """Whether a genuine record says the file at `store` with `identity` was verified (or built) as stamped."""
+    """Whether a genuine record says the file at `store` with `identity` was verified (or built) as stamped,
+    with no write-ahead log beside it then and now."""
+    if _wal_present(store):
+        return False
     try:
         recorded = orjson.loads(_record_path(store).read_bytes())
     except (OSError, orjson.JSONDecodeError):
@@ -104,5 +111,16 @@ def was_verified(store: Path, identity: tuple[int, ...], build_id: str, stamp: s
     if not isinstance(recorded, dict) or not isinstance(recorded.get("mac"), str):
         return False
     fields: dict[str, object] = {"store": str(store), "identity": list(identity), "buildId": build_id,
-                                 "stamp": stamp}
+                                 "stamp": stamp, "walAbsent": True}
     return hmac.compare_digest(_mac(secret, fields), recorded["mac"])
+
+
+def _wal_present(store: Path) -> bool:
+    """Whether anything (a file, a link, a FIFO) sits at the store's write-ahead-log name; unreadable counts."""
+    try:
+        os.lstat(store.with_name(store.name + ".wal"))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return True

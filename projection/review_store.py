@@ -32,6 +32,10 @@ from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 
 STORE_NAME: Final = "review-store.duckdb"
+# DuckDB's write-ahead log for a database file: the file's name plus this. DuckDB replays it on every attach,
+# read-only included. A build checkpoints before it publishes, so no store of ours ever has one: a WAL beside the
+# store is never ours, and the store is refused while it is there (docs/review-search.md).
+WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
 REVIEW_SCHEMA_VERSION: Final = 1
@@ -150,6 +154,11 @@ def publish_path(root: Path) -> Path:
     return resolve_inside(root, STATE_DIR) / STORE_NAME
 
 
+def wal_path(store: Path) -> Path:
+    """The write-ahead log DuckDB would replay on attaching `store`."""
+    return store.with_name(store.name + WAL_SUFFIX)
+
+
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
     """(record count, digest over every row of every table) as the stamp covers them, read back in full."""
     row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
@@ -239,10 +248,23 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
 
 
 def file_identity(path: Path) -> tuple[int, ...]:
+    """(device, inode, size, mtime, ctime) of the store file, checked to have no write-ahead log beside it.
+
+    Taken before and after the attach, so a WAL planted at either moment is refused; the verification record
+    binds this identity, so it vouches for a file that had no WAL when it was built or verified.
+    """
     try:
         status = os.stat(path)
     except FileNotFoundError:
         raise ReviewStoreUnavailable("absent") from None
     except OSError as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    try:
+        os.lstat(wal_path(path))
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise ReviewStoreUnavailable(f"unreadable: its write-ahead log: {type(exc).__name__}") from exc
+    else:
+        raise ReviewStoreUnavailable("a write-ahead log lies beside it, which no build leaves")
     return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
