@@ -10,6 +10,9 @@ failed build leaves the old store exactly as it was.
 
 from __future__ import annotations
 
+import os
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -33,6 +36,7 @@ from projection.review_store import (
     TEXT_COLUMNS,
     file_identity,
     publish_path,
+    wal_path,
 )
 from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.durable import publish_built_file
@@ -114,11 +118,32 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.execute("CHECKPOINT")
         finally:
             connection.close()
+        # The published file replaces the store whole: a WAL beside the old one belongs to no store this build
+        # made, and a reader refuses a store with one beside it. Removed first, so the new file never has one.
+        remove_stale_wal(target)
         publish_built_file(database, target)
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)
     return text_count
+
+
+def remove_stale_wal(target: Path) -> None:
+    """Remove whatever sits at the store's WAL name in the resolved state folder, never following a link: a link
+    (or a FIFO, or a file) is unlinked itself, a real folder removed without following any link inside it.
+
+    Raises:
+        OSError: it could not be removed (the build fails rather than publish a store every read would refuse).
+    """
+    wal = wal_path(target)
+    try:
+        mode = os.lstat(wal).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode):
+        shutil.rmtree(wal)
+    else:
+        os.unlink(wal)
 
 
 def _write_lines(sources: dict[str, Path], projected: list[Projected], digest: LineDigest) -> int:

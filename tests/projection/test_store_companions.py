@@ -3,6 +3,7 @@ or a file where a folder belongs. Each is refused or skipped; none is ever read 
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -79,3 +80,25 @@ def test_the_verification_record_does_not_vouch_for_a_store_with_a_wal_beside_it
     assert was_verified(store, identity, "build", "stamp", b"secret")
     (tmp_path / "store.duckdb.wal").write_bytes(b"")
     assert not was_verified(store, identity, "build", "stamp", b"secret")
+
+
+@pytest.mark.parametrize("shape", ["file", "link", "folder"])
+def test_a_rebuild_removes_a_leftover_wal_so_its_cure_cures(tmp_path: Path, shape: str) -> None:
+    root = _built(tmp_path)
+    live = store_path(root)
+    wal = live.with_name(live.name + WAL_SUFFIX)
+    outside = tmp_path / "outside.wal"
+    outside.write_bytes(b"not ours to remove")
+    if shape == "file":
+        wal.write_bytes(b"leftover")
+    elif shape == "link":
+        wal.symlink_to(outside)
+    else:
+        wal.mkdir()
+        (wal / "inside").symlink_to(outside)
+    with pytest.raises(ReviewStoreUnavailable):
+        read_records(root, RecordFilter(), 50)
+    build_review_store(root)
+    assert not os.path.lexists(wal)
+    assert read_records(root, RecordFilter(), 50)
+    assert outside.read_bytes() == b"not ours to remove"  # a link is removed as a link, never followed
