@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -77,9 +78,20 @@ def key_from_file_name(name: str) -> str | None:
     return match["key"]
 
 
+_ASCII_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def fold_repository(repository: str) -> str:
+    """OWNER/NAME with ASCII letters lower-cased and nothing else changed: GitHub's own case-insensitive
+    matching. Never `str.casefold()`, which folds U+212A KELVIN SIGN to 'k' and so would make a name GitHub
+    does not have equal to one it has. For every valid name (ASCII only, REPOSITORY_PATTERN) the two agree, so
+    the folder names written before this function existed are unchanged."""
+    return repository.translate(_ASCII_LOWER)
+
+
 def repository_folder(repository: str) -> str:
-    """`sha256-<hex>` of "github:" + owner/name case-folded: one folder per repository, any spelling."""
-    digest = hashlib.sha256(f"{PROVIDER_GITHUB}:{repository.casefold()}".encode()).hexdigest()
+    """`sha256-<hex>` of "github:" + owner/name ASCII-folded: one folder per repository, any spelling."""
+    digest = hashlib.sha256(f"{PROVIDER_GITHUB}:{fold_repository(repository)}".encode()).hexdigest()
     return f"sha256-{digest}"
 
 

@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Final
 
+from evidence.records import fold_repository
 from ingest.errors import NotAllowlistedError
 from theurian import tomlwrite
 from theurian.containment import resolve_inside
@@ -62,9 +63,10 @@ def read_allowlist(project_root: Path) -> list[str]:
 
 
 def find(allowlist: list[str], repository: str) -> str | None:
-    """The allowlist entry matching `repository` case-insensitively (GitHub's names are), or None."""
-    folded = repository.casefold()
-    return next((entry for entry in allowlist if entry.casefold() == folded), None)
+    """The allowlist entry matching `repository` case-insensitively, ASCII letters only (as GitHub matches
+    its ASCII names), or None."""
+    folded = fold_repository(repository)
+    return next((entry for entry in allowlist if fold_repository(entry) == folded), None)
 
 
 def require_allowed(allowlist: list[str], repositories: list[str]) -> list[str]:
@@ -104,7 +106,7 @@ def disallow(project_root: Path, repository: str) -> None:
     entries = read_allowlist(project_root)
     if find(entries, repository) is None:
         raise AlreadyInPlaceError(f"{repository} is not on the review allowlist")
-    _write(project_root, [e for e in entries if e.casefold() != repository.casefold()])
+    _write(project_root, [e for e in entries if fold_repository(e) != fold_repository(repository)])
 
 
 def _write(project_root: Path, entries: list[str]) -> None:

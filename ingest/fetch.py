@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Final
 
+from evidence.records import fold_repository
 from ingest import queries
 from ingest.client import GitHubClient, GitHubNotFoundError
 from ingest.errors import GitHubError, RepositoryRefusedError
@@ -125,7 +126,7 @@ class Fetcher:
 def _require_public(repository: str, repo: Node | None) -> Node:
     if repo is None:
         raise RepositoryRefusedError(f"GitHub does not answer {repository}", repository=repository)
-    if repo["nameWithOwner"].casefold() != repository.casefold():
+    if fold_repository(repo["nameWithOwner"]) != fold_repository(repository):
         raise RepositoryRefusedError(
             f"GitHub answers {repository} as {repo['nameWithOwner']} (renamed?); allowlist that name instead",
             repository=repository,

