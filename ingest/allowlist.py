@@ -20,7 +20,17 @@ from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
 from theurian.project import CONFIG_FILE
 
 # GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
+# ASCII only: GitHub's names are ASCII, and its case-insensitive matching folds ASCII letters only.
 REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
+REPOSITORY_RULE: Final = (
+    "OWNER/NAME with an owner of 1-39 ASCII letters, digits and '-' (not first) and a name of 1-100 ASCII "
+    "letters, digits, '.', '_' and '-' (not '.' or '..'), nothing around them"
+)
+
+
+def is_repository(text: str) -> bool:
+    """True when `text` is a well-formed OWNER/NAME by GitHub's ASCII rules."""
+    return REPOSITORY_PATTERN.fullmatch(text) is not None and text.split("/")[1] not in {".", ".."}
 
 
 def parse_repository(text: str) -> str:
@@ -29,7 +39,7 @@ def parse_repository(text: str) -> str:
     Raises:
         UsageError: it is not.
     """
-    if REPOSITORY_PATTERN.fullmatch(text) is None or text.split("/")[1] in {".", ".."}:
+    if not is_repository(text):
         raise UsageError(f"{text[:120]!r} is not a repository name of the form OWNER/NAME")
     return text
 
@@ -53,13 +63,24 @@ def _parse(text: str) -> list[str]:
 def read_allowlist(project_root: Path) -> list[str]:
     """The allowlist as written (spelling kept). A missing file or key is an empty allowlist.
 
+    Every entry is checked, hand-edited ones included, before anything uses the list (so before any request).
+
     Raises:
-        ConfigError: the file is not TOML, or the value is not a list of strings.
+        ConfigError: the file is not TOML, the value is not a list of strings, or an entry is not a valid
+            OWNER/NAME (the one-line message names the entry's index and the rule).
     """
     path = _config_path(project_root)
     if not path.exists():
         return []
-    return _parse(path.read_text(encoding="utf-8"))
+    entries = _parse(path.read_text(encoding="utf-8"))
+    for index, entry in enumerate(entries):
+        if not is_repository(entry):
+            shown = entry[:120].encode("ascii", "backslashreplace").decode("ascii")
+            raise ConfigError(
+                f'{CONFIG_FILE}: [review] allowlist entry {index} ("{shown}") is not a repository name: '
+                f"expected {REPOSITORY_RULE}; edit it by hand"
+            )
+    return entries
 
 
 def find(allowlist: list[str], repository: str) -> str | None:

@@ -64,6 +64,16 @@ def test_a_kelvin_sign_entry_authorises_no_kitten_and_costs_zero_requests(
     assert fake.requests == 0
 
 
+@pytest.mark.parametrize("entry", [" acme/widgets ", "Acme/Widgets/extra", "Acme/W\u0456dgets"])
+def test_an_invalid_hand_edited_entry_is_refused_in_one_line_before_any_request(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path, entry: str) -> None:
+    project = copy_project(template, tmp_path / "p")
+    hand_edit_allowlist(project, "octo/fine", entry)
+    result = ingest(installation, project, fake)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if "entry 1" in line]
+    assert len(lines) == 1 and "OWNER/NAME" in lines[0] and "ASCII" in lines[0]
+    assert fake.requests == 0
 
 
 

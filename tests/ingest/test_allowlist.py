@@ -90,8 +90,27 @@ def test_matching_folds_ascii_only_so_a_kelvin_sign_matches_no_k() -> None:
     assert allowlist.find(["ACME/Kitten"], "acme/kITTEN") == "ACME/Kitten"
 
 
+@pytest.mark.parametrize(("index", "entries"), [
+    (0, ["acme/\u212aitten"]),
+    (0, [" acme/widgets "]),
+    (1, ["a/b", "Acme/Widgets/extra"]),
+    (2, ["a/b", "c/d", "Acme/W\u0456dgets"]),
+    (0, ["acme/.."]),
+    (0, [""]),
+])
+def test_a_hand_edited_entry_that_is_not_owner_name_is_refused_naming_its_index_and_the_rule(
+        project: Path, index: int, entries: list[str]) -> None:
+    write_allowlist(project, *entries)
+    with pytest.raises(ConfigError) as caught:
+        allowlist.read_allowlist(project)
+    message = caught.value.message
+    assert "\n" not in message
+    assert f"entry {index}" in message and "ASCII" in message and "OWNER/NAME" in message
 
 
+def test_valid_hand_edited_entries_are_read_as_written(project: Path) -> None:
+    write_allowlist(project, "Acme/Widgets", "octo-cat/hello.world_2")
+    assert allowlist.read_allowlist(project) == ["Acme/Widgets", "octo-cat/hello.world_2"]
 
 
 def test_a_non_ascii_name_on_the_command_line_is_a_usage_error() -> None:
