@@ -106,6 +106,18 @@ def require_allowed(allowlist: list[str], repositories: list[str]) -> list[str]:
     return repositories
 
 
+def unique(repositories: list[str]) -> list[str]:
+    """`repositories` with case variants (ASCII) of an earlier one dropped: each repository once, in the spelling
+    it first appears in, in order."""
+    seen: set[str] = set()
+    kept = []
+    for repository in repositories:
+        if (folded := fold_repository(repository)) not in seen:
+            seen.add(folded)
+            kept.append(repository)
+    return kept
+
+
 def allow(project_root: Path, repository: str) -> None:
     """Add `repository` to the allowlist.
 

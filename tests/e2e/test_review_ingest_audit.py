@@ -76,6 +76,18 @@ def test_an_invalid_hand_edited_entry_is_refused_in_one_line_before_any_request(
     assert fake.requests == 0
 
 
+@pytest.mark.parametrize("how", ["allowlist", "arguments"])
+def test_case_variant_duplicates_are_ingested_once(installation: Installation, fake: FakeGitHub, template: Path,
+                                                   tmp_path: Path, how: str) -> None:
+    project = copy_project(template, tmp_path / "p")
+    if how == "allowlist":
+        hand_edit_allowlist(project, "Acme/Widgets", "acme/widgets")
+        result = ingest(installation, project, fake, "--json")
+    else:
+        result = ingest(installation, project, fake, "Acme/Widgets", "acme/widgets", "--json")
+    assert result.returncode == 0, result.stderr
+    assert len(summary_runs(result)) == 1 and len(list((project / RUNS).iterdir())) == 1
+    assert summary_runs(result)[0]["requests"] == fake.requests
 
 
 def last_run(project: Path) -> dict[str, Any]:

@@ -119,3 +119,6 @@ def test_a_non_ascii_name_on_the_command_line_is_a_usage_error() -> None:
             allowlist.parse_repository(bad)
 
 
+def test_case_variant_duplicates_are_ingested_once_in_the_first_spelling() -> None:
+    assert allowlist.unique(["Acme/Widgets", "acme/widgets", "octo/x", "ACME/WIDGETS", "Octo/X"]) == [
+        "Acme/Widgets", "octo/x"]

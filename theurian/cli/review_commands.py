@@ -88,7 +88,8 @@ def ingest(
     asked = [allowlist.parse_repository(r) for r in repositories] if repositories else list(entries)
     if not asked:
         raise UsageError("the review allowlist is empty: add one with `theurian review allow OWNER/NAME`")
-    allowlist.require_allowed(entries, asked)
+    # One run per repository: case variants (in the allowlist or the arguments) are the same repository.
+    asked = allowlist.unique(allowlist.require_allowed(entries, asked))
     url = api_url_from(api_url, os.environ)
     token = token_from_env(os.environ)
     options = RunOptions(since=_parse_since(since), full=full, rescan_open=rescan_open)
