@@ -7,6 +7,8 @@ already on disk is not rewritten. Nothing here talks to the network; nothing her
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -65,6 +67,41 @@ class PreparedRecord:
 
     def result(self) -> PutResult:
         return PutResult(self.outcome, self.relative, content_hash(self.data))
+
+
+@dataclass(frozen=True)
+class ManifestScan:
+    """What `runs/` holds: every readable, valid manifest (oldest run first), and the project-relative paths of
+    the `*.json` entries skipped because they are not regular files inside the lake (a directory, a FIFO or
+    other special file, a symlink leading out of the lake or nowhere) or cannot be read."""
+
+    manifests: list[dict[str, Any]]
+    unreadable: list[str]
+
+
+def _read_regular_file_inside(entry: Path, lake_root: Path) -> bytes | None:
+    """The bytes of `entry` if it is a regular file, or a symlink to one, inside `lake_root`; else None.
+
+    Decided on lstat first, so a directory, FIFO or device is never opened (a FIFO's open would block) and a
+    link out of the lake is never followed; the open itself refuses links and blocking, and fstat re-checks.
+    """
+    try:
+        info = entry.lstat()
+        target = entry
+        if stat.S_ISLNK(info.st_mode):
+            target = entry.resolve(strict=True)
+            if not target.is_relative_to(lake_root):
+                return None
+            info = target.lstat()
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        descriptor = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                return None
+            return file.read()
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop on older Pythons
+        return None
 
 
 class Lake:
@@ -167,20 +204,33 @@ class Lake:
 
     def manifests(self) -> list[dict[str, Any]]:
         """Every readable, valid run manifest, oldest run first (run ids are ULIDs)."""
+        return self.scan_manifests().manifests
+
+    def scan_manifests(self) -> ManifestScan:
+        """Every readable, valid run manifest, oldest run first, and the `runs/` entries skipped as unreadable.
+
+        Only regular files inside the lake are read (SEC-7): an entry that is a directory, a FIFO, a link out of
+        the lake is skipped and named, never opened or trusted. A file that is not a valid manifest is skipped.
+        """
         folder = self._resolve(RUNS_DIR)
         if not folder.is_dir():
-            return []
-        found = []
+            return ManifestScan([], [])
+        lake_root = self._resolve("")
+        found, unreadable = [], []
         for entry in sorted(folder.iterdir()):
             if entry.name.startswith(".") or not entry.name.endswith(".json"):
                 continue
+            data = _read_regular_file_inside(entry, lake_root)
+            if data is None:
+                unreadable.append(f"{REVIEW_DIR}/{RUNS_DIR}/{entry.name}")
+                continue
             try:
-                manifest = orjson.loads(entry.read_bytes())
+                manifest = orjson.loads(data)
                 validate_manifest(manifest, path=f"{RUNS_DIR}/{entry.name}")
             except (orjson.JSONDecodeError, RecordInvalidError):
                 continue
             found.append(manifest)
-        return found
+        return ManifestScan(found, unreadable)
 
     def last_completed_run(self, repository: str) -> dict[str, Any] | None:
         folder = repository_folder(repository)

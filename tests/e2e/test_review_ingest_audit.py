@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
+from evidence.records import canonical_bytes
 from tests.e2e.review_ingest_support import copy_project, ingest, new_project, small_corpus
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
@@ -96,8 +97,37 @@ def last_run(project: Path) -> dict[str, Any]:
     return manifests[-1]
 
 
+def test_a_directory_named_like_a_manifest_is_skipped_and_named_by_status_and_ingest_goes_on(
+        installation: Installation, fake: FakeGitHub, ingested: Path, tmp_path: Path) -> None:
+    project = copy_project(ingested, tmp_path / "p")
+    (project / RUNS / "01K4YQ7N2B3C4D5E6F7G8H9JK0.json").mkdir()
+    status = installation.cli("review", "status", "--project", str(project))
+    assert status.returncode == 0, status.stderr
+    assert f"{RUNS.as_posix()}/01K4YQ7N2B3C4D5E6F7G8H9JK0.json" in status.stdout
+    assert "Is a directory" not in status.stdout + status.stderr
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project)).stdout)
+    assert as_json["unreadableEntries"] == [f"{RUNS.as_posix()}/01K4YQ7N2B3C4D5E6F7G8H9JK0.json"]
+    result = ingest(installation, project, fake)
+    assert result.returncode == 0, result.stderr
 
 
+def test_a_manifest_linked_from_outside_the_project_is_neither_shown_nor_trusted(
+        installation: Installation, fake: FakeGitHub, ingested: Path, tmp_path: Path) -> None:
+    project = copy_project(ingested, tmp_path / "p")
+    real = last_run(project)
+    planted = {**real, "runId": "01ZZZZZZZZZZZZZZZZZZZZZZZZ", "records": [],
+               "window": {"since": None, "until": "2030-01-01T00:00:00+00:00"}}
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(canonical_bytes(planted))
+    (project / RUNS / "01ZZZZZZZZZZZZZZZZZZZZZZZZ.json").symlink_to(outside)
+    status = installation.cli("review", "status", "--project", str(project))
+    assert status.returncode == 0, status.stderr
+    assert f"last run {planted['runId']}" not in status.stdout and f"last run {real['runId']}" in status.stdout
+    assert f"{RUNS.as_posix()}/01ZZZZZZZZZZZZZZZZZZZZZZZZ.json" in status.stdout
+    result = ingest(installation, project, fake, "--json")
+    assert result.returncode == 0, result.stderr
+    since = summary_runs(result)[0]["window"]["since"]
+    assert since is not None and not since.startswith("2029-12-31")
 
 
 

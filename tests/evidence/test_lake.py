@@ -116,3 +116,73 @@ def test_a_growing_manifest_is_checked_entry_by_entry_and_a_bad_new_entry_is_sti
     manifest["records"][0] = {**good, "sha256": "not-a-hash"}
     manifest["records"][3] = good
     validate_manifest(manifest, entries_checked=3)  # entry 0 was checked when it was written, not again
+
+
+def _fixture_manifest() -> dict[str, Any]:
+    manifest: dict[str, Any] = orjson.loads((FIXTURE_LAKE / "runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_bytes())
+    return manifest
+
+
+def test_run_entries_that_are_not_regular_files_inside_the_lake_are_skipped_and_named(
+        project: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import os
+
+    lake = Lake(project)
+    good = _fixture_manifest()
+    lake.write_manifest(good)
+    runs = project / ".theurian" / "review" / "runs"
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JK0.json").mkdir()
+    outside = tmp_path_factory.mktemp("outside")
+    planted = {**good, "runId": "01K4YQ7N2B3C4D5E6F7G8H9JZZ", "status": "completed",
+               "window": {**good["window"], "until": "2030-01-01T00:00:00+00:00"}}
+    (outside / "planted.json").write_bytes(canonical_bytes(planted))
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JZZ.json").symlink_to(outside / "planted.json")
+    os.mkfifo(runs / "01K4YQ7N2B3C4D5E6F7G8H9JZY.json")  # never opened: see the FIFO test below
+    scan = lake.scan_manifests()
+    assert [m["runId"] for m in scan.manifests] == [good["runId"]]
+    assert lake.manifests() == scan.manifests
+    assert scan.unreadable == [
+        ".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JK0.json",
+        ".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZY.json",
+        ".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZZ.json",
+    ]
+    assert lake.last_completed_run(good["repository"]) in (None, good)
+
+
+def test_a_run_entry_linked_to_a_manifest_inside_the_lake_is_read(project: Path) -> None:
+    lake = Lake(project)
+    good = _fixture_manifest()
+    lake.write_manifest(good)
+    runs = project / ".theurian" / "review" / "runs"
+    copy = {**good, "runId": "01K4YQ7N2B3C4D5E6F7G8H9JZZ"}
+    (project / ".theurian" / "review" / "kept.json").write_bytes(canonical_bytes(copy))
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JZZ.json").symlink_to("../kept.json")
+    scan = lake.scan_manifests()
+    assert [m["runId"] for m in scan.manifests] == [good["runId"], copy["runId"]] and scan.unreadable == []
+
+
+def test_a_fifo_in_runs_is_never_opened(project: Path) -> None:
+    import os
+    import threading
+
+    lake = Lake(project)
+    lake.write_manifest(_fixture_manifest())
+    fifo = project / ".theurian" / "review" / "runs" / "01K4YQ7N2B3C4D5E6F7G8H9JZY.json"
+    os.mkfifo(fifo)
+    opened = threading.Event()
+
+    def writer() -> None:  # its open returns only once a reader has opened the FIFO
+        descriptor = os.open(fifo, os.O_WRONLY)
+        opened.set()
+        os.close(descriptor)
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        assert len(lake.manifests()) == 1
+        assert not opened.is_set()
+        assert lake.scan_manifests().unreadable == [".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZY.json"]
+    finally:
+        release = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer's open return
+        thread.join(timeout=10)
+        os.close(release)

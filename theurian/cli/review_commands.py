@@ -138,7 +138,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     """Per repository: records on disk by kind, and the last run."""
     root = project_root(project)
     lake = Lake(root)
-    manifests = lake.manifests()
+    scan = lake.scan_manifests()
+    manifests = scan.manifests
     names: dict[str, str] = {m["repositoryFolder"]: m["repository"] for m in manifests}
     for entry in allowlist.read_allowlist(root):
         names.setdefault(repository_folder(entry), entry)
@@ -148,7 +149,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         last = _summary(runs[-1]) if runs else None
         rows.append({"repository": name, "records": lake.record_counts(name), "lastRun": last})
     if as_json:
-        typer.echo(json.dumps({"repositories": rows}, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps({"repositories": rows, "unreadableEntries": scan.unreadable}, indent=2,
+                              ensure_ascii=False))
         return
     if not rows:
         typer.echo("no repositories allowlisted or ingested (theurian review allow OWNER/NAME)")
@@ -158,3 +160,5 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         run = (f"last run {last['runId']} {last['status']} at {last['finishedAt'] or last['startedAt']}"
                if last else "never ingested")
         typer.echo(f"{row['repository']}: {records}; {run}")
+    for path in scan.unreadable:
+        typer.echo(f"unreadable entry skipped: {path} (not a regular file inside the evidence lake)")
