@@ -8,7 +8,7 @@ run ignores, so it covers the killed run's window again and converges.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -26,7 +26,7 @@ from evidence.records import (
     repository_folder,
 )
 from ingest import mapping
-from ingest.client import GitHubClient
+from ingest.client import GitHubClient, Spend
 from ingest.errors import IngestError
 from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
 
@@ -57,6 +57,8 @@ class RepositoryRun:
     def __init__(self, lake: Lake, client: GitHubClient, repository: str, options: RunOptions,
                  progress: ProgressCallback | None = None, sizes: PageSizes | None = None) -> None:
         self.lake, self.client, self.options = lake, client, options
+        # The client (and its spend) may serve several runs in one invocation: a run accounts for its own part.
+        self._spend_at_start = replace(client.spend)
         self.fetcher = Fetcher(client, sizes)
         self.progress = progress or (lambda _: None)
         self.repository = repository
@@ -127,7 +129,7 @@ class RepositoryRun:
             self._write_manifest()
             self.progress({"repository": self.repository, "pullRequests": self.manifest["pullRequests"],
                            "total": page.total_count if since is None and states is None else None,
-                           "recordsWritten": self.written, "points": self.client.spend.points})
+                           "recordsWritten": self.written, "points": self.spend().points})
 
     def _count(self, kind: str, result: PutResult) -> None:
         self.manifest["counts"][kind][result.outcome.value] += 1
@@ -175,13 +177,23 @@ class RepositoryRun:
                 if batch.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
                     self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
 
-    def _write_manifest(self) -> None:
-        spend = self.client.spend
+    def spend(self) -> Spend:
+        """What this run has spent so far: the client's counters now, less what they were when it started."""
+        now, start = self.client.spend, self._spend_at_start
+        return Spend(requests=now.requests - start.requests, points=now.points - start.points,
+                     retries=now.retries - start.retries)
+
+    def _note_spend(self) -> None:
+        spend = self.spend()
         self.manifest.update(requests=spend.requests, graphqlPoints=spend.points, retries=spend.retries)
+
+    def _write_manifest(self) -> None:
+        self._note_spend()
         self.lake.write_manifest(self.manifest, entries_checked=self._entries_checked)
         self._entries_checked = len(self.manifest["records"])
 
     def _finish(self, status: str, error: str | None) -> None:
         self.manifest.update(status=status, error=error, finishedAt=_now())
+        self._note_spend()  # a run that failed before its first page still spent requests
         if self._manifest_started:
             self._write_manifest()

@@ -5,6 +5,7 @@ each run's manifest accounting for its own requests only."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,10 @@ import orjson
 import pytest
 
 from evidence.records import canonical_bytes
+from ingest import allowlist
 from tests.e2e.review_ingest_support import copy_project, ingest, new_project, small_corpus
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+from tests.support.github_corpus import PRIVATE_REPOSITORY, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
 
 RUNS = Path(".theurian") / "review" / "runs"
@@ -130,7 +132,41 @@ def test_a_manifest_linked_from_outside_the_project_is_neither_shown_nor_trusted
     assert since is not None and not since.startswith("2029-12-31")
 
 
+def test_each_run_accounts_for_its_own_requests_and_a_refused_one_for_its_one_request(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
+    allowlist.allow(project, PRIVATE_REPOSITORY)
+    result = ingest(installation, project, fake, PRIVATE_REPOSITORY, PUBLIC_REPOSITORY, "--json")
+    assert result.returncode == 1
+    refused, public = summary_runs(result)
+    assert (refused["requests"], refused["retries"]) == (1, 0) and refused["graphqlPoints"] > 0
+    assert public["requests"] == fake.requests - 1
+    assert public["graphqlPoints"] == fake.graphql_points - refused["graphqlPoints"]
+    on_disk = orjson.loads((project / RUNS / f"{public['runId']}.json").read_bytes())
+    assert on_disk["requests"] == public["requests"] and on_disk["graphqlPoints"] == public["graphqlPoints"]
 
 
+def test_a_second_repository_in_one_invocation_is_not_charged_for_the_first(
+        installation: Installation, fake: FakeGitHub, ingested: Path, tmp_path: Path) -> None:
+    project = copy_project(ingested, tmp_path / "p")
+    fake.repositories["octo/copy"] = {**fake.repositories["acme/widgets"], "nameWithOwner": "octo/Copy"}
+    allowlist.allow(project, "octo/copy")
+    result = ingest(installation, project, fake, "--json")
+    assert result.returncode == 0, result.stderr
+    first, second = summary_runs(result)
+    assert first["requests"] == 1  # nothing changed since the last run: one page
+    assert second["requests"] == fake.requests - 1
+    on_disk = orjson.loads((project / RUNS / f"{second['runId']}.json").read_bytes())
+    assert on_disk["requests"] == second["requests"]
 
 
+def test_a_run_that_fails_before_its_first_page_reports_what_it_spent(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
+    fake.fault_plan, fake.fault_every = ["502"], 1  # every request answers 502
+    result = ingest(installation, project, fake, "--json")
+    assert result.returncode == 1 and "502" in result.stderr
+    (run,) = summary_runs(result)
+    assert fake.requests == 6
+    assert (run["requests"], run["retries"], run["status"]) == (6, 5, "failed")
+    assert not os.path.exists(project / RUNS) or not any((project / RUNS).iterdir())

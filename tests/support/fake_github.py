@@ -114,7 +114,7 @@ class FakeGitHub:
     def next_fault(self) -> str | None:
         with self._lock:
             self.requests += 1
-            if self.fault_plan and self.fault_every and self.requests % self.fault_every == 1:
+            if self.fault_plan and self.fault_every and (self.requests - 1) % self.fault_every == 0:
                 fault = self.fault_plan[self.faults_served % len(self.fault_plan)]
                 self.faults_served += 1
                 return fault
