@@ -35,6 +35,14 @@ LOW_BUDGET_POINTS: Final = 25
 RATE_LIMITED_TYPES: Final = frozenset({"RATE_LIMITED", "RATE_LIMIT"})
 # Ask for next-format node ids everywhere: legacy base64 ids may hold '/' and '+', which cannot name a file.
 REQUEST_HEADERS: Final = {"X-Github-Next-Global-ID": "1"}
+# Transport errors another attempt may fix: the connection failed, broke, or the server broke the protocol.
+# Anything else (httpx.LocalProtocolError above all: this side built a request HTTP cannot carry, such as a
+# header holding a newline) fails the same way every time and is never retried.
+TRANSIENT_TRANSPORT_ERRORS: Final = (
+    httpx.TimeoutException, httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
+)
+# A token is sent as an HTTP header value: visible ASCII only (GitHub's tokens are letters, digits and '_').
+TOKEN_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
 
 
 class GitHubNotFoundError(GitHubError):
@@ -45,11 +53,18 @@ def token_from_env(env: Mapping[str, str]) -> str:
     """The token from GITHUB_TOKEN, else GH_TOKEN.
 
     Raises:
-        TokenMissingError: neither is set (the message names both, never a value).
+        TokenMissingError: neither is set (the message names both, never a value), or the one set holds a
+            character no token has (a newline, say), which no HTTP header could carry.
     """
     for name in TOKEN_ENVS:
         if env.get(name, "").strip():
-            return env[name].strip()
+            token = env[name].strip()
+            if TOKEN_PATTERN.fullmatch(token) is None:
+                raise TokenMissingError(
+                    f"{name} holds a character a GitHub token never has (a newline, another control character, "
+                    "a space or a non-ASCII character); set it to the token alone"
+                )
+            return token
     raise TokenMissingError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (public read access is enough)")
 
 
@@ -145,7 +160,15 @@ class GitHubClient:
         except RequestTimeout:
             raise RetryableFailure("the request timed out") from None
         except RequestError as exc:
-            raise RetryableFailure(f"network error ({type(exc.exc).__name__})") from None
+            kind = type(exc.exc).__name__  # never str(exc): httpx may quote the offending header, token included
+            if isinstance(exc.exc, TRANSIENT_TRANSPORT_ERRORS):
+                raise RetryableFailure(f"network error ({kind})") from None
+            if isinstance(exc.exc, httpx.LocalProtocolError):
+                raise GitHubError(
+                    f"the request to GitHub could not be sent ({kind}: it is not valid HTTP, as when the token "
+                    "holds a newline or another control character); not retried"
+                ) from None
+            raise GitHubError(f"the request to GitHub failed ({kind}); not retried") from None
         raw = response.raw_response
         self._note_budget(raw.headers)
         try:

@@ -3,7 +3,7 @@
     TheurianError (theurian.errors)
     └── IngestError                   an ingest cannot go on (1)
         ├── NotAllowlistedError       a repository is not on the project's allowlist (SEC-10); no request made
-        ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set
+        ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set, or the one set cannot be a token
         ├── RepositoryRefusedError    GitHub answers the repository as private or internal, or not at all
         └── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
 
@@ -29,7 +29,7 @@ class NotAllowlistedError(IngestError):
 
 
 class TokenMissingError(IngestError):
-    """No GitHub token in the environment."""
+    """No usable GitHub token in the environment (none set, or one holding a newline or other such character)."""
 
 
 class RepositoryRefusedError(IngestError):

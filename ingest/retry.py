@@ -1,6 +1,7 @@
 """The one retry policy for every GitHub request (tenacity).
 
-Retried: HTTP 500/502/503/504, timeouts and connection errors (bounded exponential backoff), and rate
+Retried: HTTP 500/502/503/504, timeouts and transient connection errors (connect, read, write, remote protocol
+errors; never a local protocol error, which fails the same way every time) with bounded exponential backoff, and rate
 limits (403/429 with `Retry-After` or `x-ratelimit-*`, a 403 naming a secondary rate limit, GraphQL
 `RATE_LIMITED` in a 200), which wait exactly as long as GitHub asks. Never retried: any other status,
 400/401/404/422 above all.

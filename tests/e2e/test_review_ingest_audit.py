@@ -170,3 +170,13 @@ def test_a_run_that_fails_before_its_first_page_reports_what_it_spent(
     assert fake.requests == 6
     assert (run["requests"], run["retries"], run["status"]) == (6, 5, "failed")
     assert not os.path.exists(project / RUNS) or not any((project / RUNS).iterdir())
+
+
+def test_a_token_holding_a_newline_costs_zero_requests_and_is_never_shown(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    project = copy_project(template, tmp_path / "p")
+    result = installation.cli("review", "ingest", "--max-wait", "0", "--project", str(project),
+                              extra_env={"GITHUB_TOKEN": "ghp_first\nsecond", "GITHUB_API_URL": fake.url})
+    assert result.returncode == 1 and "GITHUB_TOKEN" in result.stderr and "Traceback" not in result.stderr
+    assert "ghp_first" not in result.stderr + result.stdout and "second" not in result.stderr + result.stdout
+    assert len(result.stderr.strip().splitlines()) == 1 and fake.requests == 0

@@ -170,3 +170,33 @@ def test_enterprise_and_loopback_api_urls_find_their_graphql_endpoint() -> None:
     assert graphql_endpoint("http://127.0.0.1:9") == "http://127.0.0.1:9/graphql"
     assert api_url_from(None, {"GITHUB_API_URL": "http://127.0.0.1:9/"}) == "http://127.0.0.1:9"
     assert api_url_from("https://x.test", {"GITHUB_API_URL": "http://y"}) == "https://x.test"
+
+
+@respx.mock
+def test_a_local_protocol_error_is_never_retried_and_the_message_is_one_line_without_the_token(
+        client: GitHubClient, clock: Clock) -> None:
+    # What httpx raises for a token holding a newline: h11 refuses the header before anything is sent.
+    calls = route(*[httpx.LocalProtocolError(f"Illegal header value b'bearer {TOKEN}\\n'")] * MAX_ATTEMPTS)
+    with pytest.raises(GitHubError) as caught:
+        client.graphql("query { viewer { login } }", {})
+    assert calls.call_count == 1 and clock.sleeps == [] and client.spend.retries == 0
+    message = caught.value.message
+    assert "\n" not in message and TOKEN not in message and "LocalProtocolError" in message
+
+
+@respx.mock
+@pytest.mark.parametrize("error", [httpx.ConnectError("refused"), httpx.ReadError("reset"),
+                                   httpx.RemoteProtocolError("peer closed"), httpx.ConnectTimeout("slow")])
+def test_connection_level_transient_errors_are_retried(client: GitHubClient, clock: Clock,
+                                                       error: Exception) -> None:
+    calls = route(error, httpx.Response(200, json=OK))
+    assert client.graphql("query { viewer { login } }", {})["viewer"] == {"login": "x"}
+    assert calls.call_count == 2 and clock.sleeps == [1.0]
+
+
+def test_a_token_holding_a_newline_is_refused_before_any_request_and_never_shown() -> None:
+    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+        with pytest.raises(TokenMissingError) as caught:
+            token_from_env({name: "ghp_first_half\nsecond_half"})
+        message = caught.value.message
+        assert name in message and "\n" not in message and "first_half" not in message and "second_half" not in message
