@@ -16,6 +16,7 @@ The queries that serve `review.search` are in `projection.review_query`.
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,7 +185,15 @@ class OpenStore:
 
 
 _open_stores: dict[str, OpenStore] = {}
-_open_lock = threading.Lock()
+# One lock per store path, never one for every project: an open that blocks (a slow disk, a file swapped for a
+# FIFO between the check and the attach) holds up only its own project's callers.
+_path_locks: dict[str, threading.Lock] = {}
+_path_locks_guard = threading.Lock()
+
+
+def _path_lock(key: str) -> threading.Lock:
+    with _path_locks_guard:
+        return _path_locks.setdefault(key, threading.Lock())
 
 
 def open_store(root: Path) -> OpenStore:
@@ -197,7 +206,7 @@ def open_store(root: Path) -> OpenStore:
     path = store_path(root)
     key = str(path)
     secret = build_stamp_secret()
-    with _open_lock:
+    with _path_lock(key):
         identity = file_identity(path)
         cached = _open_stores.get(key)
         if cached is not None and (cached.identity, cached.secret) == (identity, secret):
@@ -248,7 +257,8 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
 
 
 def file_identity(path: Path) -> tuple[int, ...]:
-    """(device, inode, size, mtime, ctime) of the store file, checked to have no write-ahead log beside it.
+    """(device, inode, size, mtime, ctime) of the store file, checked to be a regular file with no write-ahead
+    log beside it.
 
     Taken before and after the attach, so a WAL planted at either moment is refused; the verification record
     binds this identity, so it vouches for a file that had no WAL when it was built or verified.
@@ -259,6 +269,9 @@ def file_identity(path: Path) -> tuple[int, ...]:
         raise ReviewStoreUnavailable("absent") from None
     except OSError as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    if not stat.S_ISREG(status.st_mode):
+        # A FIFO, a device or a folder: DuckDB would block opening a FIFO, so nothing but a file is opened.
+        raise ReviewStoreUnavailable("not a regular file")
     try:
         os.lstat(wal_path(path))
     except FileNotFoundError:

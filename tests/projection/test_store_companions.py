@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import duckdb
@@ -102,3 +103,74 @@ def test_a_rebuild_removes_a_leftover_wal_so_its_cure_cures(tmp_path: Path, shap
     assert not os.path.lexists(wal)
     assert read_records(root, RecordFilter(), 50)
     assert outside.read_bytes() == b"not ours to remove"  # a link is removed as a link, never followed
+
+
+def _unblock_fifo(fifo: Path) -> None:
+    """Open the write end once, so a reader stuck opening the FIFO (the unfixed code) returns."""
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass  # nobody is reading it: nothing is stuck
+
+
+def test_a_fifo_at_the_store_path_is_refused_without_being_opened(tmp_path: Path) -> None:
+    root = _built(tmp_path)
+    live = store_path(root)
+    live.unlink()
+    os.mkfifo(live)
+    outcome: list[str] = []
+
+    def attempt() -> None:
+        try:
+            open_store(root)
+        except ReviewStoreUnavailable as exc:
+            outcome.append(exc.reason)
+        except Exception as exc:  # noqa: BLE001 - whatever the unfixed code raised once unblocked
+            outcome.append(f"raised {type(exc).__name__}")
+        else:
+            outcome.append("opened")
+
+    worker = threading.Thread(target=attempt, daemon=True)
+    worker.start()
+    worker.join(timeout=60)  # a hang guard, not a measurement: the fixed code never opens the FIFO
+    blocked = worker.is_alive()
+    _unblock_fifo(live)
+    worker.join()
+    assert not blocked, "opening a FIFO store blocked"
+    assert outcome == ["not a regular file"]
+
+
+def test_one_projects_blocked_open_does_not_hold_up_another_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    slow, other = _built(tmp_path, "slow"), _built(tmp_path, "other")
+    _forget_open_stores()
+    original = review_store._attach_and_verify
+    entered, release = threading.Event(), threading.Event()
+    slow_store = store_path(slow)
+
+    def attach(path: Path, identity: tuple[int, ...], secret: bytes) -> review_store.OpenStore:
+        if path == slow_store:
+            entered.set()
+            release.wait()  # an open DuckDB is stuck in (a FIFO swapped in, a slow disk)
+        return original(path, identity, secret)
+
+    monkeypatch.setattr(review_store, "_attach_and_verify", attach)
+    blocked = threading.Thread(target=open_store, args=(slow,), daemon=True)
+    blocked.start()
+    entered.wait()
+    answered = threading.Event()
+    rows: list[int] = []
+
+    def search_other() -> None:
+        rows.append(len(read_records(other, RecordFilter(), 50)))
+        answered.set()
+
+    searcher = threading.Thread(target=search_other, daemon=True)
+    searcher.start()
+    finished = answered.wait(timeout=60)  # a hang guard: the other project's search does not wait on `slow`
+    release.set()
+    searcher.join()
+    blocked.join()
+    assert finished, "another project's search waited for a blocked open"
+    assert rows and rows[0] > 0
