@@ -10,6 +10,7 @@ the compiled check rejects, to name what is wrong in the reference reader's own 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,11 +105,11 @@ def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFi
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        if entry.is_symlink():
-            resolve_inside(root, relative)
-        with open(entry.path, "rb") as handle:
-            record = orjson.loads(handle.read())
-    except (OSError, orjson.JSONDecodeError, PathEscapeError) as exc:
+        data = read_regular(root, relative)
+        record = orjson.loads(data)
+    except NotRegularFile as exc:
+        return LakeFile(relative, None, exc.reason)
+    except (OSError, orjson.JSONDecodeError) as exc:
         return LakeFile(relative, None, f"unreadable: {type(exc).__name__}")
     if not isinstance(record, dict):
         return LakeFile(relative, None, "not a JSON object")
@@ -125,12 +126,50 @@ def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFi
     return LakeFile(relative, record, None)
 
 
+class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
+    """An entry the build will not read: `reason` is what the build reports for it."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_regular(root: Path, relative: str) -> bytes:
+    """The bytes of the regular file at `relative` under the resolved lake `root`, never blocking on what is not.
+
+    A link is followed only when it resolves inside `root`; what it resolves to, like any entry, must be a
+    regular file. The file is opened non-blocking and without following a link at its leaf, and checked again
+    on the open descriptor, so a FIFO swapped in after the check is refused rather than waited on.
+
+    Raises:
+        NotRegularFile: a FIFO, a folder, a device or a link out of `.theurian/review` (`reason` says which).
+        OSError: the file system refused the read.
+    """
+    path = root / relative
+    if stat.S_ISLNK(os.lstat(path).st_mode):
+        try:
+            path = resolve_inside(root, relative)
+        except PathEscapeError:
+            raise NotRegularFile(f"a link out of {REVIEW_DIR}, not followed") from None
+    if not stat.S_ISREG(os.lstat(path).st_mode):
+        raise NotRegularFile("not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
+
+
 def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, str]]]:
     """For each recordPath, the newest run that listed it; and every manifest that could not be read.
 
     A record's last-seen run is the newest manifest (run ids are ULIDs, so by name) whose `records` lists its
     `recordPath`; its time is that manifest's `startedAt`.
     """
+    review = resolve_inside(project_root, REVIEW_DIR)
     folder = resolve_inside(project_root, f"{REVIEW_DIR}/{RUNS_DIR}")
     seen: dict[str, LastSeen] = {}
     bad: list[tuple[str, str]] = []
@@ -140,9 +179,12 @@ def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, 
     for name in names:
         relative = f"{RUNS_DIR}/{name}"
         try:
-            manifest = orjson.loads(resolve_inside(folder, name).read_bytes())
+            manifest = orjson.loads(read_regular(review, relative))
             validate_manifest(manifest, path=relative)
-        except (OSError, orjson.JSONDecodeError, PathEscapeError) as exc:
+        except NotRegularFile as exc:
+            bad.append((relative, exc.reason))
+            continue
+        except (OSError, orjson.JSONDecodeError) as exc:
             bad.append((relative, f"unreadable: {type(exc).__name__}"))
             continue
         except RecordInvalidError as exc:

@@ -12,10 +12,10 @@ import duckdb
 import pytest
 
 import projection.review_store as review_store
-from projection.review_build import build_review_store
+from projection.review_build import BuildSummary, build_review_store
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import ReviewStoreUnavailable, open_store, store_path
-from tests.projection.review_records import copy_fixture_lake, new_project
+from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, write_lake
 
 WAL_SUFFIX = ".wal"
 
@@ -174,3 +174,57 @@ def test_one_projects_blocked_open_does_not_hold_up_another_projects(
     blocked.join()
     assert finished, "another project's search waited for a blocked open"
     assert rows and rows[0] > 0
+
+
+def _build_unblocking(root: Path, fifos: list[Path]) -> BuildSummary:
+    """Build, opening each FIFO's write end if the build is stuck reading one (the unfixed code), so a
+    regression fails this test instead of hanging it."""
+    outcome: list[BuildSummary] = []
+    worker = threading.Thread(target=lambda: outcome.append(build_review_store(root)), daemon=True)
+    worker.start()
+    worker.join(timeout=60)  # a hang guard, not a measurement
+    blocked = worker.is_alive()
+    for fifo in fifos:
+        _unblock_fifo(fifo)
+    worker.join()
+    assert not blocked, "the build blocked reading a FIFO"
+    return outcome[0]
+
+
+def test_a_fifo_a_folder_or_a_link_out_in_the_lake_is_reported_and_skipped(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    copy_fixture_lake(root)
+    paths = write_lake(root, [pull_request("o/r", 1, "PR_fifo"), pull_request("o/r", 2, "PR_dir"),
+                              pull_request("o/r", 3, "PR_link"), pull_request("o/r", 4, "PR_kept")])
+    lake = root / ".theurian/review"
+    fifo, folder, link = (lake / path for path in paths[:3])
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(link.read_bytes())
+    for entry in (fifo, folder, link):
+        entry.unlink()
+    os.mkfifo(fifo)
+    folder.mkdir()
+    link.symlink_to(outside)
+    summary = _build_unblocking(root, [fifo])
+    skipped = dict(summary.skipped)
+    assert skipped[f".theurian/review/{paths[0]}"] == "not a regular file"
+    assert skipped[f".theurian/review/{paths[1]}"] == "not a regular file"
+    assert skipped[f".theurian/review/{paths[2]}"].startswith("a link out of .theurian/review")
+    assert [r.record_key for r in read_records(root, RecordFilter(repository="o/r"), 50)] == ["PR_kept"]
+
+
+def test_a_run_manifest_that_is_a_fifo_or_a_link_out_is_reported_and_skipped(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    copy_fixture_lake(root)
+    runs = root / ".theurian/review/runs"
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(next(runs.iterdir()).read_bytes())
+    fifo = runs / "01K4YQ7N2B3C4D5E6F7G8H9JZZ.json"
+    os.mkfifo(fifo)
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JZY.json").symlink_to(outside)
+    summary = _build_unblocking(root, [fifo])
+    skipped = dict(summary.skipped)
+    assert skipped[".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZZ.json"] == "not a regular file"
+    assert skipped[".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZY.json"].startswith(
+        "a link out of .theurian/review")
+    assert summary.records > 0
