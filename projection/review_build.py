@@ -39,7 +39,9 @@ from projection.review_store import (
     wal_path,
 )
 from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
+from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
+from theurian.errors import TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import REVIEW_DIR
 
@@ -47,6 +49,10 @@ _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
     "block": "BIGINT",
 }
+
+
+class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lake is
+    """`.theurian/review` exists but is not a folder: building from it would publish an empty store."""
 
 
 @dataclass(frozen=True)
@@ -75,12 +81,19 @@ def build_review_store(root: Path) -> BuildSummary:
     replaces the state folder's entry itself, never a link's target (`review_store.publish_path`).
 
     Raises:
-        PathEscapeError: `.theurian/state` resolves outside `root`.
+        PathEscapeError: `.theurian/state` or `.theurian/review` resolves outside `root`.
         ReviewStoreEscapeError: the store file resolves outside `.theurian/state/`.
         ConfigError: the installation's build-stamp secret is damaged.
+        ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
     """
     target = publish_path(root)
     secret = build_stamp_secret()
+    lake = resolve_inside(root, REVIEW_DIR)
+    if os.path.lexists(lake) and not lake.is_dir():
+        raise ReviewLakeNotAFolder(
+            f"{REVIEW_DIR} is not a folder, so there is no evidence lake to build from; the store was left as it "
+            f"was. Remove or rename {REVIEW_DIR}, then ingest again and run `theurian review build`."
+        )
     seen, skipped = last_seen(root)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
     projected: list[Projected] = []

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 import projection.review_store as review_store
-from projection.review_build import BuildSummary, build_review_store
+from projection.review_build import BuildSummary, ReviewLakeNotAFolder, build_review_store
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import ReviewStoreUnavailable, open_store, store_path
 from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, write_lake
@@ -228,3 +228,16 @@ def test_a_run_manifest_that_is_a_fifo_or_a_link_out_is_reported_and_skipped(tmp
     assert skipped[".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JZY.json"].startswith(
         "a link out of .theurian/review")
     assert summary.records > 0
+
+
+def test_a_lake_that_is_a_file_is_refused_naming_it_and_the_old_store_is_kept(tmp_path: Path) -> None:
+    root = _built(tmp_path)
+    before = store_path(root).read_bytes()
+    shutil.rmtree(root / ".theurian/review")
+    (root / ".theurian/review").write_bytes(b"not a folder")
+    with pytest.raises(ReviewLakeNotAFolder) as caught:
+        build_review_store(root)
+    assert ".theurian/review is not a folder" in caught.value.message
+    assert "\n" not in caught.value.message
+    assert store_path(root).read_bytes() == before
+    assert read_records(root, RecordFilter(), 50)
