@@ -30,3 +30,22 @@ def test_a_symlinked_state_dir_refuses_every_project_scoped_tool_with_the_cure(
         assert answer.is_error, name
         assert answer.text == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}", (name, answer.text)
     assert list(outside.iterdir()) == []  # nothing was created through the link
+
+
+def test_a_symlinked_review_lake_gets_the_source_cure_not_the_state_cure(
+    installation: Installation, tmp_path: Path
+) -> None:
+    root = installation.new_project(tmp_path / "lake-escaping")
+    outside = tmp_path / "outside-review"
+    outside.mkdir()
+    lake = root / ".theurian/review"
+    if lake.exists():
+        lake.rmdir()
+    lake.symlink_to(outside, target_is_directory=True)
+    result = installation.cli("review", "build", "--project", str(root))
+    assert result.returncode != 0
+    assert PATH_ESCAPE_REFUSAL in result.stderr
+    assert STATE_ESCAPE_CURE not in result.stderr  # what escaped is the evidence lake, not derived state
+    assert ("Cure: .theurian/review is source; replace the link with the evidence folder itself (or remove it "
+            "and ingest again), then run `theurian review build`.") in result.stderr
+    assert list(outside.iterdir()) == []
