@@ -34,12 +34,14 @@ _KEYWORDS: Final = frozenset({
     "type", "const", "enum", "pattern", "minimum", "maximum", "minLength", "maxLength", "format", "required",
     "properties", "additionalProperties", "items", "$ref", "oneOf", "anyOf",
 })
-# JSON types as Python tests of `v`; a bool is an int to Python and never a number to JSON Schema.
+# JSON types as Python tests of `v`; a bool is an int to Python and never a number to JSON Schema. An integral
+# float (1.0) is an integer to JSON Schema, exactly as jsonschema's type checker decides it (`float.is_integer`:
+# never inf or nan).
 _TYPES: Final[Mapping[str, str]] = {
     "object": "isinstance(v, dict)",
     "array": "isinstance(v, list)",
     "string": "isinstance(v, str)",
-    "integer": "(isinstance(v, int) and not isinstance(v, bool))",
+    "integer": "((isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()))",
     "number": "(isinstance(v, (int, float)) and not isinstance(v, bool))",
     "boolean": "isinstance(v, bool)",
     "null": "v is None",

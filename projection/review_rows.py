@@ -46,13 +46,15 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) 
     author = _author(kind, record)
     lead = next((index for index, (_, text) in enumerate(texts) if text), None)
     is_thread = kind == KIND_REVIEW_THREAD
+    # JSON Schema counts an integral float (1.0) as an integer, so a valid record may hold one: stored as the int.
+    pull_request = int(record["pullRequest"])
     row = {
         "record_path": record_path,
         "record_key": record["recordKey"],
         "kind": kind,
         "provider": record["provider"],
         "repository": record["repository"],
-        "pull_request": record["pullRequest"],
+        "pull_request": pull_request,
         "thread_state": record["state"] if is_thread else None,
         "file_path": record["path"] if is_thread else None,
         "source_uri": record["sourceUri"],
@@ -62,7 +64,7 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) 
         "last_seen_at": seen.at if seen else None,
         "lead_position": lead,
     }
-    sort_key = (record["repository"], record["pullRequest"], _KIND_ORDER[kind], record_path)
+    sort_key = (record["repository"], pull_request, _KIND_ORDER[kind], record_path)
     return Projected(sort_key, row, texts)
 
 

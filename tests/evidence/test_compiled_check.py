@@ -15,7 +15,10 @@ from evidence.records import KINDS
 from evidence.validation import _validator as jsonschema_validator
 from tests.projection.review_records import _sample
 
-VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**64), st.text(max_size=5), st.just("LEFT"),
+# Integral floats (1.0, -0.0, 2.0**63) are integers to JSON Schema; non-integral ones, inf and nan are not.
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**64), st.integers(-3, 2**64).map(float),
+                   st.sampled_from([0.5, 1.5, -0.0, float("inf"), float("nan"), 2.0**63]),
+                   st.text(max_size=5), st.just("LEFT"),
                    st.just("2026-05-02T10:00:00Z"), st.lists(st.integers(), max_size=2),
                    st.dictionaries(st.sampled_from(["id", "login", "type", "x"]), st.text(max_size=3), max_size=3))
 
@@ -65,3 +68,14 @@ def test_a_schema_keyword_the_compiler_does_not_implement_fails_to_compile() -> 
         _compile({"type": "string", "uniqueItems": True}, {})
     with pytest.raises(UnsupportedSchema):
         _compile({"additionalProperties": {"type": "string"}}, {})
+
+
+def test_an_integral_float_is_an_integer_and_a_bool_never_is() -> None:
+    record = copy.deepcopy(_sample("pull-request"))
+    record["pullRequest"] = 1.0
+    assert _jsonschema_accepts(record)
+    assert record_check("pull-request")(record)
+    record["pullRequest"] = True
+    assert not _jsonschema_accepts(record) and not record_check("pull-request")(record)
+    record["pullRequest"] = 1.5
+    assert not _jsonschema_accepts(record) and not record_check("pull-request")(record)

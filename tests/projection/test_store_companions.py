@@ -9,6 +9,7 @@ import threading
 from pathlib import Path
 
 import duckdb
+import orjson
 import pytest
 
 import projection.review_store as review_store
@@ -241,3 +242,16 @@ def test_a_lake_that_is_a_file_is_refused_naming_it_and_the_old_store_is_kept(tm
     assert "\n" not in caught.value.message
     assert store_path(root).read_bytes() == before
     assert read_records(root, RecordFilter(), 50)
+
+
+def test_an_integral_float_pull_request_is_built_and_stored_as_the_int(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    [path] = write_lake(root, [pull_request("o/r", 5, "PR_float")])
+    file = root / ".theurian/review" / path
+    record = orjson.loads(file.read_bytes())
+    record["pullRequest"] = 5.0
+    file.write_bytes(orjson.dumps(record))
+    summary = build_review_store(root)
+    assert summary.skipped == [] and summary.records == 1
+    [stored] = read_records(root, RecordFilter(pull_request=5), 50)
+    assert stored.pull_request == 5 and type(stored.pull_request) is int
