@@ -245,3 +245,46 @@ def test_a_page_of_huge_records_stops_at_the_budget_and_says_truncated(tmp_path:
     assert (page["count"], page["truncated"]) == (2, True)
     assert sum(counted_chars(r) for r in page["records"]) <= MAX_REVIEW_SEARCH_RESPONSE_CHARS
     assert all(r["filePath"].endswith("p" * huge) for r in page["records"])  # served whole, never cut
+
+
+@pytest.fixture
+def lookalikes(tmp_path: Path) -> Path:
+    root = tmp_path / "look"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "p")
+    write_lake(root, [
+        pull_request("o/r", 1, "PR_kelvin", title="\u212aelvin"),  # KELVIN SIGN
+        pull_request("o/r", 2, "PR_k", title="kelvin"),
+        pull_request("o/r", 3, "PR_sharp", title="Stra\u00dfe"),
+        pull_request("o/r", 4, "PR_ss", title="strasse"),
+        pull_request("o/r", 5, "PR_dotted", title="\u0130stanbul"),  # LATIN CAPITAL I WITH DOT ABOVE
+        pull_request("o/r", 6, "PR_i", title="istanbul"),
+        pull_request("o/r", 7, "PR_astral", body="\U0001f600" * 300),
+        pull_request("o/r", 8, "PR_combining", body="e\u0301" * 150),
+    ])
+    build_review_store(root)
+    return root
+
+
+def test_only_the_26_ascii_letters_fold_at_the_tool(lookalikes: Path) -> None:
+    assert keys(q="KELVIN") == ["PR_k"] and keys(q="\u212aelvin") == ["PR_kelvin"]
+    assert keys(q="\u212a") == ["PR_kelvin"] and keys(q="k") == ["PR_k"]
+    assert keys(q="STRASSE") == ["PR_ss"] and keys(q="stra\u00dfe") == ["PR_sharp"]
+    assert keys(q="ss") == ["PR_ss"]
+    assert keys(q="ISTANBUL") == ["PR_i"] and keys(q="\u0130stanbul") == ["PR_dotted"]
+    assert keys(q="i\u0307stanbul") == []  # what Python's lower() makes of İ matches nothing
+
+
+def test_the_excerpt_cut_counts_code_points(lookalikes: Path) -> None:
+    [astral] = call(pullRequest=7, q="\U0001f600")["structuredContent"]["records"]
+    assert astral["excerpt"] == "\U0001f600" * 280 + "..."
+    [combining] = call(pullRequest=8, q="e\u0301")["structuredContent"]["records"]
+    assert combining["excerpt"] == ("e\u0301" * 150)[:280] + "..."
+    assert combining["excerpt"].endswith("e\u0301" + "...") and len(combining["excerpt"]) == 283
+
+
+def test_one_past_max_pull_request_is_refused_naming_the_range(project: Path) -> None:
+    assert MAX_PULL_REQUEST + 1 == 9223372036854775808
+    text = refusal(pullRequest=9223372036854775808)
+    assert "`pullRequest` must be between 1 and 9223372036854775807" in text
