@@ -2,8 +2,11 @@ import asyncio
 
 import pytest
 
+from serve.dispatch import Dispatcher
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES, AdmissionGate
 from serve.refusal import ToolRefusal
+from serve.tooling import ServeSettings, Tool
+from serve.tools import registered_tools
 
 REFUSAL = "TEST_CAPACITY_REFUSAL"
 
@@ -64,3 +67,20 @@ def test_a_waiter_is_admitted_when_a_permit_frees_within_the_wait() -> None:
 async def _admitted(gate: AdmissionGate) -> bool:
     async with gate.admit():
         return True
+
+
+GATED = [tool for tool in registered_tools() if tool.gate_refusal]
+
+
+def test_the_searching_tools_are_gated() -> None:
+    assert {"knowledge.search", "review.search", "review.findings"} <= {tool.name for tool in GATED}
+
+
+@pytest.mark.parametrize("tool", GATED, ids=lambda tool: tool.name)
+def test_each_gated_tool_has_its_own_gate_of_4_permits_a_1_second_wait_and_its_own_refusal(tool: Tool) -> None:
+    dispatcher = Dispatcher(registered_tools(), ServeSettings("internal"))
+    gate = dispatcher.gates[tool.name]
+    assert gate is not None and gate.refusal == tool.gate_refusal
+    assert (gate.permits, gate.wait_seconds) == (MAX_CONCURRENT_SEARCHES, ADMISSION_WAIT_SECONDS) == (4, 1.0)
+    others = [g for name, g in dispatcher.gates.items() if name != tool.name and g is not None]
+    assert all(g is not gate and g.refusal != gate.refusal for g in others)

@@ -10,24 +10,13 @@ from typing import Any
 import anyio.to_thread
 
 from serve.dispatch import Dispatcher
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.tooling import Call
-from serve.tools import registered_tools
 from serve.tools.findings import FINDINGS_CAPACITY_REFUSAL, TOOL_NAME, findings_tools
 from tests.serve.findings_support import SETTINGS
 from theurian import registry
 from theurian.project import init_project
 
 BOUND_SECONDS = 30.0
-
-
-def test_the_tool_is_registered_with_its_own_gate_of_4_permits_and_a_1_second_wait() -> None:
-    dispatcher = Dispatcher(registered_tools(), SETTINGS)
-    gate = dispatcher.gates[TOOL_NAME]
-    assert gate is not None and gate.refusal == FINDINGS_CAPACITY_REFUSAL
-    assert (gate.permits, gate.wait_seconds) == (MAX_CONCURRENT_SEARCHES, ADMISSION_WAIT_SECONDS) == (4, 1.0)
-    others = [g for name, g in dispatcher.gates.items() if name != TOOL_NAME and g is not None]
-    assert all(g is not gate and g.refusal != FINDINGS_CAPACITY_REFUSAL for g in others)
 
 
 def test_a_fifth_concurrent_call_is_refused_with_the_capacity_constant_and_served_once_permits_free(

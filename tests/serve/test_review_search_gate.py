@@ -11,9 +11,7 @@ import anyio.to_thread
 
 from projection.review_build import build_review_store
 from serve.dispatch import Dispatcher
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.tooling import Call, ServeSettings
-from serve.tools import registered_tools
 from serve.tools.review import REVIEW_SEARCH_CAPACITY_REFUSAL, TOOL_NAME, review_search, review_tools
 from tests.projection.review_records import copy_fixture_lake
 from theurian import registry
@@ -21,15 +19,6 @@ from theurian.project import init_project
 
 SETTINGS = ServeSettings("internal")
 BOUND_SECONDS = 30.0
-
-
-def test_the_tool_is_registered_with_its_own_gate_of_4_permits_and_a_1_second_wait() -> None:
-    dispatcher = Dispatcher(registered_tools(), SETTINGS)
-    gate = dispatcher.gates[TOOL_NAME]
-    assert gate is not None and gate.refusal == REVIEW_SEARCH_CAPACITY_REFUSAL
-    assert (gate.permits, gate.wait_seconds) == (MAX_CONCURRENT_SEARCHES, ADMISSION_WAIT_SECONDS) == (4, 1.0)
-    others = [g for name, g in dispatcher.gates.items() if name != TOOL_NAME and g is not None]
-    assert all(g is not gate and g.refusal != REVIEW_SEARCH_CAPACITY_REFUSAL for g in others)
 
 
 def test_a_fifth_concurrent_search_is_refused_with_its_own_constant_and_served_once_permits_free(
