@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,37 +14,12 @@ import pytest
 
 from evidence.records import canonical_bytes
 from ingest import allowlist
-from tests.e2e.review_ingest_support import copy_project, ingest, new_project, small_corpus
+from tests.e2e.review_ingest_support import copy_project, ingest
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PRIVATE_REPOSITORY, PUBLIC_REPOSITORY, load_fixture
+from tests.support.github_corpus import PRIVATE_REPOSITORY, PUBLIC_REPOSITORY
 from tests.support.installation import Installation
 
 RUNS = Path(".theurian") / "review" / "runs"
-
-
-@pytest.fixture(scope="module")
-def corpus() -> dict[str, Any]:
-    return small_corpus(load_fixture())
-
-
-@pytest.fixture(scope="module")
-def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
-
-
-@pytest.fixture(scope="module")
-def ingested(template: Path, module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
-             corpus: dict[str, Any]) -> Path:
-    project = copy_project(template, tmp_path_factory.mktemp("ingested") / "p")
-    with FakeGitHub(corpus).running() as fake:
-        assert ingest(module_installation, project, fake).returncode == 0
-    return project
-
-
-@pytest.fixture
-def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
-    with FakeGitHub(corpus).running() as running:
-        yield running
 
 
 def hand_edit_allowlist(project: Path, *entries: str) -> None:

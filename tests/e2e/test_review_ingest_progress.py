@@ -10,30 +10,16 @@ import re
 import select
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.e2e.review_ingest_support import TOKEN, copy_project, ingest, ingest_env, new_project, small_corpus
+from tests.e2e.review_ingest_support import TOKEN, copy_project, ingest, ingest_env
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+from tests.support.github_corpus import PUBLIC_REPOSITORY
 from tests.support.installation import THEURIAN_BIN, Installation
 
 READ_DEADLINE_SECONDS = 120
 PULL_REQUESTS = 6  # small_corpus
 FIGURES = re.compile(r"(\d+)/(\d+) pull requests, (\d+) records written, (\d+) points")
-
-
-@pytest.fixture(scope="module")
-def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", "Acme/Widgets")
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeGitHub]:
-    with FakeGitHub(small_corpus(load_fixture())).running() as running:
-        yield running
 
 
 def run_under_pty(installation: Installation, project: Path, fake: FakeGitHub) -> tuple[int, str]:

@@ -7,7 +7,6 @@ import random
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,8 @@ import pytest
 
 from evidence.lake import iter_lake
 from evidence.validation import validate_manifest
-from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files, small_corpus
+from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 
 DEFAULT_KILLS = 3
@@ -36,11 +34,6 @@ class Reference:
 
 
 @pytest.fixture(scope="module")
-def corpus() -> dict[str, Any]:
-    return small_corpus(load_fixture())
-
-
-@pytest.fixture(scope="module")
 def reference(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
               corpus: dict[str, Any]) -> Reference:
     """Made once per module; `template` is the same project before any ingest, for the runs under test."""
@@ -52,12 +45,6 @@ def reference(module_installation: Installation, tmp_path_factory: pytest.TempPa
         assert ingest(module_installation, project, clean).returncode == 0
         seconds = time.monotonic() - started
     return Reference(template, record_files(project), seconds)
-
-
-@pytest.fixture
-def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
-    with FakeGitHub(corpus).running() as running:
-        yield running
 
 
 def assert_lake_readable(project: Path) -> None:

@@ -4,14 +4,13 @@ request that vanished upstream), and `--rescan-open` for a thread resolved witho
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from evidence.lake import Lake, iter_lake
-from tests.e2e.review_ingest_support import copy_project, ingest, new_project, record_files, small_corpus
+from tests.e2e.review_ingest_support import copy_project, ingest, record_files, small_corpus
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import ALICE, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
@@ -24,27 +23,6 @@ def corpus() -> dict[str, Any]:
     open_pr = next(p for p in cut["repositories"][0]["pullRequests"] if p["state"] == "OPEN")
     open_pr["reviewThreads"]["nodes"][0].update(isResolved=False, isCollapsed=False, resolvedBy=None)
     return cut
-
-
-@pytest.fixture(scope="module")
-def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", "Acme/Widgets")
-
-
-@pytest.fixture(scope="module")
-def ingested(template: Path, module_installation: Installation, tmp_path_factory: pytest.TempPathFactory,
-             corpus: dict[str, Any]) -> Path:
-    """The small corpus ingested once (a completed incremental run); tests copy it."""
-    project = copy_project(template, tmp_path_factory.mktemp("ingested") / "p")
-    with FakeGitHub(corpus).running() as fake:
-        assert ingest(module_installation, project, fake).returncode == 0
-    return project
-
-
-@pytest.fixture
-def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
-    with FakeGitHub(corpus).running() as running:
-        yield running
 
 
 def pulls(fake: FakeGitHub) -> list[dict[str, Any]]:
