@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -18,19 +17,9 @@ from evidence.batch import RecordBatch
 from evidence.errors import RecordInvalidError
 from evidence.lake import Lake, Outcome, iter_lake
 from evidence.records import canonical_bytes
+from tests.evidence.sample_lake import fixture_records
 
-FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / ".theurian").mkdir()
-    return tmp_path
-
-
-def fixture_records() -> list[dict[str, Any]]:
-    return [orjson.loads(p.read_bytes()) for p in sorted(FIXTURE_LAKE.glob("sha256-*/*/*.json"))]
 
 
 def lake_files(project: Path) -> dict[str, bytes]:

@@ -10,18 +10,7 @@ import pytest
 from evidence.errors import RecordInvalidError
 from evidence.lake import Lake, Outcome, iter_lake
 from evidence.records import canonical_bytes, repository_folder
-
-FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    (tmp_path / ".theurian").mkdir()
-    return tmp_path
-
-
-def fixture_records() -> list[dict[str, Any]]:
-    return [orjson.loads(p.read_bytes()) for p in sorted(FIXTURE_LAKE.glob("sha256-*/*/*.json"))]
+from tests.evidence.sample_lake import FIXTURE_LAKE, fixture_records
 
 
 def test_the_hand_written_sample_lake_reads_back_valid_and_canonical(project: Path) -> None:
