@@ -43,11 +43,13 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
         logger.error("tool %s has no published input schema; it is not served", name)
     by_name = {t.name: t for t in served}
     dispatcher = Dispatcher(served, settings)
+    # Bundled once: the 2026-era transport asks for a tool's input schema on every call that carries arguments.
+    input_schemas = {t.name: bundled_input_schema(t.input_schema) for t in served}
     listing = [
         types.Tool(
             name=t.name,
             description=t.description,
-            input_schema=bundled_input_schema(t.input_schema),
+            input_schema=input_schemas[t.name],
             output_schema=schemas.load("mcp", t.output_schema),
         )
         for t in served
@@ -68,8 +70,7 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
         return types.CallToolResult.model_validate(result)
 
     def input_schema_of(name: str) -> dict[str, Any] | None:
-        tool = by_name.get(name)
-        return bundled_input_schema(tool.input_schema) if tool else None
+        return input_schemas.get(name)
 
     async def validate_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or not isinstance(ctx.params, dict):

@@ -8,7 +8,7 @@ does blocking file or database work.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
@@ -53,7 +53,6 @@ class Tool:
     kind: ToolKind = ToolKind.READ
     gate_refusal: str | None = None  # a gated tool names its own constant refusal
     enforces_sensitivity: bool = False  # serves items filtered by the disclosure ceiling
-    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     def make_gate(self) -> AdmissionGate | None:
         return AdmissionGate(self.gate_refusal) if self.gate_refusal else None

@@ -54,11 +54,6 @@ class Project:
     project_id: str
     root: Path
 
-    @property
-    def state_dir(self) -> Path:
-        """`.theurian/state`, resolved and contained (checked again on every access: links can change)."""
-        return resolve_inside(self.root, STATE_DIR)
-
 
 def init_project(root: Path) -> Path:
     """Create `.theurian/` with an empty review allowlist and a .gitignore for derived state.
