@@ -15,10 +15,9 @@ import orjson
 from serve.gate import AdmissionGate
 from serve.refusal import (
     INTERNAL_FAULT_REFUSAL,
-    PATH_ESCAPE_REFUSAL,
-    STATE_ESCAPE_CURE,
     ToolRefusal,
     coded_refusal_text,
+    path_escape_refusal,
     refusal_result,
 )
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
@@ -26,7 +25,6 @@ from serve.validation import integer_keys, integral_floats_as_ints
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.project import (
     ProjectNotRegisteredError,
-    StateEscapeError,
     resolve_project,
 )
 
@@ -99,8 +97,8 @@ def _mark(record: CallRecord | None, outcome: str) -> None:
 
 
 def _translate(exc: TheurianError) -> str:
-    if isinstance(exc, StateEscapeError | PathEscapeError):
-        return f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    if isinstance(exc, PathEscapeError):  # StateEscapeError included: its `relative` is .theurian/state
+        return path_escape_refusal(exc.relative)
     if isinstance(exc, ProjectNotRegisteredError):
         return coded_refusal_text("PROJECT_NOT_REGISTERED",
                                   f"{exc.message}; project.list names the registered projects",

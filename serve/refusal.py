@@ -18,9 +18,24 @@ STATE_ESCAPE_CURE: Final = (
     "Cure: remove .theurian/state (it is derived, so nothing authored is lost), run `theurian migrate apply`, "
     "and rebuild the derived artifacts."
 )
+# `.theurian/review` is source: removing derived state cannot mend a lake that escapes, and it must never be
+# deleted as if it were derived.
+REVIEW_SOURCE_ESCAPE_CURE: Final = (
+    "Cure: .theurian/review is source; replace the link with the evidence folder itself (or remove it and ingest "
+    "again), then run `theurian review build`."
+)
 INTERNAL_FAULT_REFUSAL: Final = (
     "The daemon failed while answering this call; nothing was changed. The daemon's log has the details."
 )
+
+
+def path_escape_refusal(relative: str) -> str:
+    """PATH_ESCAPE_REFUSAL with the cure for what escaped, chosen from the escaping path's project-relative place.
+
+    Only Theurian's own fixed words are shown: never `relative` itself, which may hold a record path a file named.
+    """
+    escaped_lake = relative == ".theurian/review" or relative.startswith(".theurian/review/")
+    return f"{PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE if escaped_lake else STATE_ESCAPE_CURE}"
 
 
 class ToolRefusal(Exception):

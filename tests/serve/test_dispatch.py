@@ -9,10 +9,17 @@ from typing import Any
 import pytest
 
 from serve.dispatch import Dispatcher
-from serve.refusal import INTERNAL_FAULT_REFUSAL, PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE, ToolRefusal
+from serve.refusal import (
+    INTERNAL_FAULT_REFUSAL,
+    PATH_ESCAPE_REFUSAL,
+    REVIEW_SOURCE_ESCAPE_CURE,
+    STATE_ESCAPE_CURE,
+    ToolRefusal,
+)
 from serve.tooling import Call, ServeSettings, Tool
 from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
 from tests.support.installation import Installation
+from theurian.errors import PathEscapeError
 
 SETTINGS = ServeSettings("internal")
 
@@ -117,3 +124,22 @@ def test_the_shared_context_fields_never_reach_a_handler(installation: Installat
     dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
     _call(dispatcher, "review.search", {"projectId": "p", "snapshotId": "s", "agentId": "a", "taskId": "t"})
     assert seen == [{}]
+
+
+@pytest.mark.parametrize("relative, cure", [
+    (".theurian/state", STATE_ESCAPE_CURE),
+    (".theurian/state/review-store.duckdb", STATE_ESCAPE_CURE),
+    (".theurian/review", REVIEW_SOURCE_ESCAPE_CURE),
+    (".theurian/review/sha256-ab/review-thread/PRRT_planted.json", REVIEW_SOURCE_ESCAPE_CURE),
+])
+def test_an_escape_raised_inside_a_tool_gets_the_cure_for_what_escaped_and_never_names_the_path(
+    relative: str, cure: str
+) -> None:
+    def escape(call: Call) -> Mapping[str, Any]:
+        raise PathEscapeError("escaped", relative=relative)
+
+    tool = Tool(name="system.capabilities", description="", input_schema=CONTRACT_TOOLS["system.capabilities"],
+                output_schema="", handler=escape, project_scoped=False)
+    text = _call(Dispatcher([tool], SETTINGS), "system.capabilities", {})["content"][0]["text"]
+    assert text == f"{PATH_ESCAPE_REFUSAL} {cure}"
+    assert "planted" not in text

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from projection.findings_build import build_findings_store
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from serve.refusal import path_escape_refusal
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 
@@ -25,5 +25,5 @@ def build(
         summary = build_findings_store(root)
     except PathEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, this can.
-        raise PathEscapeError(f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}", relative=exc.relative) from exc
+        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative) from exc
     typer.echo(summary.describe())

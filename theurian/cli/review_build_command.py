@@ -6,7 +6,6 @@ import typer
 
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
-from theurian.project import REVIEW_DIR
 
 
 def build(project: ProjectOption = None) -> None:
@@ -19,7 +18,7 @@ def build(project: ProjectOption = None) -> None:
     # Imported here: `theurian --version` must not pay for DuckDB.
     from projection.review_build import build_review_store
     from projection.review_store import ReviewStoreEscapeError
-    from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+    from serve.refusal import path_escape_refusal
     from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
 
     root = project_root(project)
@@ -29,12 +28,6 @@ def build(project: ProjectOption = None) -> None:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative) from exc
     except PathEscapeError as exc:
-        # The cure for what escaped: `.theurian/review` (or a folder in it) is source, which removing `.theurian/state`
-        # cannot mend and which must not be deleted as if it were derived.
-        if exc.relative == REVIEW_DIR or exc.relative.startswith(f"{REVIEW_DIR}/"):
-            cure = (f"Cure: {exc.relative} is source; replace the link with the evidence folder itself (or remove "
-                    "it and ingest again), then run `theurian review build`.")
-        else:
-            cure = STATE_ESCAPE_CURE
-        raise PathEscapeError(f"{PATH_ESCAPE_REFUSAL} {cure}", relative=exc.relative) from exc
+        # The cure for what escaped: a lake that escapes is source, which removing `.theurian/state` cannot mend.
+        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative) from exc
     typer.echo(summary.describe())
