@@ -55,7 +55,9 @@ class Dispatcher:
         tool = self.tools[name]
         record = current_call.get()
         try:
-            call = Call(settings=self.settings, project=self._project_for(tool, arguments, record))
+            # The registry read and path resolution are file I/O: off the event loop, like the handler.
+            project = await anyio.to_thread.run_sync(lambda: self._project_for(tool, arguments, record))
+            call = Call(settings=self.settings, project=project)
             typed = integral_floats_as_ints(arguments, self.integer_keys[name])
             handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
             gate = self.gates[name]
