@@ -10,9 +10,12 @@ failed build leaves the old store exactly as it was.
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -74,6 +77,23 @@ class BuildSummary:
         return "\n".join(lines)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the build's bulk phase.
+
+    The build holds every projected row until the sort; each collection of the oldest generation walks all of
+    them again, which cost a 40,000-record build a third of its read phase. Those rows hold no cycles, so
+    reference counting frees them all the same.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def build_review_store(root: Path) -> BuildSummary:
     """Rebuild the review store of the project at `root` from its evidence lake.
 
@@ -97,17 +117,18 @@ def build_review_store(root: Path) -> BuildSummary:
     seen, skipped = last_seen(root)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
     projected: list[Projected] = []
-    for found in iter_records(root):
-        if found.record is None:
-            skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
-        else:
-            projected.append(project(found.record_path, found.record, seen.get(found.record_path)))
-    projected.sort(key=lambda item: item.sort_key)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
-    sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
-    build_id = new_build_id()
-    texts = _write_store(target, projected, build_id, secret)
+    with _collector_paused():
+        for found in iter_records(root):
+            if found.record is None:
+                skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+            else:
+                projected.append(project(found.record_path, found.record, seen.get(found.record_path)))
+        projected.sort(key=lambda item: item.sort_key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+        sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
+        build_id = new_build_id()
+        texts = _write_store(target, projected, build_id, secret)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id)
 

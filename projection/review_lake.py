@@ -3,8 +3,9 @@ validator, in sorted path order; and the run manifests' "last seen" facts.
 
 `evidence.lake.iter_lake` is the lake's reference reader; this is its bulk twin, answering the same question
 (is this file a valid record at the path it sits at?) at a fraction of the cost: one `os.scandir` per folder,
-containment checked per folder and for any file that is a symbolic link, and `jsonschema` run only on a file
-the compiled check rejects, to name what is wrong in the reference reader's own words.
+containment checked per folder and for any file that is a symbolic link, and each record checked by
+`evidence.validation.validate_record` (`jsonschema-rs`; `jsonschema` only names what is wrong in a file it
+rejects).
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.compiled_check import record_check
 from evidence.errors import RecordInvalidError
 from evidence.records import (
     FILE_NAME_PATTERN,
@@ -105,7 +105,7 @@ def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFi
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        data = read_regular(root, relative)
+        data = read_regular(root, relative) if entry.is_symlink() else _read_entry(entry)
         record = orjson.loads(data)
     except NotRegularFile as exc:
         return LakeFile(relative, None, exc.reason)
@@ -113,17 +113,43 @@ def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFi
         return LakeFile(relative, None, f"unreadable: {type(exc).__name__}")
     if not isinstance(record, dict):
         return LakeFile(relative, None, "not a JSON object")
-    if record.get("kind") not in KINDS or not record_check(record["kind"])(record):
-        try:
-            validate_record(record, path=relative)
-        except RecordInvalidError as exc:
-            return LakeFile(relative, None, exc.message)
-        # The compiled check and jsonschema disagree; trust neither with the record and say so.
-        return LakeFile(relative, None, "rejected by the compiled check but not by jsonschema")
+    try:
+        validate_record(record, path=relative)
+    except RecordInvalidError as exc:
+        return LakeFile(relative, None, exc.message)
     same_place = repository_folder(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")
     return LakeFile(relative, record, None)
+
+
+def _read_entry(entry: os.DirEntry[str]) -> bytes:
+    """The bytes of a scanned entry that is not a link: `read_regular`'s checks at a third of its system calls.
+
+    The scan's own file type (no `lstat`) rules out a folder, FIFO or device before any open; the open refuses a
+    link and blocking, and `fstat` on the descriptor refuses whatever was swapped in since the scan. One `read`
+    of one byte past the size sees the end of the file; a file that grew meanwhile is read to its end.
+
+    Raises:
+        NotRegularFile: not a regular file (at the scan or at the open).
+        OSError: the file system refused the read, or a link was swapped in since the scan (ELOOP).
+    """
+    if not entry.is_file(follow_symlinks=False):
+        raise NotRegularFile("not a regular file")
+    fd = os.open(entry.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise NotRegularFile("not a regular file")
+        data = os.read(fd, status.st_size + 1)
+        if len(data) <= status.st_size:
+            return data  # a short read of a regular file is its end
+        chunks = [data]
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is

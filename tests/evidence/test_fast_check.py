@@ -1,0 +1,103 @@
+"""The fast evidence check (jsonschema-rs) agrees with jsonschema record by record, but for the one documented
+difference — a pattern's `$` before a final newline — where the stricter reading decides."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evidence.errors import RecordInvalidError
+from evidence.fast_check import record_check
+from evidence.records import KINDS
+from evidence.validation import _validator as jsonschema_validator
+from evidence.validation import validate_record
+from tests.projection.review_records import _sample
+
+# Integral floats (1.0, -0.0, 2.0**63) are integers to JSON Schema; non-integral ones, inf and nan are not.
+# Integers past 64 bits: both read them exactly (a line number may be any size; a pull request number is bounded).
+VALUES = st.one_of(st.none(), st.booleans(), st.integers(-3, 2**64), st.integers(-3, 2**64).map(float),
+                   st.sampled_from([0.5, 1.5, -0.0, float("inf"), float("nan"), 2.0**63, 2**70, -(2**70)]),
+                   st.text(max_size=5), st.just("LEFT"), st.just("OPEN"), st.just("https://x/y"),
+                   st.just("2026-05-02T10:00:00Z"), st.lists(st.integers(), max_size=2),
+                   st.dictionaries(st.sampled_from(["id", "login", "type", "x"]), st.text(max_size=3), max_size=3))
+
+
+def _jsonschema_accepts(record: dict[str, Any]) -> bool:
+    kind = record.get("kind")
+    if kind not in KINDS:
+        return False
+    return jsonschema_validator(f"{kind}.schema.json").is_valid(record)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            found += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            found += _paths(value, (*prefix, index))
+    return found
+
+
+def _strings(node: Any) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [*node, *(s for value in node.values() for s in _strings(value))]
+    if isinstance(node, list):
+        return [s for value in node for s in _strings(value)]
+    return []
+
+
+@settings(max_examples=400, deadline=None)
+@given(kind=st.sampled_from(KINDS), data=st.data())
+def test_the_fast_check_accepts_what_jsonschema_accepts_but_a_newline_before_the_end(
+        kind: str, data: st.DataObject) -> None:
+    record = copy.deepcopy(_sample(kind))
+    assert record_check(kind)(record) is True
+    for _ in range(data.draw(st.integers(1, 3))):
+        paths = _paths(record)
+        path = data.draw(st.sampled_from(paths))
+        parent = record
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["set", "delete", "add"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(["extra", "body", "id"]))] = data.draw(VALUES)
+        else:
+            parent[path[-1]] = data.draw(VALUES)
+    fast, reference = record_check(kind)(record), _jsonschema_accepts(record)
+    if fast != reference:
+        # Never more lenient than jsonschema; stricter only where a string ends in a newline.
+        assert reference and not fast
+        assert any(s.endswith("\n") for s in _strings(record))
+    if not fast:
+        with pytest.raises(RecordInvalidError):
+            validate_record(record)
+    else:
+        validate_record(record)
+
+
+def test_a_key_ending_in_a_newline_is_refused_with_a_reason_though_jsonschema_lets_it_pass() -> None:
+    record = copy.deepcopy(_sample("pull-request"))
+    record["recordKey"] += "\n"
+    assert _jsonschema_accepts(record)  # Python's `$` matches before a final newline
+    assert not record_check("pull-request")(record)
+    with pytest.raises(RecordInvalidError, match="trailing newline"):
+        validate_record(record, path="x/pull-request/k.json")
+
+
+def test_an_integral_float_is_an_integer_a_bool_never_is_and_a_huge_integer_is_a_verdict_not_a_crash() -> None:
+    record = copy.deepcopy(_sample("review-thread"))
+    record["pullRequest"] = 1.0
+    assert _jsonschema_accepts(record) and record_check("review-thread")(record)
+    for value in (True, 1.5, 2**70, float("nan")):
+        record["pullRequest"] = value
+        assert not _jsonschema_accepts(record) and not record_check("review-thread")(record)
