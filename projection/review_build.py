@@ -1,11 +1,12 @@
 """`theurian review build`: the evidence lake under `.theurian/review/`, into the review store.
 
-Every record file is parsed with orjson and checked by the compiled validator; a bad file is reported by its
-project-relative path and skipped. The rows are sorted into the total order, written once as newline-delimited
-JSON to a temp file beside the store — digested as they are written — and bulk-loaded with one `read_json` per
-table into a new DuckDB file (docs/review-search.md has the measurements that chose this route). The file is
-stamped, fsynced and swapped in with `os.replace`: a reader holding the old store is never disturbed, and a
-failed build leaves the old store exactly as it was.
+Every record file is read, parsed with orjson, checked against its schema (`evidence.fast_check`) and rendered
+into its rows (`review_rows`) — by this process and, for a large lake, forked children, each taking a share
+(`theurian.forked`). A bad file is reported by its project-relative path and skipped. The rows are sorted into
+the total order and written as newline-delimited JSON into a temp folder beside the store, digested as written,
+each file bulk-loaded by DuckDB while the next is written (`review_load`; docs/review-search.md has the
+measurements that chose this route). The file is stamped, fsynced and swapped in with `os.replace`: a reader
+holding the old store is never disturbed, and a failed build leaves the old store exactly as it was.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import gc
 import os
 import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,20 +24,16 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
-from projection.review_digest import LineDigest, remember_verified, row_line
-from projection.review_lake import iter_records, last_seen
-from projection.review_rows import Projected, fold, project
+from projection.review_digest import LineDigest, remember_verified
+from projection.review_lake import LakeEntry, LastSeen, last_seen, read_entry, scan_lake
+from projection.review_load import loading, write_rows
+from projection.review_rows import Projected, project
 from projection.review_store import (
-    BLOCK_COLUMNS,
-    BLOCK_RECORDS,
-    DIGEST_TABLES,
     EVIDENCE_FORMAT_VERSION,
-    RECORD_COLUMNS,
     REVIEW_SCHEMA_VERSION,
     SCHEMA,
     STORE_KIND,
     STORE_RELATIVE,
-    TEXT_COLUMNS,
     file_identity,
     publish_path,
     wal_path,
@@ -45,13 +42,12 @@ from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.errors import TheurianError
+from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.project import REVIEW_DIR
 
-_TYPES: Final = {
-    "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
-    "block": "BIGINT",
-}
+# Below this many files per process a fork costs more than the share it takes over.
+MIN_FILES_PER_PROCESS: Final = 5_000
 
 
 class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lake is
@@ -67,12 +63,14 @@ class BuildSummary:
     texts: int
     skipped: list[tuple[str, str]] = field(default_factory=list)
     build_id: str = ""
+    processes: int = 1  # how many processes read the lake
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
+        readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
-            f"{len(self.skipped)} invalid files skipped"
+            f"{len(self.skipped)} invalid files skipped{readers}"
         )
         return "\n".join(lines)
 
@@ -94,8 +92,11 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_review_store(root: Path) -> BuildSummary:
+def build_review_store(root: Path, processes: int | None = None) -> BuildSummary:
     """Rebuild the review store of the project at `root` from its evidence lake.
+
+    `processes`: how many processes read the lake (this one and forked children, `theurian.forked`); by
+    default one per usable CPU for a lake large enough to repay the forks. The store is the same either way.
 
     The store path is resolved (and its containment checked) before any evidence file is read. The new store
     replaces the state folder's entry itself, never a link's target (`review_store.publish_path`).
@@ -116,13 +117,20 @@ def build_review_store(root: Path) -> BuildSummary:
         )
     seen, skipped = last_seen(root)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
-    projected: list[Projected] = []
     with _collector_paused():
-        for found in iter_records(root):
-            if found.record is None:
-                skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
-            else:
-                projected.append(project(found.record_path, found.record, seen.get(found.record_path)))
+        entries, problems = scan_lake(root)
+        skipped += [(f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid") for found in problems]
+        forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
+        wanted = processes if processes is not None else _default_processes(len(entries), forking)
+        shares = _shares(entries, wanted if forking else 1)
+
+        def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
+            return _read_share(lake, share, seen)
+
+        projected: list[Projected] = []
+        for rows, bad in map_shares(read_share, shares):
+            projected += rows
+            skipped += bad
         projected.sort(key=lambda item: item.sort_key)
         target.parent.mkdir(parents=True, exist_ok=True)
         target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
@@ -130,20 +138,51 @@ def build_review_store(root: Path) -> BuildSummary:
         build_id = new_build_id()
         texts = _write_store(target, projected, build_id, secret)
     skipped.sort()
-    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id)
+    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, len(shares))
+
+
+def _default_processes(files: int, forking: bool) -> int:
+    """One process per usable CPU, each with at least MIN_FILES_PER_PROCESS files; one where forking is unsafe."""
+    if not forking:
+        return 1
+    return max(1, min(usable_cpus(), files // MIN_FILES_PER_PROCESS))
+
+
+def _shares(entries: list[LakeEntry], processes: int) -> list[list[LakeEntry]]:
+    """`entries` cut into `processes` contiguous runs of (nearly) equal length, none empty (at least one run)."""
+    count = max(1, min(processes, len(entries)))
+    size, extra = divmod(len(entries), count)
+    shares, start = [], 0
+    for index in range(count):
+        end = start + size + (1 if index < extra else 0)
+        shares.append(entries[start:end])
+        start = end
+    return shares
+
+
+def _read_share(lake: Path, share: Sequence[LakeEntry],
+                seen: dict[str, LastSeen]) -> tuple[list[Projected], list[tuple[str, str]]]:
+    """Read, check and render one share of the lake's files: (the records' rows, the files skipped and why)."""
+    rows: list[Projected] = []
+    skipped: list[tuple[str, str]] = []
+    for entry in share:
+        found = read_entry(lake, entry)
+        if found.record is None:
+            skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+        else:
+            rows.append(project(found.record_path, found.record, seen.get(found.record_path)))
+    return rows, skipped
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes) -> int:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
-        sources = {name: temp / f"{name}.ndjson" for name, _, _ in DIGEST_TABLES}
         digest = LineDigest()
-        text_count = _write_lines(sources, projected, digest)
         connection = duckdb.connect(str(database))
         try:
             connection.execute(SCHEMA)
-            for name, columns, _ in DIGEST_TABLES:
-                _load(connection, name, columns, sources[name])
+            with loading(connection) as loader:
+                text_count = write_rows(temp, projected, digest, loader)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
@@ -178,45 +217,3 @@ def remove_stale_wal(target: Path) -> None:
         shutil.rmtree(wal)
     else:
         os.unlink(wal)
-
-
-def _write_lines(sources: dict[str, Path], projected: list[Projected], digest: LineDigest) -> int:
-    """Every table's NDJSON, digested as written; returns how many text rows there are."""
-    texts = 0
-    words: set[str] = set()
-    with open(sources["records"], "wb") as records, open(sources["texts"], "wb") as text_file, \
-            open(sources["word_blocks"], "wb") as blocks:
-        digest.table("records")
-        for ordinal, item in enumerate(projected):
-            line = row_line(RECORD_COLUMNS, (ordinal, *item.record.values()))
-            records.write(line)
-            digest.line(line)
-        digest.table("texts")
-        block_lines: list[bytes] = []
-        for ordinal, item in enumerate(projected):
-            for position, (channel, text) in enumerate(item.texts):
-                folded = fold(text)
-                # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
-                words.update(folded.split())
-                line = row_line(TEXT_COLUMNS, (ordinal, position, channel, text, folded))
-                text_file.write(line)
-                digest.line(line)
-                texts += 1
-            if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(projected):
-                block_lines.append(row_line(BLOCK_COLUMNS, (ordinal // BLOCK_RECORDS, "\x00".join(sorted(words)))))
-                words.clear()
-        digest.table("word_blocks")
-        for line in block_lines:
-            blocks.write(line)
-            digest.line(line)
-    return texts
-
-
-def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], source: Path) -> None:
-    # Explicit column types: nothing is sniffed, so a text that looks like a number or a date stays text.
-    spec = "{" + ", ".join(f"'{name}': '{_TYPES.get(name, 'VARCHAR')}'" for name in columns) + "}"
-    escaped = str(source).replace("'", "''")
-    connection.execute(
-        f"INSERT INTO {table} SELECT {', '.join(columns)} FROM read_json('{escaped}', "  # noqa: S608
-        f"format = 'newline_delimited', columns = {spec}, maximum_object_size = 1073741824)"
-    )

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import orjson
 
@@ -53,30 +53,52 @@ class LastSeen:
     at: str
 
 
-def iter_records(project_root: Path) -> Iterator[LakeFile]:
-    """Every record file under `.theurian/review/`, sorted by path; a bad file is yielded with its error.
+class LakeEntry(NamedTuple):
+    """A file the scan found in a record kind folder, with the file type the scan read (no system call)."""
+
+    folder: str  # the repository folder, sha256-<hex>
+    kind: str
+    name: str
+    is_link: bool
+    is_file: bool  # a regular file, not following a link
+
+    @property
+    def relative(self) -> str:
+        return f"{self.folder}/{self.kind}/{self.name}"
+
+
+def scan_lake(project_root: Path) -> tuple[list[LakeEntry], list[LakeFile]]:
+    """Every file to read under `.theurian/review/`, sorted by path; and each folder that holds no records.
 
     Raises:
         PathEscapeError: `.theurian/review` itself resolves outside the project root.
     """
     root = resolve_inside(project_root, REVIEW_DIR)
+    entries: list[LakeEntry] = []
+    problems: list[LakeFile] = []
     if not root.is_dir():
-        return
+        return entries, problems
     for repo in sorted(os.scandir(root), key=lambda e: e.name):
         if repo.name == RUNS_DIR or repo.name.startswith("."):
             continue
         if not REPOSITORY_FOLDER_PATTERN.fullmatch(repo.name) or not _contained_dir(root, repo.name):
-            yield LakeFile(repo.name, None, "not a repository folder (sha256-<hex>)")
+            problems.append(LakeFile(repo.name, None, "not a repository folder (sha256-<hex>)"))
             continue
         for kind in sorted(os.scandir(repo.path), key=lambda e: e.name):
             relative = f"{repo.name}/{kind.name}"
             if kind.name not in KINDS or not _contained_dir(root, relative):
-                yield LakeFile(relative, None, "not a record kind folder")
+                problems.append(LakeFile(relative, None, "not a record kind folder"))
                 continue
             for entry in sorted(os.scandir(kind.path), key=lambda e: e.name):
                 if entry.name.startswith(".") and entry.name.endswith(".tmp"):
                     continue  # a killed writer's leftover, never a record
-                yield _read(root, entry, repo.name, kind.name)
+                entries.append(LakeEntry(repo.name, kind.name, entry.name, entry.is_symlink(),
+                                         entry.is_file(follow_symlinks=False)))
+    return entries, problems
+
+
+# A lake holds a handful of repositories and hashes each name once per record without this.
+_folder_of: Final = lru_cache(maxsize=256)(repository_folder)
 
 
 def _key(name: str) -> str | None:
@@ -99,13 +121,14 @@ def _contained_dir(root: Path, relative: str) -> bool:
         return False
 
 
-def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFile:
-    relative = f"{folder}/{kind}/{entry.name}"
+def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
+    """One scanned file of the resolved lake `root`, read and checked: the record, or what is wrong with it."""
+    relative, folder, kind = entry.relative, entry.folder, entry.kind
     key = _key(entry.name)
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        data = read_regular(root, relative) if entry.is_symlink() else _read_entry(entry)
+        data = read_regular(root, relative) if entry.is_link else _read_unlinked(f"{root}/{relative}", entry.is_file)
         record = orjson.loads(data)
     except NotRegularFile as exc:
         return LakeFile(relative, None, exc.reason)
@@ -117,13 +140,13 @@ def _read(root: Path, entry: os.DirEntry[str], folder: str, kind: str) -> LakeFi
         validate_record(record, path=relative)
     except RecordInvalidError as exc:
         return LakeFile(relative, None, exc.message)
-    same_place = repository_folder(record["repository"]) == folder
+    same_place = _folder_of(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")
     return LakeFile(relative, record, None)
 
 
-def _read_entry(entry: os.DirEntry[str]) -> bytes:
+def _read_unlinked(path: str, is_file: bool) -> bytes:
     """The bytes of a scanned entry that is not a link: `read_regular`'s checks at a third of its system calls.
 
     The scan's own file type (no `lstat`) rules out a folder, FIFO or device before any open; the open refuses a
@@ -134,9 +157,9 @@ def _read_entry(entry: os.DirEntry[str]) -> bytes:
         NotRegularFile: not a regular file (at the scan or at the open).
         OSError: the file system refused the read, or a link was swapped in since the scan (ELOOP).
     """
-    if not entry.is_file(follow_symlinks=False):
+    if not is_file:
         raise NotRegularFile("not a regular file")
-    fd = os.open(entry.path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):

@@ -9,13 +9,18 @@ Channels, in the order a record holds them (a text row's `position`):
 
 The author of a thread is its first comment's author (docs/evidence-format.md). `folded` is the text with the
 26 ASCII letters folded and nothing else, so `q` matches exactly as the contract says.
+
+A row is rendered here, once, as the line the build loads and digests — all but its `ordinal`, which only the
+sort decides: `ordinal_line` puts it in front. Rendering where the record is parsed keeps the build's serial
+part (sort, number, write) to joining bytes, and lets a worker process do the rendering for its share.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
+
+import orjson
 
 from evidence.records import KIND_PULL_REQUEST, KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
 from projection.review_lake import LastSeen
@@ -25,13 +30,30 @@ from projection.trailers import ascii_fold
 _KIND_ORDER: Final = {KIND_PULL_REQUEST: 0, KIND_REVIEW_SUBMISSION: 1, KIND_REVIEW_THREAD: 2}
 
 
-@dataclass(frozen=True)
-class Projected:
-    """One record, ready to load once its ordinal is known."""
+class Projected(NamedTuple):
+    """One record, ready to load once its ordinal is known: its rows rendered but for the ordinal.
+
+    A tuple, so a worker process hands it back at the cost of pickling its fields.
+    """
 
     sort_key: tuple[str, int, int, str]
-    record: dict[str, Any]  # record-table columns but `ordinal`
-    texts: list[tuple[str, str]]  # (channel, text) in position order
+    record_tail: bytes  # the `records` line after `{"ordinal":N,`
+    text_tails: list[bytes]  # one `texts` line tail per channel, in position order
+    # Every whitespace-separated word of its folded texts, NUL-joined: one string, not a set of them, because a
+    # worker's rows are pickled and unpickling a string per word cost more than reading the share. A word that
+    # holds a NUL comes apart at it, which keeps the index sound: a `q` piece without a NUL still lies inside one
+    # of the parts, and a `q` with one makes every block a candidate (`review_query._candidate_blocks`).
+    words: str
+
+
+def ordinal_line(ordinal: int, tail: bytes) -> bytes:
+    """The full line of a row rendered by `project`: byte for byte `review_digest.row_line` of the same row."""
+    return b'{"ordinal":%d,' % ordinal + tail
+
+
+def _tail(row: dict[str, Any]) -> bytes:
+    # orjson renders a dict in insertion order, so the line with `ordinal` first is `{"ordinal":N,` + this.
+    return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)[1:]
 
 
 def fold(text: str) -> str:
@@ -65,7 +87,14 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) 
         "lead_position": lead,
     }
     sort_key = (record["repository"], pull_request, _KIND_ORDER[kind], record_path)
-    return Projected(sort_key, row, texts)
+    words: set[str] = set()
+    tails = []
+    for position, (channel, text) in enumerate(texts):
+        folded = fold(text)
+        # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
+        words.update(folded.split())
+        tails.append(_tail({"position": position, "channel": channel, "body": text}))  # `folded`: FOLD_SQL
+    return Projected(sort_key, _tail(row), tails, "\x00".join(words))
 
 
 def _texts(kind: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -1,0 +1,149 @@
+"""Writing a build's rows into the new store: numbered NDJSON files, digested as written, each loaded by DuckDB
+as soon as it is closed.
+
+By the time rows reach here they are rendered (`review_rows`) and sorted; what is left is putting each row's
+ordinal in front, writing the lines, and DuckDB's parse-and-store, which costs more than the writing. DuckDB
+releases the GIL while it works, so the loads run one at a time, in file order, on a thread of their own
+(`Loader`), while this thread writes the next file: at 100,000 records the two overlap rather than add up.
+Files are loaded in the order written, so each table's rows are stored in ordinal order, which the query's
+ordinal-range reads rely on.
+
+The digest is of the lines in table order, exactly as before: hashing a file's bytes is hashing its lines in
+turn, so where the files are cut changes nothing a reader verifies.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Final
+
+import duckdb
+
+from projection.review_digest import LineDigest, row_line
+from projection.review_rows import Projected, ordinal_line
+from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS
+
+# Lines per NDJSON file: a load starts as soon as one is closed, so smaller files start DuckDB sooner; each load
+# is one statement, so much smaller ones pay its fixed cost too often.
+FILE_ROWS: Final = 122_880
+_JOIN_ROWS: Final = 4_096  # lines joined into one write (and one digest update)
+_TYPES: Final = {
+    "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
+    "block": "BIGINT",
+}
+# Columns a table derives in SQL as its lines load, after those the lines carry.
+_DERIVED: Final = {"texts": f", ({FOLD_SQL})"}
+
+
+class Loader:
+    """DuckDB loads of NDJSON files into `connection`, one at a time in submission order, on one thread."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self._connection = connection
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-load")
+        self._pending: list[Future[None]] = []
+
+    def submit(self, table: str, columns: tuple[str, ...], source: Path) -> None:
+        """Queue `source` for loading into `table`; raise now if an earlier load has already failed."""
+        for done in (future for future in self._pending if future.done()):
+            done.result()
+        self._pending.append(self._pool.submit(_load, self._connection, table, columns, source))
+
+    def finish(self) -> None:
+        """Wait for every load; the first that failed raises."""
+        self._pool.shutdown(wait=True)
+        for future in self._pending:
+            future.result()
+
+    def abandon(self) -> None:
+        """Stop: interrupt the running load, drop the queued ones, and wait until the connection is free."""
+        self._connection.interrupt()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def loading(connection: duckdb.DuckDBPyConnection) -> Iterator[Loader]:
+    """A `Loader` that has finished every load when the block ends, or abandoned them if the block raised."""
+    loader = Loader(connection)
+    try:
+        yield loader
+    except BaseException:
+        loader.abandon()
+        raise
+    loader.finish()
+
+
+class _TableFiles:
+    """One table's NDJSON as files of at most FILE_ROWS lines in `folder`, each digested and queued when closed."""
+
+    def __init__(self, folder: Path, table: str, columns: tuple[str, ...], digest: LineDigest,
+                 loader: Loader) -> None:
+        self._folder, self._table, self._columns = folder, table, columns
+        self._digest, self._loader = digest, loader
+        self._lines: list[bytes] = []
+        self._files = 0
+        digest.table(table)
+
+    def add(self, line: bytes) -> None:
+        self._lines.append(line)
+        if len(self._lines) == FILE_ROWS:
+            self._close_file()
+
+    def close(self) -> None:
+        if self._lines:
+            self._close_file()
+
+    def _close_file(self) -> None:
+        path = self._folder / f"{self._table}-{self._files:05d}.ndjson"
+        self._files += 1
+        lines, self._lines = self._lines, []
+        with open(path, "wb") as target:
+            for start in range(0, len(lines), _JOIN_ROWS):
+                data = b"".join(lines[start:start + _JOIN_ROWS])
+                target.write(data)
+                self._digest.line(data)
+        self._loader.submit(self._table, self._columns, path)
+
+
+def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:
+    """Number the sorted rows, write and digest every table's lines, and queue each file's load; returns how many
+    text rows there are."""
+    records = _TableFiles(folder, "records", RECORD_COLUMNS, digest, loader)
+    for ordinal, item in enumerate(projected):
+        records.add(ordinal_line(ordinal, item.record_tail))
+    records.close()
+    texts = _TableFiles(folder, "texts", TEXT_LINE_COLUMNS, digest, loader)
+    block_lines: list[bytes] = []
+    words: set[str] = set()
+    text_count = 0
+    for ordinal, item in enumerate(projected):
+        for tail in item.text_tails:
+            texts.add(ordinal_line(ordinal, tail))
+        text_count += len(item.text_tails)
+        if item.words:
+            words.update(item.words.split("\x00"))
+        if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(projected):
+            block_lines.append(row_line(BLOCK_COLUMNS, (ordinal // BLOCK_RECORDS, "\x00".join(sorted(words)))))
+            words.clear()
+    texts.close()
+    blocks = _TableFiles(folder, "word_blocks", BLOCK_COLUMNS, digest, loader)
+    for line in block_lines:
+        blocks.add(line)
+    blocks.close()
+    return text_count
+
+
+def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], source: Path) -> None:
+    """One NDJSON file into `table`, then the file removed: the temp folder holds only what is still queued."""
+    # Explicit column types: nothing is sniffed, so a text that looks like a number or a date stays text.
+    spec = "{" + ", ".join(f"'{name}': '{_TYPES.get(name, 'VARCHAR')}'" for name in columns) + "}"
+    escaped = str(source).replace("'", "''")
+    connection.execute(
+        f"INSERT INTO {table} SELECT {', '.join(columns)}{_DERIVED.get(table, '')} "  # noqa: S608 - our own names
+        f"FROM read_json('{escaped}', format = 'newline_delimited', columns = {spec}, "
+        f"maximum_object_size = 1073741824)"
+    )
+    source.unlink()
