@@ -148,6 +148,9 @@ def test_an_unreadable_store_is_unavailable(tmp_path: Path) -> None:
     "UPDATE texts SET body = 'planted' WHERE ordinal = 4 AND position = 0",
     "UPDATE records SET repository = 'Evil/Repo' WHERE ordinal = 0",
     "DELETE FROM texts WHERE ordinal = 5",
+    # Not digested (derived in SQL at load): checked against the text it folds.
+    "UPDATE texts SET folded = 'planted' WHERE ordinal = 4 AND position = 0",
+    "UPDATE word_blocks SET words = 'planted' WHERE block = 0",
 ])
 def test_a_store_with_one_value_tampered_is_unavailable(tmp_path: Path, statement: str) -> None:
     root = _built_fixture(tmp_path)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 
+JobsOption = Annotated[int | None, typer.Option(
+    "--jobs", "-j", min=1, max=256,
+    help="Processes that read the lake (default: one per CPU, each with at least 5,000 files). "
+         "The store is the same whatever the number.",
+)]
 
-def build(project: ProjectOption = None) -> None:
+
+def build(project: ProjectOption = None, jobs: JobsOption = None) -> None:
     """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
 
     Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
@@ -23,7 +31,7 @@ def build(project: ProjectOption = None) -> None:
 
     root = project_root(project)
     try:
-        summary = build_review_store(root)
+        summary = build_review_store(root, processes=jobs)
     except ReviewStoreEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative) from exc

@@ -1,0 +1,110 @@
+"""Loading a build's rows: the SQL fold is the Python fold exactly, a row's line is `row_line` of the row byte for
+byte, and a load or a write that fails stops the build with the old store untouched and no thread left behind."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import duckdb
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import projection.review_load as review_load
+from projection.review_build import build_review_store
+from projection.review_digest import row_line
+from projection.review_lake import LastSeen
+from projection.review_query import RecordFilter, read_records
+from projection.review_rows import fold, ordinal_line, project
+from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS, store_path
+from tests.projection.review_records import new_project, pull_request, thread, write_lake
+
+# Letters either side of A–Z in every script DuckDB's `lower` would fold and `translate` must not: Latin-1,
+# Greek, Cyrillic, the Kelvin sign, dotted I, fullwidth letters; NUL and other controls; astral characters.
+TEXTS = st.text(alphabet=st.one_of(
+    st.characters(min_codepoint=0, max_codepoint=0x7F),
+    st.sampled_from("ÀÉÎÕÜßàéîõüΣσςДдKİıＡａ\u0130\U0001d400😀"),
+    st.characters(blacklist_categories=("Cs",)),
+), max_size=40)
+
+_fold_connection = duckdb.connect()
+
+
+@settings(max_examples=400, deadline=None)
+@given(body=TEXTS)
+def test_the_sql_fold_folds_exactly_the_26_ascii_letters_as_the_python_fold_does(body: str) -> None:
+    row = _fold_connection.execute(f"SELECT {FOLD_SQL} FROM (SELECT ? AS body)", [body]).fetchone()
+    assert row is not None and row[0] == fold(body)
+
+
+def test_a_rendered_row_is_the_row_line_of_the_same_row_byte_for_byte() -> None:
+    record = thread("Acme/Alpha", 7, "PRRT_x", bodies=("Ünïcode \u2028 and \"quotes\"", "TWO"))
+    projected = project("sha256-x/review-thread/PRRT_x.0.json", record, LastSeen("01RUN", "2026-01-01T00:00:00Z"))
+    line = ordinal_line(41, projected.record_tail)
+    assert line.startswith(b'{"ordinal":41,"record_path":')
+    values = orjson.loads(line)
+    assert line == row_line(RECORD_COLUMNS, [values[name] for name in RECORD_COLUMNS])
+    for position, tail in enumerate(projected.text_tails):
+        text = orjson.loads(ordinal_line(41, tail))
+        assert text["position"] == position
+        assert ordinal_line(41, tail) == row_line(TEXT_LINE_COLUMNS, [text[name] for name in TEXT_LINE_COLUMNS])
+
+
+def _built(tmp_path: Path) -> Path:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request("Acme/Alpha", 1, "PR_old", body="the old store")])
+    build_review_store(root)
+    return root
+
+
+def _assert_old_store_serves(root: Path) -> None:
+    assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("review-load")]
+    assert [p.name for p in store_path(root).parent.iterdir() if p.name.endswith(".building")] == []
+
+
+def test_a_load_that_fails_stops_the_build_and_leaves_the_old_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built(tmp_path)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    real_load = review_load._load
+
+    def failing_load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
+                     source: Path) -> None:
+        if table == "texts":
+            raise duckdb.IOException("the disk filled up")
+        real_load(connection, table, columns, source)
+
+    monkeypatch.setattr(review_load, "_load", failing_load)
+    with pytest.raises(duckdb.IOException, match="disk filled"):
+        build_review_store(root)
+    _assert_old_store_serves(root)
+
+
+def test_a_write_that_fails_while_loads_run_stops_them_and_leaves_the_old_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built(tmp_path)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    real_close = review_load._TableFiles._close_file
+
+    def failing_close(self: review_load._TableFiles) -> None:
+        if self._table == "word_blocks":
+            raise KeyboardInterrupt  # Ctrl-C while the records and texts load on the loader thread
+        real_close(self)
+
+    monkeypatch.setattr(review_load._TableFiles, "_close_file", failing_close)
+    with pytest.raises(KeyboardInterrupt):
+        build_review_store(root)
+    _assert_old_store_serves(root)
+
+
+def test_a_table_of_more_lines_than_a_file_holds_loads_every_line_in_order(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review_load, "FILE_ROWS", 3)
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request("Acme/Alpha", number, f"PR_{number}") for number in range(1, 12)])
+    summary = build_review_store(root)
+    assert (summary.records, summary.texts) == (11, 22)
+    assert [r.record_key for r in read_records(root, RecordFilter(), 50)] == [f"PR_{n}" for n in range(1, 12)]

@@ -1,0 +1,92 @@
+"""theurian.forked.map_shares: shares after the first worked in forked children, results in order, a failed child's
+share worked in the parent, and no fork at all from a process running a second thread.
+
+Each case runs in a fresh interpreter: a test runner's worker may run threads of its own, and then (rightly) no
+share is ever forked."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from typing import Any
+
+import orjson
+
+PRELUDE = """
+import multiprocessing, os, signal, sys, threading
+import orjson
+from theurian.forked import fork_is_safe, map_shares
+PARENT = os.getpid()
+def report(value):
+    sys.stdout.write(orjson.dumps(value).decode())
+"""
+
+
+def _run(body: str) -> tuple[Any, str]:
+    script = PRELUDE + textwrap.dedent(body)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return orjson.loads(done.stdout), done.stderr
+
+
+def test_each_share_after_the_first_is_worked_in_a_child_and_the_results_keep_their_order() -> None:
+    result, stderr = _run("""
+        assert fork_is_safe()
+        results = map_shares(lambda share: [share, os.getpid()], ["a", "b", "c"])
+        report({"results": results, "parent": PARENT, "left": len(multiprocessing.active_children())})
+    """)
+    shares = [share for share, _ in result["results"]]
+    pids = [pid for _, pid in result["results"]]
+    assert shares == ["a", "b", "c"]
+    assert pids[0] == result["parent"]
+    assert result["parent"] not in pids[1:] and pids[1] != pids[2]
+    assert result["left"] == 0 and stderr == ""
+
+
+def test_a_child_that_fails_in_any_way_has_its_share_worked_here_and_says_nothing() -> None:
+    result, stderr = _run("""
+        def work(share):
+            if os.getpid() != PARENT:
+                if share == "raises":
+                    raise RuntimeError("boom in the child")
+                if share == "exits":
+                    os._exit(3)
+                os.kill(os.getpid(), signal.SIGKILL)
+            return [share, os.getpid()]
+        report({"results": map_shares(work, ["here", "raises", "exits", "killed"]), "parent": PARENT})
+    """)
+    assert result["results"] == [[share, result["parent"]] for share in ("here", "raises", "exits", "killed")]
+    assert stderr == ""  # no child's traceback reaches the user
+
+
+def test_an_exception_a_share_raises_surfaces_in_the_parent_as_in_one_process() -> None:
+    result, stderr = _run("""
+        def work(share):
+            if share == 2:
+                raise ValueError(f"share {share} is bad")
+            return share
+        try:
+            map_shares(work, [1, 2])
+        except ValueError as error:
+            report({"raised": str(error), "left": len(multiprocessing.active_children())})
+    """)
+    assert result == {"raised": "share 2 is bad", "left": 0}
+    assert stderr == ""
+
+
+def test_a_process_running_a_second_thread_forks_nothing_and_works_every_share_itself() -> None:
+    result, _ = _run("""
+        stop = threading.Event()
+        waiting = threading.Thread(target=stop.wait)
+        waiting.start()
+        try:
+            safe = fork_is_safe()
+            pids = map_shares(lambda share: os.getpid(), [1, 2, 3])
+        finally:
+            stop.set()
+            waiting.join()
+        report({"safe": safe, "pids": pids, "parent": PARENT})
+    """)
+    assert result["safe"] is False
+    assert result["pids"] == [result["parent"]] * 3
