@@ -26,9 +26,10 @@ from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, ordinal_line
 from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS
 
-# Lines per NDJSON file: a load starts as soon as one is closed, so smaller files start DuckDB sooner; each load
-# is one statement, so much smaller ones pay its fixed cost too often.
-FILE_ROWS: Final = 122_880
+# Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel
+# (one file per thread) and stores in file order: at 200,000 text rows, four files loaded in 0.57 s where one
+# statement per file took 0.85 s.
+FILE_ROWS: Final = 32_768
 _JOIN_ROWS: Final = 4_096  # lines joined into one write (and one digest update)
 _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
@@ -46,11 +47,11 @@ class Loader:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-load")
         self._pending: list[Future[None]] = []
 
-    def submit(self, table: str, columns: tuple[str, ...], source: Path) -> None:
-        """Queue `source` for loading into `table`; raise now if an earlier load has already failed."""
+    def submit(self, table: str, columns: tuple[str, ...], sources: list[Path]) -> None:
+        """Queue `sources` for loading into `table`, in order; raise now if an earlier load has already failed."""
         for done in (future for future in self._pending if future.done()):
             done.result()
-        self._pending.append(self._pool.submit(_load, self._connection, table, columns, source))
+        self._pending.append(self._pool.submit(_load, self._connection, table, columns, sources))
 
     def finish(self) -> None:
         """Wait for every load; the first that failed raises."""
@@ -77,14 +78,15 @@ def loading(connection: duckdb.DuckDBPyConnection) -> Iterator[Loader]:
 
 
 class _TableFiles:
-    """One table's NDJSON as files of at most FILE_ROWS lines in `folder`, each digested and queued when closed."""
+    """One table's NDJSON as files of at most FILE_ROWS lines in `folder`, digested as written, queued for one
+    load when the table is closed."""
 
     def __init__(self, folder: Path, table: str, columns: tuple[str, ...], digest: LineDigest,
                  loader: Loader) -> None:
         self._folder, self._table, self._columns = folder, table, columns
         self._digest, self._loader = digest, loader
         self._lines: list[bytes] = []
-        self._files = 0
+        self._files: list[Path] = []
         digest.table(table)
 
     def add(self, line: bytes) -> None:
@@ -95,17 +97,18 @@ class _TableFiles:
     def close(self) -> None:
         if self._lines:
             self._close_file()
+        if self._files:
+            self._loader.submit(self._table, self._columns, self._files)
 
     def _close_file(self) -> None:
-        path = self._folder / f"{self._table}-{self._files:05d}.ndjson"
-        self._files += 1
+        path = self._folder / f"{self._table}-{len(self._files):05d}.ndjson"
+        self._files.append(path)
         lines, self._lines = self._lines, []
         with open(path, "wb") as target:
             for start in range(0, len(lines), _JOIN_ROWS):
                 data = b"".join(lines[start:start + _JOIN_ROWS])
                 target.write(data)
                 self._digest.line(data)
-        self._loader.submit(self._table, self._columns, path)
 
 
 def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:
@@ -136,14 +139,16 @@ def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loa
     return text_count
 
 
-def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...], source: Path) -> None:
-    """One NDJSON file into `table`, then the file removed: the temp folder holds only what is still queued."""
+def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
+          sources: list[Path]) -> None:
+    """A table's NDJSON files into `table`, stored in file order, then the files removed."""
     # Explicit column types: nothing is sniffed, so a text that looks like a number or a date stays text.
     spec = "{" + ", ".join(f"'{name}': '{_TYPES.get(name, 'VARCHAR')}'" for name in columns) + "}"
-    escaped = str(source).replace("'", "''")
+    files = ", ".join("'" + str(source).replace("'", "''") + "'" for source in sources)
     connection.execute(
         f"INSERT INTO {table} SELECT {', '.join(columns)}{_DERIVED.get(table, '')} "  # noqa: S608 - our own names
-        f"FROM read_json('{escaped}', format = 'newline_delimited', columns = {spec}, "
+        f"FROM read_json([{files}], format = 'newline_delimited', columns = {spec}, "
         f"maximum_object_size = 1073741824)"
     )
-    source.unlink()
+    for source in sources:
+        source.unlink()
