@@ -77,66 +77,43 @@ def loading(connection: duckdb.DuckDBPyConnection) -> Iterator[Loader]:
     loader.finish()
 
 
-class _TableFiles:
-    """One table's NDJSON as files of at most FILE_ROWS lines in `folder`, digested as written, queued for one
-    load when the table is closed."""
-
-    def __init__(self, folder: Path, table: str, columns: tuple[str, ...], digest: LineDigest,
-                 loader: Loader) -> None:
-        self._folder, self._table, self._columns = folder, table, columns
-        self._digest, self._loader = digest, loader
-        self._lines: list[bytes] = []
-        self._files: list[Path] = []
-        digest.table(table)
-
-    def add(self, line: bytes) -> None:
-        self._lines.append(line)
-        if len(self._lines) == FILE_ROWS:
-            self._close_file()
-
-    def close(self) -> None:
-        if self._lines:
-            self._close_file()
-        if self._files:
-            self._loader.submit(self._table, self._columns, self._files)
-
-    def _close_file(self) -> None:
-        path = self._folder / f"{self._table}-{len(self._files):05d}.ndjson"
-        self._files.append(path)
-        lines, self._lines = self._lines, []
-        with open(path, "wb") as target:
-            for start in range(0, len(lines), _JOIN_ROWS):
-                data = b"".join(lines[start:start + _JOIN_ROWS])
-                target.write(data)
-                self._digest.line(data)
-
-
 def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:
-    """Number the sorted rows, write and digest every table's lines, and queue each file's load; returns how many
-    text rows there are."""
-    records = _TableFiles(folder, "records", RECORD_COLUMNS, digest, loader)
-    for ordinal, item in enumerate(projected):
-        records.add(ordinal_line(ordinal, item.record_tail))
-    records.close()
-    texts = _TableFiles(folder, "texts", TEXT_LINE_COLUMNS, digest, loader)
-    block_lines: list[bytes] = []
-    words: set[str] = set()
-    text_count = 0
-    for ordinal, item in enumerate(projected):
-        for tail in item.text_tails:
-            texts.add(ordinal_line(ordinal, tail))
-        text_count += len(item.text_tails)
-        if item.words:
-            words.update(item.words.split("\x00"))
-        if (ordinal + 1) % BLOCK_RECORDS == 0 or ordinal + 1 == len(projected):
-            block_lines.append(row_line(BLOCK_COLUMNS, (ordinal // BLOCK_RECORDS, "\x00".join(sorted(words)))))
-            words.clear()
-    texts.close()
-    blocks = _TableFiles(folder, "word_blocks", BLOCK_COLUMNS, digest, loader)
-    for line in block_lines:
-        blocks.add(line)
-    blocks.close()
-    return text_count
+    """Number the sorted rows, write and digest every table's lines, and queue each table's load; returns how
+    many text rows there are. `records` loads while the text lines are built and written."""
+    _write_table(folder, "records", RECORD_COLUMNS,
+                 [ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)], digest, loader)
+    text_lines = [ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails]
+    _write_table(folder, "texts", TEXT_LINE_COLUMNS, text_lines, digest, loader)
+    _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
+    return len(text_lines)
+
+
+def _block_lines(projected: list[Projected]) -> list[bytes]:
+    """One `word_blocks` line per BLOCK_RECORDS consecutive ordinals: their distinct words, sorted, NUL-joined."""
+    lines = []
+    for block, start in enumerate(range(0, len(projected), BLOCK_RECORDS)):
+        joined = "\x00".join(item.words for item in projected[start:start + BLOCK_RECORDS] if item.words)
+        words = sorted(set(joined.split("\x00"))) if joined else []
+        lines.append(row_line(BLOCK_COLUMNS, (block, "\x00".join(words))))
+    return lines
+
+
+def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: list[bytes], digest: LineDigest,
+                 loader: Loader) -> None:
+    """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, then queued for one load."""
+    digest.table(table)
+    files: list[Path] = []
+    for first in range(0, len(lines), FILE_ROWS):
+        path = folder / f"{table}-{len(files):05d}.ndjson"
+        end = min(first + FILE_ROWS, len(lines))
+        with open(path, "wb") as target:
+            for start in range(first, end, _JOIN_ROWS):
+                data = b"".join(lines[start:min(start + _JOIN_ROWS, end)])
+                target.write(data)
+                digest.line(data)
+        files.append(path)
+    if files:
+        loader.submit(table, columns, files)
 
 
 def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],

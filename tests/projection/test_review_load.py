@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import orjson
@@ -87,14 +88,14 @@ def test_a_write_that_fails_while_loads_run_stops_them_and_leaves_the_old_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _built(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
-    real_close = review_load._TableFiles._close_file
+    real_write = review_load._write_table
 
-    def failing_close(self: review_load._TableFiles) -> None:
-        if self._table == "word_blocks":
+    def failing_write(folder: Path, table: str, *rest: Any) -> None:
+        if table == "word_blocks":
             raise KeyboardInterrupt  # Ctrl-C while the records and texts load on the loader thread
-        real_close(self)
+        real_write(folder, table, *rest)
 
-    monkeypatch.setattr(review_load._TableFiles, "_close_file", failing_close)
+    monkeypatch.setattr(review_load, "_write_table", failing_write)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
     _assert_old_store_serves(root)
