@@ -24,7 +24,11 @@ def _validator(schema_name: str) -> jsonschema.Draft202012Validator:
 
 
 def _check(schema_name: str, document: Mapping[str, Any], path: str) -> None:
-    error = jsonschema.exceptions.best_match(_validator(schema_name).iter_errors(document))
+    try:
+        error = jsonschema.exceptions.best_match(_validator(schema_name).iter_errors(document))
+    except RecursionError:
+        # orjson parses up to 1,024 levels; naming the failing place in a value that deep outruns Python's stack.
+        raise RecordInvalidError(f"{path or 'record'}: nested too deeply to name where it fails", path=path) from None
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "(top level)"
         # The failing value is author-controlled text: name the place, never quote the value.

@@ -107,6 +107,14 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         ConfigError: the installation's build-stamp secret is damaged.
         ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
     """
+    try:
+        return _build(root, processes)
+    except duckdb.InterruptException:
+        # Ctrl-C reached a DuckDB statement on this thread, which DuckDB reports as its own error.
+        raise KeyboardInterrupt from None
+
+
+def _build(root: Path, processes: int | None) -> BuildSummary:
     target = publish_path(root)
     secret = build_stamp_secret()
     lake = resolve_inside(root, REVIEW_DIR)
@@ -128,7 +136,8 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
             return _read_share(lake, share, seen)
 
         projected: list[Projected] = []
-        for rows, bad in map_shares(read_share, shares):
+        shared = map_shares(read_share, shares)
+        for rows, bad in shared.results:
             projected += rows
             skipped += bad
         projected.sort(key=lambda item: item.sort_key)
@@ -138,7 +147,7 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         build_id = new_build_id()
         texts = _write_store(target, projected, build_id, secret)
     skipped.sort()
-    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, len(shares))
+    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes)
 
 
 def _default_processes(files: int, forking: bool) -> int:
@@ -169,6 +178,9 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
         found = read_entry(lake, entry)
         if found.record is None:
             skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+            # Naming what is wrong builds jsonschema errors that refer to each other (~17 KB a file): with the
+            # collector paused, only a collection of the youngest generation frees them.
+            gc.collect(0)
         else:
             rows.append(project(found.record_path, found.record, seen.get(found.record_path)))
     return rows, skipped

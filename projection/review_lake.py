@@ -33,6 +33,9 @@ from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"
+# No record comes near this: a thread of 1,000 comments of GitHub's longest body (65,536 characters, at most four
+# bytes each) is 256 MiB. A larger file is skipped unread, never held in memory whole.
+MAX_RECORD_FILE_BYTES: Final = 256 * 1024 * 1024
 # A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
 _MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
     ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})
@@ -147,28 +150,42 @@ def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
 
 
 def _read_unlinked(path: str, is_file: bool) -> bytes:
-    """The bytes of a scanned entry that is not a link: `read_regular`'s checks at a third of its system calls.
+    """The bytes of a scanned entry that is not a link: `read_regular`'s checks without its `lstat`s.
 
-    The scan's own file type (no `lstat`) rules out a folder, FIFO or device before any open; the open refuses a
-    link and blocking, and `fstat` on the descriptor refuses whatever was swapped in since the scan. One `read`
-    of one byte past the size sees the end of the file; a file that grew meanwhile is read to its end.
+    The scan's own file type rules out a folder, FIFO or device before any open; `_read_open` does the rest.
 
     Raises:
-        NotRegularFile: not a regular file (at the scan or at the open).
+        NotRegularFile: not a regular file (at the scan or at the open), or too large.
         OSError: the file system refused the read, or a link was swapped in since the scan (ELOOP).
     """
     if not is_file:
         raise NotRegularFile("not a regular file")
+    return _read_open(path)
+
+
+def _too_large() -> NotRegularFile:
+    return NotRegularFile(f"larger than {MAX_RECORD_FILE_BYTES} bytes, not read")
+
+
+def _read_open(path: str | Path) -> bytes:
+    """Open without following a link at the leaf and without blocking, check the descriptor is a regular file of
+    at most MAX_RECORD_FILE_BYTES, and read it whole: one `read` of one byte past its size sees its end, and a
+    file that grew since the `fstat` is read on to its end (or refused past the bound)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise NotRegularFile("not a regular file")
+        if status.st_size > MAX_RECORD_FILE_BYTES:
+            raise _too_large()
         data = os.read(fd, status.st_size + 1)
         if len(data) <= status.st_size:
-            return data  # a short read of a regular file is its end
-        chunks = [data]
+            return data  # short of what was asked: a regular file's end (the bound keeps it under one read's cap)
+        chunks, total = [data], len(data)
         while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > MAX_RECORD_FILE_BYTES:
+                raise _too_large()
             chunks.append(chunk)
         return b"".join(chunks)
     finally:
@@ -202,14 +219,7 @@ def read_regular(root: Path, relative: str) -> bytes:
             raise NotRegularFile(f"a link out of {REVIEW_DIR}, not followed") from None
     if not stat.S_ISREG(os.lstat(path).st_mode):
         raise NotRegularFile("not a regular file")
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile("not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read()
-    finally:
-        os.close(fd)
+    return _read_open(path)
 
 
 def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, str]]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Final
 
@@ -60,21 +60,31 @@ class Loader:
             future.result()
 
     def abandon(self) -> None:
-        """Stop: interrupt the running load, drop the queued ones, and wait until the connection is free."""
-        self._connection.interrupt()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Stop: drop the queued loads, interrupt the running one, and return only once the connection is free.
+
+        Interrupting again until the thread is idle covers a load that had not reached DuckDB at the first
+        interrupt; another Ctrl-C meanwhile is absorbed, as closing a busy connection would fail.
+        """
+        for future in self._pending:
+            future.cancel()
+        while not all(future.done() for future in self._pending):
+            with contextlib.suppress(KeyboardInterrupt):
+                self._connection.interrupt()
+                wait(self._pending, timeout=0.05)
+        self._pool.shutdown(wait=True)
 
 
 @contextlib.contextmanager
 def loading(connection: duckdb.DuckDBPyConnection) -> Iterator[Loader]:
-    """A `Loader` that has finished every load when the block ends, or abandoned them if the block raised."""
+    """A `Loader` that has finished every load when the block ends, or abandoned them if the block (or the wait
+    for the last loads) raised."""
     loader = Loader(connection)
     try:
         yield loader
+        loader.finish()
     except BaseException:
         loader.abandon()
         raise
-    loader.finish()
 
 
 def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:

@@ -19,6 +19,7 @@ import os
 import stat
 import threading
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Final
 
@@ -267,11 +268,57 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
                                          format_version=EVIDENCE_FORMAT_VERSION, format_name="evidence format")
     except StampRejected as exc:
         raise ReviewStoreUnavailable(exc.reason) from exc
+    _check_catalog(connection)
     if was_verified(path, identity, fields.build_id, stamp, secret):
         return  # this very file (same inode, size, mtime and ctime) was built or verified here
     if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
         raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
     remember_verified(path, identity, fields.build_id, stamp, secret)
+
+
+# What a build's store holds besides its tables: nothing. A view in a table's place could show the digest its real
+# rows and every other query planted ones; a collation on a column changes what comparing it means.
+_FOREIGN_OBJECTS: Final = (
+    "SELECT count(*) FROM duckdb_views() WHERE database_name = 's' AND NOT internal",
+    "SELECT count(*) FROM duckdb_functions() WHERE database_name = 's'",
+    "SELECT count(*) FROM duckdb_sequences() WHERE database_name = 's'",
+    "SELECT count(*) FROM duckdb_indexes() WHERE database_name = 's'",
+    "SELECT count(*) FROM duckdb_types() WHERE database_name = 's' AND NOT internal",
+    "SELECT count(*) FROM duckdb_schemas() WHERE database_name = 's' AND schema_name <> 'main'",
+)
+
+
+@cache
+def _built_tables() -> frozenset[tuple[str, str, str]]:
+    """(schema, table, DDL) of every table a build creates, as DuckDB renders them (collations and all)."""
+    with duckdb.connect(":memory:") as connection:
+        connection.execute("ATTACH ':memory:' AS s")
+        connection.execute("USE s")
+        connection.execute(SCHEMA)
+        return _tables(connection)
+
+
+def _tables(connection: duckdb.DuckDBPyConnection) -> frozenset[tuple[str, str, str]]:
+    rows = connection.execute(
+        "SELECT schema_name, table_name, sql FROM duckdb_tables() WHERE database_name = 's'"
+    ).fetchall()
+    return frozenset((str(schema), str(table), str(sql)) for schema, table, sql in rows)
+
+
+def _check_catalog(connection: duckdb.DuckDBPyConnection) -> None:
+    """The attached store holds exactly the base tables a build creates, declared as it declares them, and no
+    other object.
+
+    Raises:
+        ReviewStoreUnavailable: a table is missing, added, redeclared (a type, a collation, a constraint) or
+            replaced by a view, or the store holds a view, macro, sequence, index, type or schema of its own.
+    """
+    if _tables(connection) != _built_tables():
+        raise ReviewStoreUnavailable("damaged: its tables are not the tables a build creates")
+    for query in _FOREIGN_OBJECTS:
+        row = connection.execute(query).fetchone()
+        if row is None or row[0] != 0:
+            raise ReviewStoreUnavailable("damaged: it holds objects no build creates")
 
 
 def file_identity(path: Path) -> tuple[int, ...]:

@@ -20,11 +20,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import signal
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Generic, NamedTuple, TypeVar
 
 Share = TypeVar("Share")
 Result = TypeVar("Result")
@@ -52,31 +53,65 @@ def fork_is_safe() -> bool:
     return False
 
 
-def map_shares(work: Callable[[Share], Result], shares: Sequence[Share]) -> list[Result]:
+class Shared(NamedTuple, Generic[Result]):
+    results: list[Result]  # in the order of the shares
+    processes: int  # how many processes worked a share: this one and each child whose result was used
+
+
+def map_shares(work: Callable[[Share], Result], shares: Sequence[Share]) -> Shared[Result]:
     """`[work(share) for share in shares]`, the shares after the first worked in forked children when that is
-    safe. Results come back in the order of `shares`."""
+    safe. A child that cannot be started (no memory, no process slot, no in-memory file) or that fails has its
+    share worked here."""
     if len(shares) <= 1 or not fork_is_safe():
-        return [work(share) for share in shares]
+        return Shared([work(share) for share in shares], 1)
     context = multiprocessing.get_context("fork")
-    children: list[tuple[Any, BinaryIO]] = []
+    children: list[tuple[Any, BinaryIO] | None] = []
     try:
         for share in shares[1:]:
-            spool = _spool()
-            child = context.Process(target=_child, args=(work, share, spool), daemon=True)
-            children.append((child, spool))
-            child.start()
+            children.append(_start(context, work, share))
         results = [work(shares[0])]
-        for share, (child, spool) in zip(shares[1:], children, strict=True):
-            child.join()
-            results.append(_collect(spool) if child.exitcode == 0 else work(share))  # failed: worked here
-        return results
+        processes = 1
+        for share, started in zip(shares[1:], children, strict=True):
+            if started is not None:
+                child, spool = started
+                child.join()
+                if child.exitcode == 0:
+                    results.append(_collect(spool))
+                    processes += 1
+                    continue
+            results.append(work(share))  # the child never started or failed: worked here
+        return Shared(results, processes)
     finally:
-        for child, spool in children:
-            spool.close()
-            if child.pid is not None:
+        for started in children:
+            if started is not None:
+                child, spool = started
+                spool.close()
                 if child.is_alive():
                     child.kill()
                 child.join()
+
+
+def _start(context: Any, work: Callable[[Share], Result], share: Share) -> tuple[Any, BinaryIO] | None:
+    """A child working `share`, or None when the system would not give one.
+
+    The child is born ignoring SIGINT: a Ctrl-C interrupts this process, which stops every child (a child
+    interrupted on its own could print a traceback from inside multiprocessing before its own code runs).
+    Only a single-threaded process forks, so this is its main thread, where signal handlers are set.
+    """
+    try:
+        spool = _spool()
+    except OSError:
+        return None
+    child = context.Process(target=_child, args=(work, share, spool), daemon=True)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        child.start()
+    except OSError:
+        spool.close()
+        return None
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return child, spool
 
 
 def _spool() -> BinaryIO:

@@ -4,6 +4,7 @@ byte, and a load or a write that fails stops the build with the old store untouc
 from __future__ import annotations
 
 import threading
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,48 @@ def test_a_table_of_more_lines_than_a_file_holds_loads_every_line_in_order(
     summary = build_review_store(root)
     assert (summary.records, summary.texts) == (11, 22)
     assert [r.record_key for r in read_records(root, RecordFilter(), 50)] == [f"PR_{n}" for n in range(1, 12)]
+
+
+def test_invalid_files_do_not_hold_their_error_reports_until_the_build_ends(tmp_path: Path) -> None:
+    """The collector is paused while a build reads; the reports naming what is wrong with a file refer to each
+    other, so without a collection per skipped file 2,000 of them were all held to the end."""
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("Acme/Alpha", 1, "PRRT_fine")])
+    folder = next((root / ".theurian/review").glob("sha256-*/review-thread"))
+    bad = orjson.loads(next(folder.iterdir()).read_bytes())
+    bad["state"], bad["comments"][0]["author"] = 5, 7  # two failures, so jsonschema builds nested errors
+    for index in range(2000):
+        (folder / f"bad_{index}.0.json").write_bytes(orjson.dumps(bad))
+    tracemalloc.start()
+    try:
+        summary = build_review_store(root, processes=1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (summary.records, len(summary.skipped)) == (1, 2000)
+    assert peak < 8_000_000, f"peak {peak / 1e6:.1f} MB"  # 1.2 MB measured; 19.7 MB without the collection
+
+
+def test_ctrl_c_while_waiting_for_the_last_load_stops_it_and_leaves_the_old_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built(tmp_path)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    real_load = review_load._load
+    running = threading.Event()
+
+    def endless_load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
+                     sources: list[Path]) -> None:
+        if table == "word_blocks":
+            running.set()
+            connection.execute("SELECT sum(i) FROM range(1000000000000) t(i)")  # ends only when interrupted
+        real_load(connection, table, columns, sources)
+
+    def interrupted_finish(self: review_load.Loader) -> None:
+        assert running.wait(10)
+        raise KeyboardInterrupt  # Ctrl-C reaches the build while it waits on the loader thread
+
+    monkeypatch.setattr(review_load, "_load", endless_load)
+    monkeypatch.setattr(review_load.Loader, "finish", interrupted_finish)
+    with pytest.raises(KeyboardInterrupt):
+        build_review_store(root)
+    _assert_old_store_serves(root)

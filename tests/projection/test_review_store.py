@@ -160,6 +160,31 @@ def test_a_store_with_one_value_tampered_is_unavailable(tmp_path: Path, statemen
         open_store(root)
 
 
+_TEXTS_COPY = ["CREATE TABLE texts_copy AS SELECT * FROM texts", "DROP TABLE texts"]
+
+
+@pytest.mark.parametrize("statements", [
+    # A view that shows the digest queries (ORDER BY ordinal) the real rows and every other query planted ones.
+    ["ALTER TABLE records RENAME TO records_real",
+     "CREATE VIEW records AS SELECT * REPLACE (CASE WHEN current_query() LIKE '%ORDER BY ordinal%' "
+     "THEN repository ELSE 'Evil/Planted' END AS repository) FROM records_real"],
+    # `folded` is checked against its body, not digested: a collation would make that check (and `q`) lie.
+    [*_TEXTS_COPY, "CREATE TABLE texts (ordinal BIGINT NOT NULL, position INTEGER NOT NULL, channel VARCHAR NOT "
+     "NULL, body VARCHAR NOT NULL, folded VARCHAR COLLATE nocase NOT NULL)",
+     "INSERT INTO texts SELECT ordinal, position, channel, body, upper(body) FROM texts_copy",
+     "DROP TABLE texts_copy"],
+    ["CREATE TABLE extra (x INTEGER)"],
+    ["CREATE MACRO planted(a) AS a"],
+    ["CREATE SCHEMA planted"],
+])
+def test_a_store_whose_tables_are_not_the_ones_a_build_creates_is_unavailable(
+        tmp_path: Path, statements: list[str]) -> None:
+    root = _built_fixture(tmp_path)
+    _rewrite(root, statements)
+    with pytest.raises(ReviewStoreUnavailable, match="damaged"):
+        open_store(root)
+
+
 def test_a_store_linked_outside_the_state_folder_is_refused_by_the_reader_and_by_the_build(tmp_path: Path) -> None:
     root = _built_fixture(tmp_path)
     outside = tmp_path / "planted.duckdb"

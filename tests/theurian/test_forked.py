@@ -6,6 +6,7 @@ share is ever forked."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import textwrap
@@ -33,14 +34,16 @@ def _run(body: str) -> tuple[Any, str]:
 def test_each_share_after_the_first_is_worked_in_a_child_and_the_results_keep_their_order() -> None:
     result, stderr = _run("""
         assert fork_is_safe()
-        results = map_shares(lambda share: [share, os.getpid()], ["a", "b", "c"])
-        report({"results": results, "parent": PARENT, "left": len(multiprocessing.active_children())})
+        shared = map_shares(lambda share: [share, os.getpid()], ["a", "b", "c"])
+        report({"results": shared.results, "processes": shared.processes, "parent": PARENT,
+                "left": len(multiprocessing.active_children())})
     """)
     shares = [share for share, _ in result["results"]]
     pids = [pid for _, pid in result["results"]]
     assert shares == ["a", "b", "c"]
     assert pids[0] == result["parent"]
     assert result["parent"] not in pids[1:] and pids[1] != pids[2]
+    assert result["processes"] == 3
     assert result["left"] == 0 and stderr == ""
 
 
@@ -54,9 +57,11 @@ def test_a_child_that_fails_in_any_way_has_its_share_worked_here_and_says_nothin
                     os._exit(3)
                 os.kill(os.getpid(), signal.SIGKILL)
             return [share, os.getpid()]
-        report({"results": map_shares(work, ["here", "raises", "exits", "killed"]), "parent": PARENT})
+        shared = map_shares(work, ["here", "raises", "exits", "killed"])
+        report({"results": shared.results, "processes": shared.processes, "parent": PARENT})
     """)
     assert result["results"] == [[share, result["parent"]] for share in ("here", "raises", "exits", "killed")]
+    assert result["processes"] == 1  # no child's result was used
     assert stderr == ""  # no child's traceback reaches the user
 
 
@@ -82,7 +87,7 @@ def test_a_process_running_a_second_thread_forks_nothing_and_works_every_share_i
         waiting.start()
         try:
             safe = fork_is_safe()
-            pids = map_shares(lambda share: os.getpid(), [1, 2, 3])
+            pids = map_shares(lambda share: os.getpid(), [1, 2, 3]).results
         finally:
             stop.set()
             waiting.join()
@@ -90,3 +95,25 @@ def test_a_process_running_a_second_thread_forks_nothing_and_works_every_share_i
     """)
     assert result["safe"] is False
     assert result["pids"] == [result["parent"]] * 3
+
+
+def test_a_child_the_system_will_not_start_has_its_share_worked_here() -> None:
+    result, stderr = _run("""
+        import theurian.forked as forked
+        def no_memory():
+            raise OSError(12, "Cannot allocate memory")
+        forked._spool = no_memory
+        shared = map_shares(lambda share: [share, os.getpid()], ["a", "b"])
+        report({"results": shared.results, "processes": shared.processes, "parent": PARENT})
+    """)
+    assert result["results"] == [["a", result["parent"]], ["b", result["parent"]]]
+    assert result["processes"] == 1 and stderr == ""
+
+
+def test_a_child_is_born_ignoring_ctrl_c_and_the_parent_is_not() -> None:
+    result, _ = _run("""
+        shared = map_shares(lambda share: str(signal.getsignal(signal.SIGINT)), ["parent", "child"])
+        report({"handlers": shared.results, "after": str(signal.getsignal(signal.SIGINT))})
+    """)
+    assert result["handlers"][1] == str(signal.SIG_IGN)
+    assert result["handlers"][0] == result["after"] != str(signal.SIG_IGN)

@@ -1,0 +1,95 @@
+"""Reading one lake file for a build: what was swapped in after the scan is refused on the open descriptor and never
+waited on, a file past the size bound is skipped unread, and a record nested past what can be explained is
+skipped with a reason — each a skipped file, never a failed build."""
+
+from __future__ import annotations
+
+import copy
+import os
+import threading
+from pathlib import Path
+
+import orjson
+import pytest
+
+import projection.review_lake as review_lake
+from evidence.records import record_file_name, repository_folder
+from projection.review_build import build_review_store
+from projection.review_lake import MAX_RECORD_FILE_BYTES, LakeEntry, LakeFile, read_entry
+from tests.projection.review_records import _sample, new_project, pull_request, write_lake
+
+REPOSITORY = "Acme/Alpha"
+
+
+def _read_with_deadline(lake: Path, entry: LakeEntry) -> LakeFile:
+    """read_entry on a worker thread: a read that blocks fails the test instead of hanging it."""
+    found: list[LakeFile] = []
+    worker = threading.Thread(target=lambda: found.append(read_entry(lake, entry)), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
+    assert found, "read_entry blocked"
+    return found[0]
+
+
+def _entry(lake: Path, name: str, *, is_link: bool = False, is_file: bool = True) -> LakeEntry:
+    folder = lake / repository_folder(REPOSITORY) / "pull-request"
+    folder.mkdir(parents=True, exist_ok=True)
+    return LakeEntry(repository_folder(REPOSITORY), "pull-request", name, is_link, is_file)
+
+
+def test_a_fifo_swapped_in_after_the_scan_is_refused_on_its_descriptor_not_waited_on(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    entry = _entry(lake, "pr_swapped.0.json")  # the scan saw a regular file here
+    os.mkfifo(lake / entry.relative)
+    assert _read_with_deadline(lake, entry) == LakeFile(entry.relative, None, "not a regular file")
+
+
+def test_a_link_swapped_in_after_the_scan_is_not_followed(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    entry = _entry(lake, "pr_linked.0.json")
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(orjson.dumps(pull_request(REPOSITORY, 1, "pr_linked")))
+    (lake / entry.relative).symlink_to(outside)
+    found = _read_with_deadline(lake, entry)
+    assert found.record is None and found.error == "unreadable: OSError"  # ELOOP from O_NOFOLLOW
+
+
+def test_a_file_past_the_size_bound_is_skipped_unread(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request(REPOSITORY, 1, "PR_fine")])
+    folder = root / ".theurian/review" / repository_folder(REPOSITORY) / "pull-request"
+    huge = folder / "pr_huge.0.json"
+    with open(huge, "wb") as sparse:
+        sparse.truncate(MAX_RECORD_FILE_BYTES + 1)  # sparse: no disk, and never read into memory
+    summary = build_review_store(root, processes=1)
+    assert summary.records == 1
+    assert summary.skipped == [(f".theurian/review/{huge.relative_to(root / '.theurian/review').as_posix()}",
+                                f"larger than {256 * 1024 * 1024} bytes, not read")]
+
+
+def test_a_file_at_the_size_bound_is_read_and_one_byte_more_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(review_lake, "MAX_RECORD_FILE_BYTES", 4096)
+    root = new_project(tmp_path / "p")
+    [at_bound, past] = write_lake(root, [pull_request(REPOSITORY, 1, "pr_at"), pull_request(REPOSITORY, 2, "pr_past")])
+    lake = root / ".theurian/review"
+    for relative, size in ((at_bound, 4096), (past, 4097)):
+        data = (lake / relative).read_bytes()
+        (lake / relative).write_bytes(data + b" " * (size - len(data)))  # JSON allows trailing whitespace
+    summary = build_review_store(root, processes=1)
+    assert summary.records == 1
+    assert summary.skipped == [(f".theurian/review/{past}", "larger than 4096 bytes, not read")]
+
+
+def test_a_record_nested_too_deep_to_explain_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request(REPOSITORY, 1, "PR_fine")])
+    record = copy.deepcopy(_sample("pull-request"))
+    record.update(repository=REPOSITORY, recordKey="PR_deep", body="DEEP")
+    raw = orjson.dumps(record).replace(b'"DEEP"', b"[" * 1000 + b"]" * 1000)
+    folder = root / ".theurian/review" / repository_folder(REPOSITORY) / "pull-request"
+    (folder / record_file_name("PR_deep")).write_bytes(raw)
+    summary = build_review_store(root, processes=1)
+    assert summary.records == 1
+    [(path, why)] = summary.skipped
+    assert path.endswith(record_file_name("PR_deep")) and why.endswith("nested too deeply to name where it fails")
