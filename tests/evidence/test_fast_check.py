@@ -6,10 +6,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import schemas
 from evidence.errors import RecordInvalidError
 from evidence.fast_check import record_check
 from evidence.records import KINDS
@@ -101,3 +103,25 @@ def test_an_integral_float_is_an_integer_a_bool_never_is_and_a_huge_integer_is_a
     for value in (True, 1.5, 2**70, float("nan")):
         record["pullRequest"] = value
         assert not _jsonschema_accepts(record) and not record_check("review-thread")(record)
+
+
+def test_jsonschema_checks_no_format_the_evidence_schemas_use_so_the_fast_check_may_treat_formats_as_notes() -> None:
+    """The fast check reads `format` as an annotation (draft 2020-12's default). That is "never more lenient" only
+    while jsonschema checks none of the formats the evidence schemas name: installing `rfc3339-validator` would
+    make it check `date-time`, and this test says so before the two drift apart."""
+    used: set[str] = set()
+
+    def collect(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("format"), str):
+                used.add(node["format"])
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    for kind in KINDS:
+        collect(schemas.load("evidence", f"{kind}.schema.json"))
+    assert used == {"date-time"}
+    assert not used & set(jsonschema.FormatChecker().checkers)
