@@ -7,8 +7,6 @@ already on disk is not rewritten. Nothing here talks to the network; nothing her
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -18,6 +16,7 @@ from typing import Any, Final
 import orjson
 
 from evidence.errors import EvidenceError, RecordInvalidError
+from evidence.files import NotRegularFile, read_regular
 from evidence.records import (
     KINDS,
     REPOSITORY_FOLDER_PATTERN,
@@ -79,28 +78,12 @@ class ManifestScan:
     unreadable: list[str]
 
 
-def _read_regular_file_inside(entry: Path, lake_root: Path) -> bytes | None:
-    """The bytes of `entry` if it is a regular file, or a symlink to one, inside `lake_root`; else None.
-
-    Decided on lstat first, so a directory, FIFO or device is never opened (a FIFO's open would block) and a
-    link out of the lake is never followed; the open itself refuses links and blocking, and fstat re-checks.
-    """
+def _read_regular_file_inside(lake_root: Path, relative: str) -> bytes | None:
+    """The bytes of `relative` if it is a regular file, or a link to one, inside `lake_root`; else None
+    (`evidence.files.read_regular`: a directory, FIFO or device is never opened, a link out never followed)."""
     try:
-        info = entry.lstat()
-        target = entry
-        if stat.S_ISLNK(info.st_mode):
-            target = entry.resolve(strict=True)
-            if not target.is_relative_to(lake_root):
-                return None
-            info = target.lstat()
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        descriptor = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        with os.fdopen(descriptor, "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                return None
-            return file.read()
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop on older Pythons
+        return read_regular(lake_root, relative)
+    except (NotRegularFile, OSError):
         return None
 
 
@@ -220,7 +203,7 @@ class Lake:
         for entry in sorted(folder.iterdir()):
             if entry.name.startswith(".") or not entry.name.endswith(".json"):
                 continue
-            data = _read_regular_file_inside(entry, lake_root)
+            data = _read_regular_file_inside(lake_root, f"{RUNS_DIR}/{entry.name}")
             if data is None:
                 unreadable.append(f"{REVIEW_DIR}/{RUNS_DIR}/{entry.name}")
                 continue

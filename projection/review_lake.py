@@ -11,7 +11,6 @@ rejects).
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from evidence.errors import RecordInvalidError
+from evidence.files import NotRegularFile, read_opened, read_regular
 from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,
@@ -33,9 +33,6 @@ from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"
-# No record comes near this: a thread of 1,000 comments of GitHub's longest body (65,536 characters, at most four
-# bytes each) is 256 MiB. A larger file is skipped unread, never held in memory whole.
-MAX_RECORD_FILE_BYTES: Final = 256 * 1024 * 1024
 # A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
 _MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
     ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})
@@ -150,9 +147,8 @@ def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
 
 
 def _read_unlinked(path: str, is_file: bool) -> bytes:
-    """The bytes of a scanned entry that is not a link: `read_regular`'s checks without its `lstat`s.
-
-    The scan's own file type rules out a folder, FIFO or device before any open; `_read_open` does the rest.
+    """The bytes of a scanned entry that is not a link: the scan's own file type rules out a folder, FIFO or
+    device before any open, and `evidence.files.read_opened` does the rest.
 
     Raises:
         NotRegularFile: not a regular file (at the scan or at the open), or too large.
@@ -160,66 +156,7 @@ def _read_unlinked(path: str, is_file: bool) -> bytes:
     """
     if not is_file:
         raise NotRegularFile("not a regular file")
-    return _read_open(path)
-
-
-def _too_large() -> NotRegularFile:
-    return NotRegularFile(f"larger than {MAX_RECORD_FILE_BYTES} bytes, not read")
-
-
-def _read_open(path: str | Path) -> bytes:
-    """Open without following a link at the leaf and without blocking, check the descriptor is a regular file of
-    at most MAX_RECORD_FILE_BYTES, and read it whole: one `read` of one byte past its size sees its end, and a
-    file that grew since the `fstat` is read on to its end (or refused past the bound)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise NotRegularFile("not a regular file")
-        if status.st_size > MAX_RECORD_FILE_BYTES:
-            raise _too_large()
-        data = os.read(fd, status.st_size + 1)
-        if len(data) <= status.st_size:
-            return data  # short of what was asked: a regular file's end (the bound keeps it under one read's cap)
-        chunks, total = [data], len(data)
-        while chunk := os.read(fd, 1 << 20):
-            total += len(chunk)
-            if total > MAX_RECORD_FILE_BYTES:
-                raise _too_large()
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
-    """An entry the build will not read: `reason` is what the build reports for it."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def read_regular(root: Path, relative: str) -> bytes:
-    """The bytes of the regular file at `relative` under the resolved lake `root`, never blocking on what is not.
-
-    A link is followed only when it resolves inside `root`; what it resolves to, like any entry, must be a
-    regular file. The file is opened non-blocking and without following a link at its leaf, and checked again
-    on the open descriptor, so a FIFO swapped in after the check is refused rather than waited on.
-
-    Raises:
-        NotRegularFile: a FIFO, a folder, a device or a link out of `.theurian/review` (`reason` says which).
-        OSError: the file system refused the read.
-    """
-    path = root / relative
-    if stat.S_ISLNK(os.lstat(path).st_mode):
-        try:
-            path = resolve_inside(root, relative)
-        except PathEscapeError:
-            raise NotRegularFile(f"a link out of {REVIEW_DIR}, not followed") from None
-    if not stat.S_ISREG(os.lstat(path).st_mode):
-        raise NotRegularFile("not a regular file")
-    return _read_open(path)
+    return read_opened(path)
 
 
 def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, str]]]:

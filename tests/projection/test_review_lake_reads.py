@@ -12,10 +12,11 @@ from pathlib import Path
 import orjson
 import pytest
 
-import projection.review_lake as review_lake
+import evidence.files as evidence_files
+from evidence.files import MAX_RECORD_FILE_BYTES
 from evidence.records import record_file_name, repository_folder
 from projection.review_build import build_review_store
-from projection.review_lake import MAX_RECORD_FILE_BYTES, LakeEntry, LakeFile, read_entry
+from projection.review_lake import LakeEntry, LakeFile, read_entry
 from tests.projection.review_records import _sample, new_project, pull_request, write_lake
 
 REPOSITORY = "Acme/Alpha"
@@ -69,7 +70,7 @@ def test_a_file_past_the_size_bound_is_skipped_unread(tmp_path: Path) -> None:
 
 def test_a_file_at_the_size_bound_is_read_and_one_byte_more_is_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(review_lake, "MAX_RECORD_FILE_BYTES", 4096)
+    monkeypatch.setattr(evidence_files, "MAX_RECORD_FILE_BYTES", 4096)
     root = new_project(tmp_path / "p")
     [at_bound, past] = write_lake(root, [pull_request(REPOSITORY, 1, "pr_at"), pull_request(REPOSITORY, 2, "pr_past")])
     lake = root / ".theurian/review"
