@@ -21,6 +21,8 @@ from theurian.project import REVIEW_DIR
 # No record comes near this: a thread of 1,000 comments of GitHub's longest body (65,536 characters, at most four
 # bytes each) is 256 MiB. A larger file is refused unread, never held in memory whole.
 MAX_RECORD_FILE_BYTES: Final = 256 * 1024 * 1024
+# A run manifest lists every record of its run, ~320 bytes each: this bound is a run of over three million.
+MAX_MANIFEST_FILE_BYTES: Final = 1024 * 1024 * 1024
 
 
 class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
@@ -31,11 +33,11 @@ class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
         self.reason = reason
 
 
-def read_regular(root: Path, relative: str) -> bytes:
+def read_regular(root: Path, relative: str, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file at `relative` under the resolved lake `root`, never blocking on what is not.
 
     A link is followed only when it resolves inside `root`; what it resolves to, like any entry, must be a
-    regular file.
+    regular file, of at most `max_bytes` (default MAX_RECORD_FILE_BYTES).
 
     Raises:
         NotRegularFile: a FIFO, a folder, a device, a link out of `.theurian/review`, or too large.
@@ -49,13 +51,14 @@ def read_regular(root: Path, relative: str) -> bytes:
             raise NotRegularFile(f"a link out of {REVIEW_DIR}, not followed") from None
     if not stat.S_ISREG(os.lstat(path).st_mode):
         raise NotRegularFile("not a regular file")
-    return read_opened(path)
+    return read_opened(path, max_bytes)
 
 
-def read_opened(path: str | Path) -> bytes:
+def read_opened(path: str | Path, max_bytes: int | None = None) -> bytes:
     """Open `path` without following a link at its leaf and without blocking, check the descriptor is a regular
-    file of at most MAX_RECORD_FILE_BYTES, and read it whole: one `read` of one byte past its size sees its end,
-    and a file that grew since the `fstat` is read on to its end (or refused past the bound).
+    file of at most `max_bytes` (default MAX_RECORD_FILE_BYTES), and read it to its end: the first `read` asks for
+    one byte past its size, and reading goes on until one returns nothing, so neither a short read nor a file
+    that grew since the `fstat` is cut off (one that grows past the bound is refused).
 
     For a caller that has already ruled out a link and a special file (a scan's file type), this is the whole
     check at a third of `read_regular`'s system calls.
@@ -64,26 +67,25 @@ def read_opened(path: str | Path) -> bytes:
         NotRegularFile: not a regular file at the open, or too large.
         OSError: the file system refused the read, or the leaf is a link (ELOOP).
     """
+    bound = MAX_RECORD_FILE_BYTES if max_bytes is None else max_bytes
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise NotRegularFile("not a regular file")
-        if status.st_size > MAX_RECORD_FILE_BYTES:
-            raise _too_large()
-        data = os.read(fd, status.st_size + 1)
-        if len(data) <= status.st_size:
-            return data  # short of what was asked: a regular file's end (the bound keeps it under one read's cap)
-        chunks, total = [data], len(data)
-        while chunk := os.read(fd, 1 << 20):
+        if status.st_size > bound:
+            raise _too_large(bound)
+        chunks, total, ask = [], 0, status.st_size + 1
+        while chunk := os.read(fd, ask):
             total += len(chunk)
-            if total > MAX_RECORD_FILE_BYTES:
-                raise _too_large()
+            if total > bound:
+                raise _too_large(bound)
             chunks.append(chunk)
+            ask = 1 << 20
         return b"".join(chunks)
     finally:
         os.close(fd)
 
 
-def _too_large() -> NotRegularFile:
-    return NotRegularFile(f"larger than {MAX_RECORD_FILE_BYTES} bytes, not read")
+def _too_large(bound: int) -> NotRegularFile:
+    return NotRegularFile(f"larger than {bound} bytes, not read")

@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from evidence.errors import EvidenceError, RecordInvalidError
-from evidence.files import NotRegularFile, read_regular
+from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
 from evidence.records import (
     KINDS,
     REPOSITORY_FOLDER_PATTERN,
@@ -78,11 +78,12 @@ class ManifestScan:
     unreadable: list[str]
 
 
-def _read_regular_file_inside(lake_root: Path, relative: str) -> bytes | None:
-    """The bytes of `relative` if it is a regular file, or a link to one, inside `lake_root`; else None
-    (`evidence.files.read_regular`: a directory, FIFO or device is never opened, a link out never followed)."""
+def _read_manifest_file(lake_root: Path, relative: str) -> bytes | None:
+    """The bytes of the run manifest at `relative` if it is a regular file (or a link to one) inside `lake_root`, of
+    at most MAX_MANIFEST_FILE_BYTES; else None (`evidence.files.read_regular`: a directory, FIFO or device is
+    never opened, a link out never followed)."""
     try:
-        return read_regular(lake_root, relative)
+        return read_regular(lake_root, relative, MAX_MANIFEST_FILE_BYTES)
     except (NotRegularFile, OSError):
         return None
 
@@ -203,7 +204,7 @@ class Lake:
         for entry in sorted(folder.iterdir()):
             if entry.name.startswith(".") or not entry.name.endswith(".json"):
                 continue
-            data = _read_regular_file_inside(lake_root, f"{RUNS_DIR}/{entry.name}")
+            data = _read_manifest_file(lake_root, f"{RUNS_DIR}/{entry.name}")
             if data is None:
                 unreadable.append(f"{REVIEW_DIR}/{RUNS_DIR}/{entry.name}")
                 continue
@@ -280,8 +281,9 @@ def _read_entry(project_root: Path, relative: str) -> LakeEntry:
     if key is None:
         return LakeEntry(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        path = resolve_inside(project_root, f"{REVIEW_DIR}/{relative}")
-        record = orjson.loads(path.read_bytes())
+        record = orjson.loads(read_regular(resolve_inside(project_root, REVIEW_DIR), relative))
+    except NotRegularFile as exc:
+        return LakeEntry(relative, None, exc.reason)
     except (OSError, orjson.JSONDecodeError, TheurianError) as exc:
         return LakeEntry(relative, None, f"unreadable: {type(exc).__name__}")
     if not isinstance(record, dict):

@@ -44,6 +44,7 @@ from theurian.durable import publish_built_file
 from theurian.errors import TheurianError
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
+from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
 
 # Below this many files per process a fork costs more than the share it takes over.
@@ -108,13 +109,14 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
     """
     try:
-        return _build(root, processes)
+        with watching_interrupts() as interrupts:
+            return _build(root, processes, interrupts)
     except duckdb.InterruptException:
         # Ctrl-C reached a DuckDB statement on this thread, which DuckDB reports as its own error.
         raise KeyboardInterrupt from None
 
 
-def _build(root: Path, processes: int | None) -> BuildSummary:
+def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSummary:
     target = publish_path(root)
     secret = build_stamp_secret()
     lake = resolve_inside(root, REVIEW_DIR)
@@ -137,6 +139,7 @@ def _build(root: Path, processes: int | None) -> BuildSummary:
 
         projected: list[Projected] = []
         shared = map_shares(read_share, shares)
+        interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
         for rows, bad in shared.results:
             projected += rows
             skipped += bad
@@ -145,7 +148,7 @@ def _build(root: Path, processes: int | None) -> BuildSummary:
         target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
         sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
         build_id = new_build_id()
-        texts = _write_store(target, projected, build_id, secret)
+        texts = _write_store(target, projected, build_id, secret, interrupts)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes)
 
@@ -186,14 +189,15 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
     return rows, skipped
 
 
-def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes) -> int:
+def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
+                 interrupts: Interrupts) -> int:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
         connection = duckdb.connect(str(database))
         try:
             connection.execute(SCHEMA)
-            with loading(connection) as loader:
+            with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
@@ -205,6 +209,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.close()
         # The published file replaces the store whole: a WAL beside the old one belongs to no store this build
         # made, and a reader refuses a store with one beside it. Removed first, so the new file never has one.
+        interrupts.check()  # the last moment a Ctrl-C can still keep the old store
         remove_stale_wal(target)
         publish_built_file(database, target)
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader

@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from evidence.errors import RecordInvalidError
-from evidence.files import NotRegularFile, read_opened, read_regular
+from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_opened, read_regular
 from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,
@@ -175,7 +175,7 @@ def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, 
     for name in names:
         relative = f"{RUNS_DIR}/{name}"
         try:
-            manifest = orjson.loads(read_regular(review, relative))
+            manifest = orjson.loads(read_regular(review, relative, MAX_MANIFEST_FILE_BYTES))
             validate_manifest(manifest, path=relative)
         except NotRegularFile as exc:
             bad.append((relative, exc.reason))

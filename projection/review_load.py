@@ -25,6 +25,7 @@ import duckdb
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, ordinal_line
 from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS
+from theurian.interrupts import Interrupts
 
 # Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel
 # (one file per thread) and stores in file order: at 200,000 text rows, four files loaded in 0.57 s where one
@@ -42,8 +43,9 @@ _DERIVED: Final = {"texts": f", ({FOLD_SQL})"}
 class Loader:
     """DuckDB loads of NDJSON files into `connection`, one at a time in submission order, on one thread."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, connection: duckdb.DuckDBPyConnection, interrupts: Interrupts) -> None:
         self._connection = connection
+        self._interrupts = interrupts
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-load")
         self._pending: list[Future[None]] = []
 
@@ -63,22 +65,24 @@ class Loader:
         """Stop: drop the queued loads, interrupt the running one, and return only once the connection is free.
 
         Interrupting again until the thread is idle covers a load that had not reached DuckDB at the first
-        interrupt; another Ctrl-C meanwhile is absorbed, as closing a busy connection would fail.
+        interrupt. Another Ctrl-C meanwhile is deferred (or, where it cannot be, absorbed): closing a busy
+        connection would fail.
         """
-        for future in self._pending:
-            future.cancel()
-        while not all(future.done() for future in self._pending):
-            with contextlib.suppress(KeyboardInterrupt):
-                self._connection.interrupt()
-                wait(self._pending, timeout=0.05)
-        self._pool.shutdown(wait=True)
+        with self._interrupts.deferred():
+            for future in self._pending:
+                future.cancel()
+            while not all(future.done() for future in self._pending):
+                with contextlib.suppress(KeyboardInterrupt):
+                    self._connection.interrupt()
+                    wait(self._pending, timeout=0.05)
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextlib.contextmanager
-def loading(connection: duckdb.DuckDBPyConnection) -> Iterator[Loader]:
+def loading(connection: duckdb.DuckDBPyConnection, interrupts: Interrupts) -> Iterator[Loader]:
     """A `Loader` that has finished every load when the block ends, or abandoned them if the block (or the wait
     for the last loads) raised."""
-    loader = Loader(connection)
+    loader = Loader(connection, interrupts)
     try:
         yield loader
         loader.finish()

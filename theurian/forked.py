@@ -10,22 +10,27 @@ Forking is safe only while this process runs one thread: a lock some other threa
 forever in the child. So a process running more than one thread (a daemon, a test runner's worker), or a
 platform without a plain `fork`, works every share itself, in order — the same results, one core.
 
-A child that fails in any way (an exception, a signal, running out of memory) says nothing and exits non-zero;
-its share is then worked here, where an exception surfaces as it would have in a one-process run. No child outlives the
-call.
+A child that cannot be started (no process slot, no memory, no in-memory file) or that fails in any way (an
+exception, a signal, a result that cannot be read back) says nothing; its share is then worked here, where an
+exception surfaces as it would have in a one-process run, and no further child is started. No child outlives
+the call.
+
+Ctrl-C: a child is born ignoring SIGINT (the parent stops every child when it is interrupted), and SIGINT is
+blocked across each fork, so one pressed at that moment is delivered to the parent just after, never lost, and
+never before the child is on the list the parent stops.
 """
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
 import pickle
 import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
-from typing import Any, BinaryIO, Generic, NamedTuple, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, BinaryIO, Final, Generic, NamedTuple, NoReturn, TypeVar, cast
 
 Share = TypeVar("Share")
 Result = TypeVar("Result")
@@ -60,58 +65,77 @@ class Shared(NamedTuple, Generic[Result]):
 
 def map_shares(work: Callable[[Share], Result], shares: Sequence[Share]) -> Shared[Result]:
     """`[work(share) for share in shares]`, the shares after the first worked in forked children when that is
-    safe. A child that cannot be started (no memory, no process slot, no in-memory file) or that fails has its
-    share worked here."""
+    safe. Results come back in the order of `shares`."""
     if len(shares) <= 1 or not fork_is_safe():
         return Shared([work(share) for share in shares], 1)
-    context = multiprocessing.get_context("fork")
-    children: list[tuple[Any, BinaryIO] | None] = []
+    children: list[_Child] = []
     try:
         for share in shares[1:]:
-            children.append(_start(context, work, share))
+            if not _start(work, share, children):
+                break  # the system would not give one: the rest are worked here
         results = [work(shares[0])]
-        processes = 1
-        for share, started in zip(shares[1:], children, strict=True):
-            if started is not None:
-                child, spool = started
-                child.join()
-                if child.exitcode == 0:
-                    results.append(_collect(spool))
-                    processes += 1
-                    continue
-            results.append(work(share))  # the child never started or failed: worked here
-        return Shared(results, processes)
+        for index, share in enumerate(shares[1:]):
+            result = children[index].result() if index < len(children) else _FAILED
+            results.append(work(share) if result is _FAILED else cast(Result, result))
+        return Shared(results, 1 + sum(child.succeeded for child in children))
     finally:
-        for started in children:
-            if started is not None:
-                child, spool = started
-                spool.close()
-                if child.is_alive():
-                    child.kill()
-                child.join()
+        for child in children:
+            child.stop()
 
 
-def _start(context: Any, work: Callable[[Share], Result], share: Share) -> tuple[Any, BinaryIO] | None:
-    """A child working `share`, or None when the system would not give one.
+_FAILED: Final = object()
 
-    The child is born ignoring SIGINT: a Ctrl-C interrupts this process, which stops every child (a child
-    interrupted on its own could print a traceback from inside multiprocessing before its own code runs).
-    Only a single-threaded process forks, so this is its main thread, where signal handlers are set.
-    """
+
+class _Child:
+    """A forked child working one share, and the in-memory file it leaves its pickled result in."""
+
+    def __init__(self, pid: int, spool: BinaryIO) -> None:
+        self.pid, self.spool = pid, spool
+        self.reaped = False
+        self.succeeded = False
+
+    def result(self) -> Any:
+        """The child's result once it has exited, or _FAILED."""
+        _, status = os.waitpid(self.pid, 0)
+        self.reaped = True
+        if os.waitstatus_to_exitcode(status) != 0:
+            return _FAILED
+        try:
+            self.spool.seek(0)
+            result = pickle.loads(self.spool.read())  # noqa: S301 - written by our own forked child, no one else
+        except Exception:  # noqa: BLE001 - a result that cannot be read back: the share is worked here
+            return _FAILED
+        self.succeeded = True
+        return result
+
+    def stop(self) -> None:
+        self.spool.close()
+        if not self.reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+            self.reaped = True
+
+
+def _start(work: Callable[[Share], Result], share: Share, children: list[_Child]) -> bool:
+    """Fork a child working `share` and put it on `children`; False when the system would not give one."""
     try:
         spool = _spool()
     except OSError:
-        return None
-    child = context.Process(target=_child, args=(work, share, spool), daemon=True)
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        return False
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
-        child.start()
-    except OSError:
-        spool.close()
-        return None
+        try:
+            pid = os.fork()
+        except OSError:
+            spool.close()
+            return False
+        if pid == 0:
+            _child(work, share, spool, blocked)  # never returns
+        children.append(_Child(pid, spool))
+        return True
     finally:
-        signal.signal(signal.SIGINT, previous)
-    return child, spool
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)  # a Ctrl-C pressed meanwhile is delivered now
 
 
 def _spool() -> BinaryIO:
@@ -121,14 +145,14 @@ def _spool() -> BinaryIO:
     return tempfile.TemporaryFile()
 
 
-def _collect(spool: BinaryIO) -> Any:
-    spool.seek(0)
-    return pickle.loads(spool.read())  # noqa: S301 - written by our own forked child, never by anyone else
-
-
-def _child(work: Callable[[Share], Result], share: Share, spool: BinaryIO) -> None:
+def _child(work: Callable[[Share], Result], share: Share, spool: BinaryIO, mask: Iterable[int]) -> NoReturn:
+    """The forked child: work the share, pickle the result into `spool`, and leave without running anything of
+    the parent's (no atexit handlers, no buffered output flushed twice)."""
     try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         pickle.dump(work(share), spool, protocol=pickle.HIGHEST_PROTOCOL)
         spool.flush()
     except BaseException:  # noqa: BLE001 - the parent redoes the share and reports whatever it raises
-        os._exit(1)  # no traceback, no atexit handlers of the parent's
+        os._exit(1)
+    os._exit(0)

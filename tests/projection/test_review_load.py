@@ -3,7 +3,9 @@ byte, and a load or a write that fails stops the build with the old store untouc
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import evidence.fast_check as fast_check
+import evidence.validation as validation
+import projection.review_build as review_build
 import projection.review_load as review_load
 from projection.review_build import build_review_store
 from projection.review_digest import row_line
@@ -134,24 +139,69 @@ def test_invalid_files_do_not_hold_their_error_reports_until_the_build_ends(tmp_
 
 def test_ctrl_c_while_waiting_for_the_last_load_stops_it_and_leaves_the_old_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The load is interrupted even when the Ctrl-C comes before it reaches DuckDB (the first interrupt then
+    finds nothing to stop): abandoning keeps interrupting until the connection is free."""
     root = _built(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_load = review_load._load
-    running = threading.Event()
+    about_to_run = threading.Event()
+    outcome: list[str] = []
 
-    def endless_load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
-                     sources: list[Path]) -> None:
+    def slow_load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
+                  sources: list[Path]) -> None:
         if table == "word_blocks":
-            running.set()
-            connection.execute("SELECT sum(i) FROM range(1000000000000) t(i)")  # ends only when interrupted
+            about_to_run.set()
+            time.sleep(0.3)  # the Ctrl-C lands now, before the statement starts
+            try:
+                connection.execute("SELECT sum(i) FROM range(20000000000) t(i)")  # ~15 s here unless interrupted
+            except duckdb.InterruptException:
+                outcome.append("interrupted")
+                raise
+            outcome.append("ran to its end")
         real_load(connection, table, columns, sources)
 
     def interrupted_finish(self: review_load.Loader) -> None:
-        assert running.wait(10)
+        assert about_to_run.wait(10)
         raise KeyboardInterrupt  # Ctrl-C reaches the build while it waits on the loader thread
 
-    monkeypatch.setattr(review_load, "_load", endless_load)
+    monkeypatch.setattr(review_load, "_load", slow_load)
     monkeypatch.setattr(review_load.Loader, "finish", interrupted_finish)
+    with pytest.raises(KeyboardInterrupt):
+        build_review_store(root)
+    assert outcome == ["interrupted"]
+    _assert_old_store_serves(root)
+
+
+def test_a_ctrl_c_that_native_code_swallowed_while_the_lake_was_read_still_stops_the_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """jsonschema-rs was seen to run the SIGINT handler inside its own call and drop the KeyboardInterrupt."""
+    root = _built(tmp_path)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    real_check = fast_check.record_check("pull-request")
+
+    def swallowing_check(record: Any) -> bool:
+        if record["recordKey"] == "PR_new":
+            try:
+                signal.raise_signal(signal.SIGINT)  # Ctrl-C, inside the native call
+            except KeyboardInterrupt:
+                pass  # ... which the native code drops
+        return real_check(record)
+
+    monkeypatch.setattr(validation, "record_check", lambda kind: swallowing_check)
+    with pytest.raises(KeyboardInterrupt):
+        build_review_store(root, processes=1)
+    _assert_old_store_serves(root)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the build put Python's handler back
+
+
+def test_a_ctrl_c_duckdb_reports_as_its_own_error_is_an_interrupt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built(tmp_path)
+
+    def interrupted(*_: Any) -> int:
+        raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")  # Ctrl-C during CHECKPOINT, say
+
+    monkeypatch.setattr(review_build, "_write_store", interrupted)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
     _assert_old_store_serves(root)

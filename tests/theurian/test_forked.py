@@ -15,12 +15,18 @@ from typing import Any
 import orjson
 
 PRELUDE = """
-import multiprocessing, os, signal, sys, threading
+import errno, os, signal, sys, threading
 import orjson
 from theurian.forked import fork_is_safe, map_shares
 PARENT = os.getpid()
 def report(value):
     sys.stdout.write(orjson.dumps(value).decode())
+def children_left():
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return 0
+    return 1
 """
 
 
@@ -36,7 +42,7 @@ def test_each_share_after_the_first_is_worked_in_a_child_and_the_results_keep_th
         assert fork_is_safe()
         shared = map_shares(lambda share: [share, os.getpid()], ["a", "b", "c"])
         report({"results": shared.results, "processes": shared.processes, "parent": PARENT,
-                "left": len(multiprocessing.active_children())})
+                "left": children_left()})
     """)
     shares = [share for share, _ in result["results"]]
     pids = [pid for _, pid in result["results"]]
@@ -74,7 +80,7 @@ def test_an_exception_a_share_raises_surfaces_in_the_parent_as_in_one_process() 
         try:
             map_shares(work, [1, 2])
         except ValueError as error:
-            report({"raised": str(error), "left": len(multiprocessing.active_children())})
+            report({"raised": str(error), "left": children_left()})
     """)
     assert result == {"raised": "share 2 is bad", "left": 0}
     assert stderr == ""
@@ -117,3 +123,37 @@ def test_a_child_is_born_ignoring_ctrl_c_and_the_parent_is_not() -> None:
     """)
     assert result["handlers"][1] == str(signal.SIG_IGN)
     assert result["handlers"][0] == result["after"] != str(signal.SIG_IGN)
+
+
+def test_when_the_system_will_not_fork_the_shares_are_worked_here_no_more_forks_are_tried_and_nothing_leaks() -> None:
+    result, stderr = _run("""
+        tries = []
+        def no_process_slot():
+            tries.append(1)
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        os.fork = no_process_slot
+        descriptors = len(os.listdir("/proc/self/fd"))
+        shared = map_shares(lambda share: [share, os.getpid()], ["a", "b", "c", "d"])
+        report({"results": shared.results, "processes": shared.processes, "tries": len(tries),
+                "leaked": len(os.listdir("/proc/self/fd")) - descriptors, "parent": PARENT,
+                "mask": sorted(int(s) for s in signal.pthread_sigmask(signal.SIG_BLOCK, set()))})
+    """)
+    assert result["results"] == [[share, result["parent"]] for share in "abcd"]
+    assert (result["processes"], result["tries"], result["leaked"]) == (1, 1, 0)
+    assert result["mask"] == []  # SIGINT is not left blocked
+    assert stderr == ""
+
+
+def test_a_child_result_that_cannot_be_read_back_is_worked_here() -> None:
+    result, stderr = _run("""
+        def cannot_rebuild():
+            raise RuntimeError("no")
+        class Unreadable:
+            def __reduce__(self):
+                return (cannot_rebuild, ())
+        shared = map_shares(lambda share: [share, os.getpid(), Unreadable()], ["a", "b"])
+        report({"results": [[s, pid] for s, pid, _ in shared.results], "processes": shared.processes,
+                "parent": PARENT, "left": children_left()})
+    """)
+    assert result["results"] == [["a", result["parent"]], ["b", result["parent"]]]
+    assert (result["processes"], result["left"]) == (1, 0) and stderr == ""

@@ -161,4 +161,4 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
                if last else "never ingested")
         typer.echo(f"{row['repository']}: {records}; {run}")
     for path in scan.unreadable:
-        typer.echo(f"unreadable entry skipped: {path} (not a regular file inside the evidence lake)")
+        typer.echo(f"unreadable entry skipped: {path} (not a regular file inside the evidence lake, or over 1 GiB)")

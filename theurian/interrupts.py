@@ -1,0 +1,65 @@
+"""Ctrl-C during a bulk job, where native code may swallow it.
+
+Python runs its SIGINT handler in the main thread between bytecodes, and also inside a C extension that calls
+back into Python; an extension that then clears the error it got back (jsonschema-rs validating a record was seen
+to, about once in a few hundred Ctrl-Cs) drops the KeyboardInterrupt, and the job carries on to the end. So
+`watching_interrupts()` installs a handler that notes every Ctrl-C as well as raising it, and the job calls
+`check()` where it can stop cleanly: a swallowed Ctrl-C still stops it there.
+
+`deferred()` notes a Ctrl-C without raising it, for cleanup that must run to its end (waiting until a database
+connection is free, so it can be closed).
+
+Only the main thread receives KeyboardInterrupt, and only Python's own handler is replaced: in another thread,
+or where SIGINT is ignored or handled by someone else, nothing changes and `check()` never raises.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+
+class Interrupts:
+    """What a job has been told by Ctrl-C while it was watched."""
+
+    def __init__(self) -> None:
+        self.noted = False
+        self._deferred = 0
+
+    def handle(self, signum: int, frame: FrameType | None) -> None:
+        self.noted = True
+        if not self._deferred:
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise KeyboardInterrupt if a Ctrl-C came while watched, even one something swallowed."""
+        if self.noted:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def deferred(self) -> Iterator[None]:
+        """Inside, a Ctrl-C is noted and not raised."""
+        self._deferred += 1
+        try:
+            yield
+        finally:
+            self._deferred -= 1
+
+
+@contextlib.contextmanager
+def watching_interrupts() -> Iterator[Interrupts]:
+    """An `Interrupts` whose handler takes SIGINT for the duration, where this process's main thread runs Python's
+    default handler; the previous handler is restored after."""
+    interrupts = Interrupts()
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield interrupts
+        return
+    signal.signal(signal.SIGINT, interrupts.handle)
+    try:
+        yield interrupts
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
