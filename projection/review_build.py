@@ -108,12 +108,15 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         ConfigError: the installation's build-stamp secret is damaged.
         ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
     """
-    try:
-        with watching_interrupts() as interrupts:
+    with watching_interrupts() as interrupts:
+        try:
             return _build(root, processes, interrupts)
-    except duckdb.InterruptException:
-        # Ctrl-C reached a DuckDB statement on this thread, which DuckDB reports as its own error.
-        raise KeyboardInterrupt from None
+        except Exception as exc:
+            # A Ctrl-C that reached a DuckDB statement comes back as DuckDB's own error (an InterruptException,
+            # or a RuntimeError "Query interrupted" when DuckDB polled the handler): it is still the interrupt.
+            if interrupts.noted or isinstance(exc, duckdb.InterruptException):
+                raise KeyboardInterrupt from None
+            raise
 
 
 def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSummary:

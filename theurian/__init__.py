@@ -4,11 +4,18 @@ This package is the kernel every stage shares (errors, containment, the installa
 registry) and the CLI that composes the stages.
 """
 
-from importlib.metadata import PackageNotFoundError, version
-
-try:
-    __version__ = version("theurian")
-except PackageNotFoundError:  # running from a checkout that was never installed
-    __version__ = "0.0.0+unknown"
-
 PROTOCOL_VERSION = "theurian/v1"
+
+
+def __getattr__(name: str) -> str:
+    """`__version__`, read from the installed package's metadata when first asked for: importing this package
+    imports nothing, so the console script's first import is over before a Ctrl-C could interrupt it
+    (`theurian.cli.entry`)."""
+    if name != "__version__":
+        raise AttributeError(f"module 'theurian' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("theurian")
+    except PackageNotFoundError:  # running from a checkout that was never installed
+        return "0.0.0+unknown"

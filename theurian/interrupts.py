@@ -7,7 +7,10 @@ to, about once in a few hundred Ctrl-Cs) drops the KeyboardInterrupt, and the jo
 `check()` where it can stop cleanly: a swallowed Ctrl-C still stops it there.
 
 `deferred()` notes a Ctrl-C without raising it, for cleanup that must run to its end (waiting until a database
-connection is free, so it can be closed).
+connection is free, so it can be closed). `interrupts_held()` does the same for a block that must not be
+interrupted at all, and raises the Ctrl-C after it: importing DuckDB, whose native module aborts the whole
+process (SIGABRT, a "Critical nanobind error" on stderr) when a KeyboardInterrupt lands while it registers its
+types.
 
 Only the main thread receives KeyboardInterrupt, and only Python's own handler is replaced: in another thread,
 or where SIGINT is ignored or handled by someone else, nothing changes and `check()` never raises.
@@ -63,3 +66,11 @@ def watching_interrupts() -> Iterator[Interrupts]:
         yield interrupts
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """Run the block to its end whatever Ctrl-C does meanwhile; a Ctrl-C pressed inside is raised after it."""
+    with watching_interrupts() as interrupts, interrupts.deferred():
+        yield
+    interrupts.check()

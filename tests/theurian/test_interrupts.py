@@ -1,0 +1,71 @@
+"""theurian.interrupts: a watched Ctrl-C is raised and noted, so one that native code swallows is still raised at
+`check()`; a deferred or held one waits for the block's end; Python's handler is always put back; and nothing
+changes in another thread or where someone else handles SIGINT."""
+
+from __future__ import annotations
+
+import signal
+import threading
+
+import pytest
+
+from theurian.interrupts import interrupts_held, watching_interrupts
+
+
+def _ctrl_c() -> None:
+    signal.raise_signal(signal.SIGINT)
+
+
+def test_a_watched_ctrl_c_is_raised_and_one_swallowed_is_raised_again_at_check() -> None:
+    with watching_interrupts() as interrupts:
+        with pytest.raises(KeyboardInterrupt):
+            _ctrl_c()
+        try:
+            _ctrl_c()
+        except KeyboardInterrupt:
+            pass  # what native code that clears the error does
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_deferred_ctrl_c_is_only_noted() -> None:
+    with watching_interrupts() as interrupts:
+        with interrupts.deferred():
+            _ctrl_c()
+            finished = True
+        assert finished and interrupts.noted
+
+
+def test_a_held_block_runs_to_its_end_and_its_ctrl_c_is_raised_after() -> None:
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with interrupts_held():
+            _ctrl_c()
+            steps.append("ran on")
+    assert steps == ["ran on"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_nothing_changes_in_another_thread_or_under_someone_elses_handler() -> None:
+    seen: list[object] = []
+
+    def in_thread() -> None:
+        with watching_interrupts() as interrupts:
+            seen.append(signal.getsignal(signal.SIGINT))
+            interrupts.check()
+
+    worker = threading.Thread(target=in_thread)
+    worker.start()
+    worker.join()
+    assert seen == [signal.default_int_handler]
+
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        with watching_interrupts() as interrupts:
+            _ctrl_c()
+            interrupts.check()  # never raises: the Ctrl-C was someone else's to handle
+        assert caught == [signal.SIGINT]
+    finally:
+        signal.signal(signal.SIGINT, previous)
