@@ -7,6 +7,7 @@ already on disk is not rewritten. Nothing here talks to the network; nothing her
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -20,6 +21,7 @@ from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
 from evidence.records import (
     KINDS,
     REPOSITORY_FOLDER_PATTERN,
+    REPOSITORY_PATTERN,
     canonical_bytes,
     content_hash,
     key_from_file_name,
@@ -86,6 +88,11 @@ def _read_manifest_file(lake_root: Path, relative: str) -> bytes | None:
         return read_regular(lake_root, relative, MAX_MANIFEST_FILE_BYTES)
     except (NotRegularFile, OSError):
         return None
+
+
+def _names_folder(repository: str, folder: str) -> bool:
+    # An OWNER/NAME, never any text a file holds: the name is printed, and a folder can be named for anything.
+    return REPOSITORY_PATTERN.fullmatch(repository) is not None and repository_folder(repository) == folder
 
 
 class Lake:
@@ -232,12 +239,41 @@ class Lake:
 
     def record_counts(self, repository: str) -> dict[str, int]:
         """Record files per kind for one repository (counted by name, not parsed)."""
+        return self.folder_record_counts(repository_folder(repository))
+
+    def folder_record_counts(self, folder: str) -> dict[str, int]:
+        """Record files per kind in one repository folder (`sha256-<hex>`), counted by name, not parsed."""
         counts = {}
         for kind in KINDS:
-            folder = self._resolve(f"{repository_folder(repository)}/{kind}")
-            names = [e.name for e in folder.iterdir()] if folder.is_dir() else []
+            path = self._resolve(f"{folder}/{kind}")
+            names = [e.name for e in path.iterdir()] if path.is_dir() else []
             counts[kind] = sum(1 for name in names if key_from_file_name(name))
         return counts
+
+    def repository_folders(self) -> list[str]:
+        """The repository folders (`sha256-<hex>`) the lake holds, sorted."""
+        root = self._resolve("")
+        if not root.is_dir():
+            return []
+        return sorted(e.name for e in os.scandir(root) if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name) and e.is_dir())
+
+    def repository_named_in(self, folder: str) -> str | None:
+        """The OWNER/NAME a repository folder holds records of: the first record file (in name order) that reads
+        as a record naming a repository whose folder this is; None when none does."""
+        root = self._resolve("")
+        for kind in KINDS:
+            path = self._resolve(f"{folder}/{kind}")
+            for name in sorted(e.name for e in path.iterdir()) if path.is_dir() else []:
+                if key_from_file_name(name) is None:
+                    continue
+                try:
+                    record = orjson.loads(read_regular(root, f"{folder}/{kind}/{name}"))
+                except (NotRegularFile, OSError, orjson.JSONDecodeError):
+                    continue
+                repository = record.get("repository") if isinstance(record, dict) else None
+                if isinstance(repository, str) and _names_folder(repository, folder):
+                    return repository
+        return None
 
 
 @dataclass(frozen=True)

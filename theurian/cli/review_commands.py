@@ -23,6 +23,7 @@ from theurian.cli import review_build_command
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import UsageError
+from theurian.project import REVIEW_DIR
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
@@ -135,19 +136,24 @@ def _print_summary(manifests: list[dict[str, Any]], as_json: bool) -> None:
 @app.command("status")
 def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
            project: ProjectOption = None) -> None:
-    """Per repository: records on disk by kind, and the last run."""
+    """Per repository: records on disk by kind, the last run, and whether it is still allowlisted."""
     root = project_root(project)
     lake = Lake(root)
     scan = lake.scan_manifests()
     manifests = scan.manifests
-    names: dict[str, str] = {m["repositoryFolder"]: m["repository"] for m in manifests}
+    allowed = {repository_folder(entry) for entry in allowlist.read_allowlist(root)}
+    names: dict[str, str | None] = {m["repositoryFolder"]: m["repository"] for m in manifests}
     for entry in allowlist.read_allowlist(root):
         names.setdefault(repository_folder(entry), entry)
+    for folder in lake.repository_folders():  # records no manifest names and no allowlist entry covers
+        if folder not in names:
+            names[folder] = lake.repository_named_in(folder)
     rows: list[dict[str, Any]] = []
-    for folder, name in sorted(names.items(), key=lambda item: item[1].casefold()):
+    for folder, name in sorted(names.items(), key=lambda item: (item[1] is None, (item[1] or item[0]).casefold())):
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
         last = _summary(runs[-1]) if runs else None
-        rows.append({"repository": name, "records": lake.record_counts(name), "lastRun": last})
+        rows.append({"repository": name, "repositoryFolder": folder, "allowlisted": folder in allowed,
+                     "records": lake.folder_record_counts(folder), "lastRun": last})
     if as_json:
         typer.echo(json.dumps({"repositories": rows, "unreadableEntries": scan.unreadable}, indent=2,
                               ensure_ascii=False))
@@ -159,6 +165,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         last = row["lastRun"]
         run = (f"last run {last['runId']} {last['status']} at {last['finishedAt'] or last['startedAt']}"
                if last else "never ingested")
-        typer.echo(f"{row['repository']}: {records}; {run}")
+        kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
+        name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
+        typer.echo(f"{name}: {records}; {run}{kept}")
     for path in scan.unreadable:
         typer.echo(f"unreadable entry skipped: {path} (not a regular file inside the evidence lake, or over 1 GiB)")

@@ -1,0 +1,61 @@
+"""`theurian review status` names every repository folder the lake holds, says which are no longer allowlisted,
+and never prints a repository name it read from a file unless it is an OWNER/NAME whose folder that is."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import orjson
+
+from evidence.records import record_file_name, repository_folder
+from tests.projection.review_records import FIXTURE_REPOSITORY, copy_fixture_lake, pull_request
+from tests.support.installation import Installation
+
+
+def _status(installation: Installation, project: Path) -> tuple[str, list[dict[str, object]]]:
+    text = installation.cli("review", "status", "--project", str(project), check=True).stdout
+    rows = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    return text, rows["repositories"]
+
+
+def test_a_repository_no_longer_allowlisted_is_listed_as_such(installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(project)  # with the run manifest that ingested it
+    installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    text, rows = _status(installation, project)
+    assert "not allowlisted" not in text and rows[0]["allowlisted"] is True
+    installation.cli("review", "disallow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    text, rows = _status(installation, project)
+    [line] = text.strip().splitlines()
+    assert line.startswith(f"{FIXTURE_REPOSITORY}: 1 pull-request, 3 review-submission, 2 review-thread; last run ")
+    assert line.endswith("; not allowlisted: kept in the lake (and the store built from it)")
+    assert (rows[0]["repository"], rows[0]["allowlisted"]) == (FIXTURE_REPOSITORY, False)
+
+
+def test_records_no_manifest_and_no_allowlist_entry_name_are_listed_by_the_repository_they_hold(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(project)
+    shutil.rmtree(project / ".theurian/review/runs")
+    text, rows = _status(installation, project)
+    assert text.strip() == (f"{FIXTURE_REPOSITORY}: 1 pull-request, 3 review-submission, 2 review-thread; "
+                            "never ingested; not allowlisted: kept in the lake (and the store built from it)")
+    assert rows == [{"repository": FIXTURE_REPOSITORY, "repositoryFolder": repository_folder(FIXTURE_REPOSITORY),
+                     "allowlisted": False, "records": {"pull-request": 1, "review-submission": 3,
+                                                       "review-thread": 2}, "lastRun": None}]
+
+
+def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    planted = "\x1b[31mEvil\x1b[0m/Repo"  # a terminal escape, in a folder named for it
+    folder = project / ".theurian/review" / repository_folder(planted) / "pull-request"
+    folder.mkdir(parents=True)
+    record = {**pull_request("Acme/Alpha", 1, "PR_x"), "repository": planted}
+    (folder / record_file_name("PR_x")).write_bytes(orjson.dumps(record))
+    text, rows = _status(installation, project)
+    assert "\x1b" not in text
+    unknown = f".theurian/review/{repository_folder(planted)} (repository unknown)"
+    assert text.strip().startswith(f"{unknown}: 1 pull-request")
+    assert rows[0]["repository"] is None
