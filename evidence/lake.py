@@ -251,18 +251,23 @@ class Lake:
         return counts
 
     def repository_folders(self) -> list[str]:
-        """The repository folders (`sha256-<hex>`) the lake holds, sorted."""
+        """The repository folders (`sha256-<hex>`) the lake holds, sorted: real folders, never a link (the ingest
+        makes none)."""
         root = self._resolve("")
         if not root.is_dir():
             return []
-        return sorted(e.name for e in os.scandir(root) if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name) and e.is_dir())
+        return sorted(e.name for e in os.scandir(root)
+                      if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
 
     def repository_named_in(self, folder: str) -> str | None:
         """The OWNER/NAME a repository folder holds records of: the first record file (in name order) that reads
         as a record naming a repository whose folder this is; None when none does."""
         root = self._resolve("")
         for kind in KINDS:
-            path = self._resolve(f"{folder}/{kind}")
+            try:
+                path = self._resolve(f"{folder}/{kind}")
+            except TheurianError:  # a kind folder linked out of the lake names nothing
+                continue
             for name in sorted(e.name for e in path.iterdir()) if path.is_dir() else []:
                 if key_from_file_name(name) is None:
                     continue

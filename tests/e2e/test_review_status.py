@@ -59,3 +59,15 @@ def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Install
     unknown = f".theurian/review/{repository_folder(planted)} (repository unknown)"
     assert text.strip().startswith(f"{unknown}: 1 pull-request")
     assert rows[0]["repository"] is None
+
+
+def test_a_repository_folder_that_is_a_link_is_not_listed_and_breaks_nothing(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(project)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".theurian/review" / repository_folder("Acme/Linked")).symlink_to(elsewhere)
+    text, rows = _status(installation, project)
+    assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY]
+    assert text.startswith(f"{FIXTURE_REPOSITORY}: ")
