@@ -241,12 +241,19 @@ class Lake:
         """Record files per kind for one repository (counted by name, not parsed)."""
         return self.folder_record_counts(repository_folder(repository))
 
-    def folder_record_counts(self, folder: str) -> dict[str, int]:
-        """Record files per kind in one repository folder (`sha256-<hex>`), counted by name, not parsed."""
+    def folder_record_counts(self, folder: str, unreadable: list[str] | None = None) -> dict[str, int]:
+        """Record files per kind in one repository folder (`sha256-<hex>`), counted by name, not parsed. A kind
+        folder that cannot be listed (linked out of the lake, not a folder, permission denied) counts 0 and is
+        named in `unreadable`, project-relative."""
         counts = {}
         for kind in KINDS:
-            path = self._resolve(f"{folder}/{kind}")
-            names = [e.name for e in path.iterdir()] if path.is_dir() else []
+            try:
+                path = self._resolve(f"{folder}/{kind}")
+                names = [e.name for e in path.iterdir()] if path.is_dir() else []
+            except (TheurianError, OSError):
+                names = []
+                if unreadable is not None:
+                    unreadable.append(f"{REVIEW_DIR}/{folder}/{kind}")
             counts[kind] = sum(1 for name in names if key_from_file_name(name))
         return counts
 
@@ -266,9 +273,10 @@ class Lake:
         for kind in KINDS:
             try:
                 path = self._resolve(f"{folder}/{kind}")
-            except TheurianError:  # a kind folder linked out of the lake names nothing
+                names = sorted(e.name for e in path.iterdir()) if path.is_dir() else []
+            except (TheurianError, OSError):  # linked out of the lake, or unreadable: names nothing
                 continue
-            for name in sorted(e.name for e in path.iterdir()) if path.is_dir() else []:
+            for name in names:
                 if key_from_file_name(name) is None:
                     continue
                 try:

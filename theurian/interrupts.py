@@ -65,7 +65,12 @@ def watching_interrupts() -> Iterator[Interrupts]:
     try:
         yield interrupts
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        # A Ctrl-C landing at the start of this block must not skip the restore: from the first statement on, one
+        # is only noted, and the restore runs even if that first statement was where it landed.
+        try:
+            interrupts._deferred += 1
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @contextlib.contextmanager

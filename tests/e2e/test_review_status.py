@@ -71,3 +71,21 @@ def test_a_repository_folder_that_is_a_link_is_not_listed_and_breaks_nothing(
     text, rows = _status(installation, project)
     assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY]
     assert text.startswith(f"{FIXTURE_REPOSITORY}: ")
+
+
+def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is_shown(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(project)
+    stray = project / ".theurian/review" / repository_folder("Acme/Stray")
+    stray.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (stray / "pull-request").symlink_to(elsewhere)  # linked out of the lake
+    (stray / "review-thread").write_bytes(b"a file where a folder should be")
+    text, rows = _status(installation, project)
+    assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY, None]
+    assert rows[1]["records"] == {"pull-request": 0, "review-submission": 0, "review-thread": 0}
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    assert as_json["unreadableEntries"] == [f".theurian/review/{stray.name}/pull-request"]
+    assert f"unreadable entry skipped: .theurian/review/{stray.name}/pull-request" in text

@@ -149,13 +149,14 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         if folder not in names:
             names[folder] = lake.repository_named_in(folder)
     rows: list[dict[str, Any]] = []
+    unreadable = list(scan.unreadable)
     for folder, name in sorted(names.items(), key=lambda item: (item[1] is None, (item[1] or item[0]).casefold())):
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
         last = _summary(runs[-1]) if runs else None
         rows.append({"repository": name, "repositoryFolder": folder, "allowlisted": folder in allowed,
-                     "records": lake.folder_record_counts(folder), "lastRun": last})
+                     "records": lake.folder_record_counts(folder, unreadable), "lastRun": last})
     if as_json:
-        typer.echo(json.dumps({"repositories": rows, "unreadableEntries": scan.unreadable}, indent=2,
+        typer.echo(json.dumps({"repositories": rows, "unreadableEntries": unreadable}, indent=2,
                               ensure_ascii=False))
         return
     if not rows:
@@ -168,5 +169,6 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         typer.echo(f"{name}: {records}; {run}{kept}")
-    for path in scan.unreadable:
-        typer.echo(f"unreadable entry skipped: {path} (not a regular file inside the evidence lake, or over 1 GiB)")
+    for path in unreadable:
+        typer.echo(f"unreadable entry skipped: {path} (not a regular file or folder inside the evidence lake, "
+                   "or too large to read)")
