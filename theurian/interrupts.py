@@ -79,3 +79,10 @@ def interrupts_held() -> Iterator[None]:
     with watching_interrupts() as interrupts, interrupts.deferred():
         yield
     interrupts.check()
+
+
+def import_duckdb_held() -> None:
+    """Import DuckDB whole with Ctrl-C held (see the module's note): every command that loads a module using
+    DuckDB calls this first, so the one import that can abort the process is never interrupted."""
+    with interrupts_held():
+        import duckdb  # noqa: F401 - imported for its side effect: loaded before anything can interrupt it

@@ -65,10 +65,12 @@ def test_any_number_of_processes_builds_the_store_one_process_builds(
     assert one.stderr == three.stderr == ""
 
 
-def test_more_processes_than_files_reads_with_one_per_file(installation: Installation, tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", ["8", "256"])  # 256: the bound, accepted
+def test_more_processes_than_files_reads_with_one_per_file(
+        installation: Installation, tmp_path: Path, jobs: str) -> None:
     root = installation.new_project(tmp_path / "small")
     write_lake(root, [pull_request("Acme/Alpha", 1, "PR_one"), pull_request("Acme/Alpha", 2, "PR_two")])
-    built = installation.cli("review", "build", "--project", str(root), "--jobs", "8", check=True)
+    built = installation.cli("review", "build", "--project", str(root), "--jobs", jobs, check=True)
     assert built.stdout.strip().endswith("2 records (4 texts); 0 invalid files skipped; read by 2 processes")
 
 

@@ -131,6 +131,9 @@ def candidate(
     as_json: JsonOption = False,
 ) -> None:
     """Promote a stored review thread into a knowledge candidate (what review.generateKnowledgeCandidate does)."""
+    from theurian.interrupts import import_duckdb_held
+
+    import_duckdb_held()  # the candidate reads its thread from the review store
     from knowledge.candidate import CATEGORIES, generate_candidate
     from knowledge.proposals import DraftFacade
     from theurian.installation import disclosure_ceiling

@@ -8,7 +8,7 @@ import typer
 
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
-from theurian.interrupts import interrupts_held
+from theurian.interrupts import import_duckdb_held
 
 JobsOption = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, max=256,
@@ -24,9 +24,8 @@ def build(project: ProjectOption = None, jobs: JobsOption = None) -> None:
     and skipped, and the build still succeeds. The new store replaces the old one atomically, so a daemon
     serving the old store keeps serving it until it next opens the store.
     """
-    # Imported here: `theurian --version` must not pay for DuckDB. Held: a Ctrl-C inside DuckDB's import aborts.
-    with interrupts_held():
-        import duckdb  # noqa: F401 - imported whole before anything can interrupt it
+    # Imported here: `theurian --version` must not pay for DuckDB.
+    import_duckdb_held()
     from projection.review_build import build_review_store
     from projection.review_store import ReviewStoreEscapeError
     from serve.refusal import path_escape_refusal

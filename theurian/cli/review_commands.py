@@ -141,9 +141,10 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     lake = Lake(root)
     scan = lake.scan_manifests()
     manifests = scan.manifests
-    allowed = {repository_folder(entry) for entry in allowlist.read_allowlist(root)}
+    allowlisted = allowlist.read_allowlist(root)
+    allowed = {repository_folder(entry) for entry in allowlisted}
     names: dict[str, str | None] = {m["repositoryFolder"]: m["repository"] for m in manifests}
-    for entry in allowlist.read_allowlist(root):
+    for entry in allowlisted:
         names.setdefault(repository_folder(entry), entry)
     for folder in lake.repository_folders():  # records no manifest names and no allowlist entry covers
         if folder not in names:

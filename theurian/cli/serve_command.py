@@ -17,6 +17,9 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
 ) -> None:
     """Run the MCP daemon in the foreground (Streamable HTTP at /mcp, liveness at /health); Ctrl-C stops it."""
+    from theurian.interrupts import import_duckdb_held
+
+    import_duckdb_held()  # the daemon serves the review store
     from serve.daemon import serve as run_daemon
 
     run_daemon(host, port)
