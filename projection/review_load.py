@@ -24,7 +24,7 @@ import duckdb
 
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, ordinal_line
-from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS
+from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, RECORD_COLUMNS, TEXT_COLUMNS
 from theurian.interrupts import Interrupts
 
 # Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel
@@ -36,8 +36,6 @@ _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
     "block": "BIGINT",
 }
-# Columns a table derives in SQL as its lines load, after those the lines carry.
-_DERIVED: Final = {"texts": f", ({FOLD_SQL})"}
 
 
 class Loader:
@@ -97,7 +95,7 @@ def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loa
     _write_table(folder, "records", RECORD_COLUMNS,
                  [ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)], digest, loader)
     text_lines = [ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails]
-    _write_table(folder, "texts", TEXT_LINE_COLUMNS, text_lines, digest, loader)
+    _write_table(folder, "texts", TEXT_COLUMNS, text_lines, digest, loader)
     _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
     return len(text_lines)
 
@@ -137,7 +135,7 @@ def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str,
     spec = "{" + ", ".join(f"'{name}': '{_TYPES.get(name, 'VARCHAR')}'" for name in columns) + "}"
     files = ", ".join("'" + str(source).replace("'", "''") + "'" for source in sources)
     connection.execute(
-        f"INSERT INTO {table} SELECT {', '.join(columns)}{_DERIVED.get(table, '')} "  # noqa: S608 - our own names
+        f"INSERT INTO {table} SELECT {', '.join(columns)} "  # noqa: S608 - our own names
         f"FROM read_json([{files}], format = 'newline_delimited', columns = {spec}, "
         f"maximum_object_size = 1073741824)"
     )

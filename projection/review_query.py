@@ -2,9 +2,10 @@
 excerpt cut in SQL.
 
 Every filter is bound as a parameter, never spliced into the SQL. `q` is matched with `contains` over the
-pre-folded text, so `%`, `_`, `*` and quotes are ordinary characters, and nothing is ranked. The word-block
-index only narrows which records that exact test runs on; it never decides a match. The excerpt is
-cut at `MAX_EXCERPT_CHARS` by the query itself, so the daemon never materialises the whole of a long comment.
+text folded as it is read (`FOLD_SQL`: the 26 ASCII letters, nothing else), so `%`, `_`, `*` and quotes are
+ordinary characters, and nothing is ranked. The word-block index only narrows which records that exact test
+runs on; it never decides a match. The excerpt is cut at `MAX_EXCERPT_CHARS` by the query itself, so the
+daemon never materialises the whole of a long comment.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
-from projection.review_store import BLOCK_RECORDS, CHANNELS, READ_FAULTS, ReviewStoreUnavailable, open_store
+from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, ReviewStoreUnavailable, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
 # The first batch of candidate blocks read for `q`; each next batch is four times the last, so a broad `q`
@@ -140,8 +141,8 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         source, excerpt_at = "s.records r", "r.lead_position"
     elif blocks is None:
         source = (
-            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "
-            "WHERE contains(folded, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
+            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "  # noqa: S608 - constants
+            f"WHERE contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
         params.insert(0, where.q_folded)
         excerpt_at = "m.hit"
@@ -151,9 +152,9 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         # the one the excerpt is taken from.
         low, high = blocks[0] * BLOCK_RECORDS, (blocks[-1] + 1) * BLOCK_RECORDS
         source = (
-            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "
+            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "  # noqa: S608 - constants
             "WHERE ordinal >= ? AND ordinal < ? AND list_contains(?, ordinal // ?) "
-            "AND contains(folded, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
+            f"AND contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
         params[:0] = [low, high, blocks, BLOCK_RECORDS, where.q_folded]
         clauses[:0] = ["r.ordinal >= ?", "r.ordinal < ?"]

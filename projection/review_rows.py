@@ -7,8 +7,9 @@ Channels, in the order a record holds them (a text row's `position`):
     review-thread       comment, one per stored comment (comments missing upstream included: they are
                         stored text, kept because an upstream delete never erases anything local)
 
-The author of a thread is its first comment's author (docs/evidence-format.md). `folded` is the text with the
-26 ASCII letters folded and nothing else, so `q` matches exactly as the contract says.
+The author of a thread is its first comment's author (docs/evidence-format.md). A text is stored as it is; `q`
+is matched against it with the 26 ASCII letters folded and nothing else (`fold` here, `FOLD_SQL` as a query
+reads), so `q` matches exactly as the contract says.
 
 A row is rendered here, once, as the line the build loads and digests — all but its `ordinal`, which only the
 sort decides: `ordinal_line` puts it in front. Rendering where the record is parsed keeps the build's serial
@@ -93,7 +94,7 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) 
         folded = fold(text)
         # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
         words.update(folded.split())
-        tails.append(_tail({"position": position, "channel": channel, "body": text}))  # `folded`: FOLD_SQL
+        tails.append(_tail({"position": position, "channel": channel, "body": text}))
     return Projected(sort_key, _tail(row), tails, "\x00".join(words))
 
 

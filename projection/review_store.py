@@ -40,7 +40,7 @@ STORE_NAME: Final = "review-store.duckdb"
 WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
-REVIEW_SCHEMA_VERSION: Final = 2  # 2: `texts.folded` computed in SQL at load, checked rather than digested
+REVIEW_SCHEMA_VERSION: Final = 3  # 3: no stored `folded` (q folds the body as it reads); bodies compressed with zstd
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -76,8 +76,7 @@ CREATE TABLE texts (
     ordinal BIGINT NOT NULL,
     position INTEGER NOT NULL,
     channel VARCHAR NOT NULL,
-    body VARCHAR NOT NULL,
-    folded VARCHAR NOT NULL
+    body VARCHAR USING COMPRESSION zstd NOT NULL
 );
 CREATE TABLE word_blocks (
     block BIGINT NOT NULL,
@@ -98,12 +97,11 @@ RECORD_COLUMNS: Final = (
     "thread_state", "file_path", "source_uri", "author_id", "author_login", "last_seen_run_id",
     "last_seen_at", "lead_position",
 )
-TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body", "folded")
-# What a `texts` line carries and the digest covers: `folded` is derived from `body` by FOLD_SQL as the line is
-# loaded, so it crosses no NDJSON, and a reader that digests a store checks it with the same expression.
-TEXT_LINE_COLUMNS: Final = TEXT_COLUMNS[:-1]
-# The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly). `lower` is that when the text is
-# ASCII (as many bytes as characters) and much faster than `translate`, which maps those 26 letters and no other.
+TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body")
+# The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly): what `q` is matched against, computed
+# from the body as a query reads it rather than stored beside it (docs/review-search.md, "The store"). `lower`
+# is that when the text is ASCII (as many bytes as characters) and much faster than `translate`, which maps
+# those 26 letters and no other.
 FOLD_SQL: Final = (
     "CASE WHEN strlen(body) = length(body) THEN lower(body) "
     "ELSE translate(body, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') END"
@@ -113,7 +111,7 @@ BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
     ("records", RECORD_COLUMNS, "ordinal"),
-    ("texts", TEXT_LINE_COLUMNS, "ordinal, position"),
+    ("texts", TEXT_COLUMNS, "ordinal, position"),
     ("word_blocks", BLOCK_COLUMNS, "block"),
 )
 
@@ -171,19 +169,10 @@ def wal_path(store: Path) -> Path:
 
 
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
-    """(record count, digest over every row of every table) as the stamp covers them, read back in full.
-
-    Raises:
-        ReviewStoreUnavailable: a `folded` value is not its text folded (the digest does not cover it).
-    """
+    """(record count, digest over every row of every table) as the stamp covers them, read back in full."""
     row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
     if row is None:
         raise ReviewStoreUnavailable("unreadable: a count returned nothing")
-    unfolded = connection.execute(
-        f"SELECT count(*) FROM {schema}texts WHERE folded IS DISTINCT FROM ({FOLD_SQL})"  # noqa: S608 - constants
-    ).fetchone()
-    if unfolded is None or unfolded[0] != 0:
-        raise ReviewStoreUnavailable("damaged: a folded text is not its text folded")
     return int(row[0]), digest_tables(connection, DIGEST_TABLES, schema)
 
 

@@ -25,7 +25,7 @@ from projection.review_digest import row_line
 from projection.review_lake import LastSeen
 from projection.review_query import RecordFilter, read_records
 from projection.review_rows import fold, ordinal_line, project
-from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_LINE_COLUMNS, store_path
+from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS, store_path
 from tests.projection.review_records import new_project, pull_request, thread, write_lake
 
 # Letters either side of A–Z in every script DuckDB's `lower` would fold and `translate` must not: Latin-1,
@@ -56,7 +56,7 @@ def test_a_rendered_row_is_the_row_line_of_the_same_row_byte_for_byte() -> None:
     for position, tail in enumerate(projected.text_tails):
         text = orjson.loads(ordinal_line(41, tail))
         assert text["position"] == position
-        assert ordinal_line(41, tail) == row_line(TEXT_LINE_COLUMNS, [text[name] for name in TEXT_LINE_COLUMNS])
+        assert ordinal_line(41, tail) == row_line(TEXT_COLUMNS, [text[name] for name in TEXT_COLUMNS])
 
 
 def _built(tmp_path: Path) -> Path:
