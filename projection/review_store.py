@@ -99,7 +99,7 @@ RECORD_COLUMNS: Final = (
 )
 TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body")
 # The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly): what `q` is matched against, computed
-# from the body as a query reads it rather than stored beside it (docs/review-search.md, "The store"). `lower`
+# from the body as a query reads it rather than stored beside it (docs/review-search.md, "Loading"). `lower`
 # is that when the text is ASCII (as many bytes as characters) and much faster than `translate`, which maps
 # those 26 letters and no other.
 FOLD_SQL: Final = (
