@@ -15,8 +15,9 @@ turn, so where the files are cut changes nothing a reader verifies.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from itertools import islice
 from pathlib import Path
 from typing import Final
 
@@ -91,13 +92,16 @@ def loading(connection: duckdb.DuckDBPyConnection, interrupts: Interrupts) -> It
 
 def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:
     """Number the sorted rows, write and digest every table's lines, and queue each table's load; returns how
-    many text rows there are. `records` loads while the text lines are built and written."""
+    many text rows there are. `records` loads while the text lines are built and written.
+
+    Lines are made as they are written, one file's worth at a time: the rows already hold every text once, and
+    a list of all the text lines would hold it all again."""
     _write_table(folder, "records", RECORD_COLUMNS,
-                 [ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)], digest, loader)
-    text_lines = [ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails]
+                 (ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)), digest, loader)
+    text_lines = (ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails)
     _write_table(folder, "texts", TEXT_COLUMNS, text_lines, digest, loader)
     _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
-    return len(text_lines)
+    return sum(len(item.text_tails) for item in projected)
 
 
 def _block_lines(projected: list[Projected]) -> list[bytes]:
@@ -110,17 +114,17 @@ def _block_lines(projected: list[Projected]) -> list[bytes]:
     return lines
 
 
-def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: list[bytes], digest: LineDigest,
+def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: Iterable[bytes], digest: LineDigest,
                  loader: Loader) -> None:
     """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, then queued for one load."""
     digest.table(table)
     files: list[Path] = []
-    for first in range(0, len(lines), FILE_ROWS):
+    remaining = iter(lines)
+    while chunk := list(islice(remaining, FILE_ROWS)):
         path = folder / f"{table}-{len(files):05d}.ndjson"
-        end = min(first + FILE_ROWS, len(lines))
         with open(path, "wb") as target:
-            for start in range(first, end, _JOIN_ROWS):
-                data = b"".join(lines[start:min(start + _JOIN_ROWS, end)])
+            for start in range(0, len(chunk), _JOIN_ROWS):
+                data = b"".join(chunk[start:start + _JOIN_ROWS])
                 target.write(data)
                 digest.line(data)
         files.append(path)
