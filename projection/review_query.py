@@ -127,6 +127,12 @@ def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
     return [int(str(row[0])) for row in cursor.execute(sql, params).fetchall()]
 
 
+# The channel a matched record's excerpt comes from: the first that matched and holds text. Only an empty `q`
+# matches an empty channel (it is a substring of every text); counting one would give a record with text an empty
+# excerpt, and a record with none a channel, where the record holds no text (null, as without `q`).
+_FIRST_HIT: Final = "min(position) FILTER (WHERE body <> '')"
+
+
 def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[str, list[object]]:
     clauses: list[str] = []
     params: list[object] = []
@@ -141,7 +147,7 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         source, excerpt_at = "s.records r", "r.lead_position"
     elif blocks is None:
         source = (
-            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "  # noqa: S608 - constants
+            f"s.records r JOIN (SELECT ordinal, {_FIRST_HIT} AS hit FROM s.texts "  # noqa: S608 - constants
             f"WHERE contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
         params.insert(0, where.q_folded)
@@ -152,7 +158,7 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         # the one the excerpt is taken from.
         low, high = blocks[0] * BLOCK_RECORDS, (blocks[-1] + 1) * BLOCK_RECORDS
         source = (
-            "s.records r JOIN (SELECT ordinal, min(position) AS hit FROM s.texts "  # noqa: S608 - constants
+            f"s.records r JOIN (SELECT ordinal, {_FIRST_HIT} AS hit FROM s.texts "  # noqa: S608 - constants
             "WHERE ordinal >= ? AND ordinal < ? AND list_contains(?, ordinal // ?) "
             f"AND contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )

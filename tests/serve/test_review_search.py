@@ -143,6 +143,30 @@ def test_a_long_excerpt_is_cut_at_280_and_marked_and_a_textless_record_has_none(
     assert (textless["excerpt"], textless["excerptChannel"]) == ("", None)
 
 
+def test_an_empty_q_takes_the_excerpt_from_the_first_channel_holding_text_and_none_from_a_textless_record(
+        tmp_path: Path) -> None:
+    """An empty `q` is a substring of every channel, the empty ones too: the channel it "matched" first must still
+    hold text, or a record with text would be served an empty excerpt and a textless one a channel."""
+    root = tmp_path / "e"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "e")
+    write_lake(root, [
+        pull_request("Acme/E", 1, "PR_empty", title="", body=""),
+        pull_request("Acme/E", 2, "PR_bodyonly", title="", body="has text"),
+        review("Acme/E", 3, "PRR_empty", body=""),
+        thread("Acme/E", 4, "PRRT_second", bodies=("", "the second comment")),
+    ])
+    build_review_store(root)
+    for arguments in ({"q": ""}, {}):
+        records = call(projectId="e", **arguments)["structuredContent"]["records"]
+        served = {r["recordKey"]: (r["excerptChannel"], r["excerpt"]) for r in records}
+        assert served == {
+            "PR_empty": (None, ""), "PR_bodyonly": ("body", "has text"), "PRR_empty": (None, ""),
+            "PRRT_second": ("comment", "the second comment"),
+        }, arguments
+
+
 def test_a_record_whose_text_is_all_control_characters_is_served_exactly(project: Path) -> None:
     [record] = call(pullRequest=7)["structuredContent"]["records"]
     assert record["excerpt"] == "\x01\x02\x1f\x7f"
