@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Final
+from typing import Final
 
 import jsonschema
 
@@ -23,7 +23,7 @@ def _validator(schema_name: str) -> jsonschema.Draft202012Validator:
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
 
-def _check(schema_name: str, document: Mapping[str, Any], path: str) -> None:
+def _check(schema_name: str, document: object, path: str) -> None:
     try:
         error = jsonschema.exceptions.best_match(_validator(schema_name).iter_errors(document))
     except RecursionError:
@@ -35,13 +35,13 @@ def _check(schema_name: str, document: Mapping[str, Any], path: str) -> None:
         raise RecordInvalidError(f"{path or 'record'}: {where} fails {error.validator}", path=path)
 
 
-def validate_record(record: Mapping[str, Any], *, path: str = "") -> None:
+def validate_record(record: object, *, path: str = "") -> None:
     """Raise RecordInvalidError unless `record` is a valid evidence record of a known kind.
 
     Valid means the fast check (`evidence.fast_check`) accepts it; `jsonschema` runs only on a record it
     rejects, to name the failing place.
     """
-    kind = record.get("kind")
+    kind = record.get("kind") if isinstance(record, Mapping) else None
     if kind not in KINDS:
         raise RecordInvalidError(f"{path or 'record'}: kind is not one of {', '.join(KINDS)}", path=path)
     if record_check(str(kind))(record):
@@ -53,13 +53,15 @@ def validate_record(record: Mapping[str, Any], *, path: str = "") -> None:
     )
 
 
-def validate_manifest(manifest: Mapping[str, Any], *, path: str = "", entries_checked: int = 0) -> None:
+def validate_manifest(manifest: object, *, path: str = "", entries_checked: int = 0) -> None:
     """Raise RecordInvalidError unless `manifest` is a valid run manifest.
 
     `entries_checked`: how many leading `records` entries an earlier call already validated on this same,
     growing manifest. A run rewrites its manifest after every page; checking only the new entries keeps a run
     linear in its size (the schema constrains each entry on its own, so nothing is skipped).
     """
+    if not isinstance(manifest, Mapping):
+        raise RecordInvalidError(f"{path or 'manifest'}: not a JSON object", path=path)
     records = manifest.get("records")
     if entries_checked and isinstance(records, list):
         manifest = {**manifest, "records": records[entries_checked:]}

@@ -87,6 +87,20 @@ def test_a_directory_named_like_a_manifest_is_skipped_and_named_by_status_and_in
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.parametrize("content", [b"[]", b"null", b'"a string"', b"7"])
+def test_a_manifest_that_is_json_but_not_an_object_is_skipped_by_build_and_status(
+        installation: Installation, ingested: Path, tmp_path: Path, content: bytes) -> None:
+    project = copy_project(ingested, tmp_path / "p")
+    name = f"{RUNS.as_posix()}/01K4YQ7N2B3C4D5E6F7G8H9JKM.json"
+    (project / name).write_bytes(content)
+    build = installation.cli("review", "build", "--project", str(project))
+    assert build.returncode == 0, build.stderr
+    assert f"skipped {name}: " in build.stdout and "not a JSON object" in build.stdout
+    status = installation.cli("review", "status", "--project", str(project))
+    assert status.returncode == 0, status.stderr
+    assert "unexpected failure" not in status.stdout + status.stderr
+
+
 def test_a_manifest_linked_from_outside_the_project_is_neither_shown_nor_trusted(
         installation: Installation, fake: FakeGitHub, ingested: Path, tmp_path: Path) -> None:
     project = copy_project(ingested, tmp_path / "p")
