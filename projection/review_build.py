@@ -212,9 +212,13 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.close()
         # The published file replaces the store whole: a WAL beside the old one belongs to no store this build
         # made, and a reader refuses a store with one beside it. Removed first, so the new file never has one.
-        interrupts.check()  # the last moment a Ctrl-C can still keep the old store
-        remove_stale_wal(target)
-        publish_built_file(database, target)
+        # Held from the last check to the swap: a Ctrl-C in between either stops the build before the swap (the
+        # check) or comes after it, when the build has happened and is reported as built (`Interrupts.done`).
+        with interrupts.deferred():
+            interrupts.check()  # the last moment a Ctrl-C can still keep the old store
+            remove_stale_wal(target)
+            publish_built_file(database, target)
+            interrupts.done()
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)

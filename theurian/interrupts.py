@@ -6,7 +6,9 @@ to, about once in a few hundred Ctrl-Cs) drops the KeyboardInterrupt, and the jo
 `watching_interrupts()` installs a handler that notes every Ctrl-C as well as raising it, and the job calls
 `check()` where it can stop cleanly: a swallowed Ctrl-C still stops it there.
 
-`deferred()` notes a Ctrl-C without raising it, for cleanup that must run to its end (waiting until a database
+`done()` marks the point past which stopping would undo nothing (the new store already swapped in): a Ctrl-C
+after it is ignored, so a job that has happened is never reported as interrupted. `deferred()` notes a Ctrl-C
+without raising it, for cleanup that must run to its end (waiting until a database
 connection is free, so it can be closed). `interrupts_held()` does the same for a block that must not be
 interrupted at all, and raises the Ctrl-C after it: importing DuckDB, whose native module aborts the whole
 process (SIGABRT, a "Critical nanobind error" on stderr) when a KeyboardInterrupt lands while it registers its
@@ -31,8 +33,11 @@ class Interrupts:
     def __init__(self) -> None:
         self.noted = False
         self._deferred = 0
+        self._done = False
 
     def handle(self, signum: int, frame: FrameType | None) -> None:
+        if self._done:
+            return
         self.noted = True
         if not self._deferred:
             raise KeyboardInterrupt
@@ -41,6 +46,12 @@ class Interrupts:
         """Raise KeyboardInterrupt if a Ctrl-C came while watched, even one something swallowed."""
         if self.noted:
             raise KeyboardInterrupt
+
+    def done(self) -> None:
+        """The job has reached the point where stopping it would undo nothing (a store already swapped in): from
+        here until the watch ends, a Ctrl-C is ignored, and one noted but not yet raised is forgotten."""
+        self._done = True
+        self.noted = False
 
     @contextlib.contextmanager
     def deferred(self) -> Iterator[None]:

@@ -205,3 +205,21 @@ def test_a_ctrl_c_duckdb_reports_as_its_own_error_is_an_interrupt(
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
     _assert_old_store_serves(root)
+
+
+def test_a_ctrl_c_once_the_new_store_is_swapped_in_is_ignored_and_the_build_is_reported_built(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the swap nothing can keep the old store, so the build has happened: exiting 130 would report a
+    build that did replace the store as interrupted."""
+    root = _built(tmp_path)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    real_publish = review_build.publish_built_file
+
+    def publish_then_ctrl_c(*args: Any) -> None:
+        real_publish(*args)
+        signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(review_build, "publish_built_file", publish_then_ctrl_c)
+    summary = build_review_store(root)
+    assert summary.records == 2
+    assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old", "PR_new"]

@@ -21,3 +21,30 @@ def test_importing_the_entry_point_imports_nothing_but_itself_and_its_packages()
 
 def test_the_entry_point_exits_as_every_interrupt_does() -> None:
     assert entry._EXIT_INTERRUPTED == EXIT_INTERRUPTED
+
+
+# A stand-in for the command line's imports that receives a Ctrl-C halfway through: the rest must still run (a
+# native module left half-initialised crashed the process), and the script must then exit 130 in silence.
+_INTERRUPTED_IMPORT = """
+import importlib.abc, importlib.util, os, signal, sys, time
+from theurian.cli import entry
+
+class SlowMain(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    def find_spec(self, name, path, target=None):
+        return importlib.util.spec_from_loader(name, self) if name == "theurian.cli.main" else None
+    def create_module(self, spec):
+        return None
+    def exec_module(self, module):
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)  # the signal is delivered here, mid-import
+        print("the import ran to its end", flush=True)
+        module.run = lambda: print("the command ran", flush=True)
+
+sys.meta_path.insert(0, SlowMain())
+entry.run()
+"""
+
+
+def test_a_ctrl_c_while_the_command_line_loads_lets_the_imports_finish_then_exits_130_silently() -> None:
+    done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (EXIT_INTERRUPTED, "the import ran to its end\n", "")

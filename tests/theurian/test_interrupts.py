@@ -37,6 +37,17 @@ def test_a_deferred_ctrl_c_is_only_noted() -> None:
         assert finished and interrupts.noted
 
 
+def test_once_done_a_ctrl_c_is_ignored_and_one_noted_before_is_forgotten() -> None:
+    with watching_interrupts() as interrupts:
+        with interrupts.deferred():
+            _ctrl_c()
+            interrupts.done()
+        _ctrl_c()  # not raised: the job has happened
+        interrupts.check()
+        assert not interrupts.noted
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_a_held_block_runs_to_its_end_and_its_ctrl_c_is_raised_after() -> None:
     steps = []
     with pytest.raises(KeyboardInterrupt):
