@@ -257,14 +257,18 @@ class Lake:
             counts[kind] = sum(1 for name in names if key_from_file_name(name))
         return counts
 
-    def repository_folders(self) -> list[str]:
+    def repository_folders(self, unreadable: list[str] | None = None) -> list[str]:
         """The repository folders (`sha256-<hex>`) the lake holds, sorted: real folders, never a link (the ingest
-        makes none)."""
+        makes none). An entry named like one that is not a real folder (a link, a file) is named in `unreadable`,
+        project-relative: `review build` refuses a lake where one is linked out, so status must show it."""
         root = self._resolve("")
         if not root.is_dir():
             return []
-        return sorted(e.name for e in os.scandir(root)
-                      if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+        named = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(root)
+                       if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name))
+        if unreadable is not None:
+            unreadable.extend(f"{REVIEW_DIR}/{name}" for name, is_folder in named if not is_folder)
+        return [name for name, is_folder in named if is_folder]
 
     def repository_named_in(self, folder: str) -> str | None:
         """The OWNER/NAME a repository folder holds records of: the first record file (in name order) that reads

@@ -71,7 +71,7 @@ def scan_lake(project_root: Path) -> tuple[list[LakeEntry], list[LakeFile]]:
     """Every file to read under `.theurian/review/`, sorted by path; and each folder that holds no records.
 
     Raises:
-        PathEscapeError: `.theurian/review` itself resolves outside the project root.
+        PathEscapeError: `.theurian/review`, or a repository or kind folder in it, resolves outside the lake.
     """
     root = resolve_inside(project_root, REVIEW_DIR)
     entries: list[LakeEntry] = []
@@ -115,10 +115,16 @@ def _key(name: str) -> str | None:
 
 
 def _contained_dir(root: Path, relative: str) -> bool:
+    """Whether the lake's `relative` is a folder (a link to one inside the lake included).
+
+    Raises:
+        PathEscapeError: it resolves outside the lake (named project-relative, so the refusal gives the cure for
+            source): skipping it would publish a store without that repository's records over a good one.
+    """
     try:
         return resolve_inside(root, relative).is_dir()
-    except PathEscapeError:
-        return False
+    except PathEscapeError as exc:
+        raise PathEscapeError(exc.message, relative=f"{REVIEW_DIR}/{exc.relative}") from None
 
 
 def read_entry(root: Path, entry: LakeEntry) -> LakeFile:

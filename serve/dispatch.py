@@ -99,7 +99,7 @@ def _mark(record: CallRecord | None, outcome: str) -> None:
 
 
 def _translate(exc: TheurianError) -> str:
-    if isinstance(exc, PathEscapeError):  # StateEscapeError included: its `relative` is .theurian/state
+    if isinstance(exc, PathEscapeError):  # StateEscapeError included: `relative` names the link that escapes
         return path_escape_refusal(exc.relative)
     if isinstance(exc, ProjectNotRegisteredError):
         return coded_refusal_text("PROJECT_NOT_REGISTERED",

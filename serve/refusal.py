@@ -24,6 +24,11 @@ REVIEW_SOURCE_ESCAPE_CURE: Final = (
     "Cure: .theurian/review is source; replace the link with the evidence folder itself (or remove it and ingest "
     "again), then run `theurian review build`."
 )
+# `.theurian` itself linked out of the project: everything under it escapes, and neither cure above mends the link.
+THEURIAN_DIR_ESCAPE_CURE: Final = (
+    "Cure: .theurian itself is a link out of the project; replace the link with a real .theurian folder (move what "
+    "it points at into the project), then run the command again."
+)
 INTERNAL_FAULT_REFUSAL: Final = (
     "The daemon failed while answering this call; nothing was changed. The daemon's log has the details."
 )
@@ -34,8 +39,13 @@ def path_escape_refusal(relative: str) -> str:
 
     Only Theurian's own fixed words are shown: never `relative` itself, which may hold a record path a file named.
     """
-    escaped_lake = relative == ".theurian/review" or relative.startswith(".theurian/review/")
-    return f"{PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE if escaped_lake else STATE_ESCAPE_CURE}"
+    if relative == ".theurian":
+        cure = THEURIAN_DIR_ESCAPE_CURE
+    elif relative == ".theurian/review" or relative.startswith(".theurian/review/"):
+        cure = REVIEW_SOURCE_ESCAPE_CURE
+    else:
+        cure = STATE_ESCAPE_CURE
+    return f"{PATH_ESCAPE_REFUSAL} {cure}"
 
 
 class ToolRefusal(Exception):

@@ -29,6 +29,24 @@ def resolve_inside(root: Path, relative: str | PurePosixPath) -> Path:
         resolved = (resolved_root / pure).resolve()
     except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before 3.13), a too-long chain
         raise PathEscapeError(f"{pure} does not resolve (a symlink loop?)", relative=str(pure)) from exc
-    if resolved != resolved_root and resolved_root not in resolved.parents:
-        raise PathEscapeError(f"{pure} resolves outside the root it must stay under", relative=str(pure))
+    if not _inside(resolved_root, resolved):
+        escaped = _first_escaping(resolved_root, pure)
+        raise PathEscapeError(f"{escaped} resolves outside the root it must stay under", relative=str(escaped))
     return resolved
+
+
+def _inside(root: Path, resolved: Path) -> bool:
+    return resolved == root or root in resolved.parents
+
+
+def _first_escaping(root: Path, pure: PurePosixPath) -> PurePosixPath:
+    """The shortest leading part of `pure` that resolves outside `root`: the link to mend. When `.theurian` itself
+    is a link out, every path under it escapes, and the cure is for `.theurian`, not for the folder asked for."""
+    for length in range(1, len(pure.parts)):
+        prefix = PurePosixPath(*pure.parts[:length])
+        try:
+            if not _inside(root, (root / prefix).resolve()):
+                return prefix
+        except (RuntimeError, OSError):
+            return prefix
+    return pure

@@ -82,7 +82,7 @@ def resolve_project(project_id: str) -> Project:
     Raises:
         RegistryError: the registry cannot be read.
         ProjectNotRegisteredError, ProjectUnreadableError, ProjectError: the id cannot be served.
-        StateEscapeError: `.theurian/state` resolves outside the root.
+        StateEscapeError: `.theurian/state` (or `.theurian` itself, named as `relative`) resolves outside the root.
     """
     snapshot = registry.read()
     registration = snapshot.find(project_id)
@@ -103,5 +103,5 @@ def resolve_project(project_id: str) -> Project:
     try:
         resolve_inside(project.root, STATE_DIR)
     except PathEscapeError as exc:
-        raise StateEscapeError(exc.message, relative=STATE_DIR) from exc
+        raise StateEscapeError(exc.message, relative=exc.relative) from exc
     return project

@@ -61,16 +61,20 @@ def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Install
     assert rows[0]["repository"] is None
 
 
-def test_a_repository_folder_that_is_a_link_is_not_listed_and_breaks_nothing(
+def test_a_repository_folder_that_is_a_link_is_not_listed_but_named_unreadable_and_breaks_nothing(
         installation: Installation, tmp_path: Path) -> None:
     project = installation.new_project(tmp_path / "p")
     copy_fixture_lake(project)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    (project / ".theurian/review" / repository_folder("Acme/Linked")).symlink_to(elsewhere)
+    linked = f".theurian/review/{repository_folder('Acme/Linked')}"
+    (project / linked).symlink_to(elsewhere)
     text, rows = _status(installation, project)
     assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY]
     assert text.startswith(f"{FIXTURE_REPOSITORY}: ")
+    assert f"unreadable entry skipped: {linked} " in text  # `review build` refuses this lake: status says why
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    assert as_json["unreadableEntries"] == [linked]
 
 
 def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is_shown(

@@ -1,10 +1,15 @@
-"""SEC-7 end to end: `.theurian/state` linked outside the project root refuses every project-scoped tool."""
+"""SEC-7 end to end: `.theurian/state` linked outside the project root refuses every project-scoped tool; so does
+`.theurian` itself, with the cure for the link that escapes."""
 
+import shutil
 from pathlib import Path
 
+import pytest
+
 import schemas
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from serve.refusal import PATH_ESCAPE_REFUSAL, REVIEW_SOURCE_ESCAPE_CURE, STATE_ESCAPE_CURE, THEURIAN_DIR_ESCAPE_CURE
 from serve.tools import registered_tools
+from tests.projection.review_records import copy_fixture_lake
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import call_tools
@@ -49,3 +54,55 @@ def test_a_symlinked_review_lake_gets_the_source_cure_not_the_state_cure(
     assert ("Cure: .theurian/review is source; replace the link with the evidence folder itself (or remove it "
             "and ingest again), then run `theurian review build`.") in result.stderr
     assert list(outside.iterdir()) == []
+
+
+def _theurian_linked_out(root: Path, outside: Path) -> None:
+    shutil.move(root / ".theurian", outside)
+    (root / ".theurian").symlink_to(outside, target_is_directory=True)
+
+
+def test_a_linked_out_theurian_folder_refuses_every_project_scoped_tool_with_the_cure_for_that_link(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    root = module_installation.new_project(tmp_path / "theurian-escaping")
+    _theurian_linked_out(root, tmp_path / "outside-theurian")
+    calls = [(tool.name, minimal_arguments(tool.input_schema, "theurian-escaping")) for tool in PROJECT_SCOPED]
+    answers = call_tools(module_daemon.mcp_url, calls)
+    for (name, _), answer in zip(calls, answers, strict=True):
+        assert answer.is_error, name
+        assert answer.text == f"{PATH_ESCAPE_REFUSAL} {THEURIAN_DIR_ESCAPE_CURE}", (name, answer.text)
+
+
+def test_review_build_in_a_project_whose_theurian_folder_is_linked_out_names_that_link(
+    installation: Installation, tmp_path: Path
+) -> None:
+    root = installation.new_project(tmp_path / "p")
+    outside = tmp_path / "outside-theurian"
+    _theurian_linked_out(root, outside)
+    before = sorted(path.relative_to(outside) for path in outside.rglob("*"))
+    result = installation.cli("review", "build", "--project", str(root))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {THEURIAN_DIR_ESCAPE_CURE}"
+    assert STATE_ESCAPE_CURE not in result.stderr and REVIEW_SOURCE_ESCAPE_CURE not in result.stderr
+    assert sorted(path.relative_to(outside) for path in outside.rglob("*")) == before  # nothing written through it
+
+
+@pytest.mark.parametrize("linked", ["repository", "kind"])
+def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with_the_source_cure(
+    installation: Installation, tmp_path: Path, linked: str
+) -> None:
+    """Skipping it would publish a store without that repository's records over a good one."""
+    root = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(root)
+    installation.cli("review", "build", "--project", str(root), check=True)
+    store = root / ".theurian/state/review-store.duckdb"
+    before = store.read_bytes()
+    [folder] = [path for path in (root / ".theurian/review").iterdir() if path.name.startswith("sha256-")]
+    moved = folder if linked == "repository" else folder / "review-thread"
+    outside = tmp_path / "outside"
+    shutil.move(moved, outside)
+    moved.symlink_to(outside, target_is_directory=True)
+    result = installation.cli("review", "build", "--project", str(root))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE}"
+    assert store.read_bytes() == before  # the old store kept

@@ -146,11 +146,11 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     names: dict[str, str | None] = {m["repositoryFolder"]: m["repository"] for m in manifests}
     for entry in allowlisted:
         names.setdefault(repository_folder(entry), entry)
-    for folder in lake.repository_folders():  # records no manifest names and no allowlist entry covers
+    unreadable = list(scan.unreadable)
+    for folder in lake.repository_folders(unreadable):  # records no manifest names and no allowlist entry covers
         if folder not in names:
             names[folder] = lake.repository_named_in(folder)
     rows: list[dict[str, Any]] = []
-    unreadable = list(scan.unreadable)
     for folder, name in sorted(names.items(), key=lambda item: (item[1] is None, (item[1] or item[0]).casefold())):
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
         last = _summary(runs[-1]) if runs else None
