@@ -4,6 +4,7 @@ and never prints a repository name it read from a file unless it is an OWNER/NAM
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -93,3 +94,20 @@ def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is
     as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
     assert as_json["unreadableEntries"] == [f".theurian/review/{stray.name}/pull-request"]
     assert f"unreadable entry skipped: .theurian/review/{stray.name}/pull-request" in text
+
+
+def test_a_config_that_is_a_fifo_or_not_utf8_is_refused_in_one_line_not_waited_on(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    config = project / ".theurian/config.toml"
+    config.unlink()
+    os.mkfifo(config)  # nobody ever writes to it: reading it would wait forever
+    result = installation.cli("review", "status", "--project", str(project), timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "theurian: .theurian/config.toml cannot be read: not a regular file\n"
+    config.unlink()
+    config.write_bytes(b'[review]\nallowlist = ["\xff"]\n')
+    for command in (("review", "status"), ("review", "allow", "Acme/Widgets")):
+        result = installation.cli(*command, "--project", str(project), timeout=60)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr == "theurian: .theurian/config.toml is not UTF-8 text (byte 23); edit it by hand\n"
