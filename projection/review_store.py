@@ -130,6 +130,20 @@ class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, a
         self.reason = reason
 
 
+class ReviewStorePathUnsupported(ReviewStoreUnavailable):  # noqa: N818 - it names a state, as its base does
+    """The store's resolved path holds a character DuckDB cannot open a database through: `?` (DuckDB cuts the
+    path there to name its write-ahead log) or a backslash (read as a separator). Served as the one constant
+    refusal; `theurian review build` names the cure."""
+
+    def __init__(self) -> None:
+        super().__init__("unreadable: DuckDB cannot open a path holding ? or a backslash")
+        self.message = (
+            "the project's path holds `?` or `\\`, which DuckDB cannot open a database through (it misreads the "
+            "path), so the review store cannot be built or served here; move the project to a folder whose path "
+            "has neither, then run `theurian review build`"
+        )
+
+
 class ReviewStoreEscapeError(PathEscapeError):
     """The store file resolves outside `.theurian/state/`: a rebuild cannot clear it, removing it can."""
 
@@ -140,12 +154,21 @@ def store_path(root: Path) -> Path:
     Raises:
         PathEscapeError: `.theurian/state` itself resolves outside the project root.
         ReviewStoreEscapeError: the store file (a symbolic link, say) resolves outside `.theurian/state/`.
+        ReviewStorePathUnsupported: the resolved path holds a character DuckDB cannot open a database through.
     """
     state = resolve_inside(root, STATE_DIR)
     try:
-        return resolve_inside(state, STORE_NAME)
+        path = resolve_inside(state, STORE_NAME)
     except PathEscapeError as exc:
         raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
+    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS):
+        raise ReviewStorePathUnsupported
+    return path
+
+
+# Characters DuckDB mishandles in a database path (measured with DuckDB 2.0: every other printable character,
+# tab and newline included, round-trips): the build's temp folder and the store share the state folder's path.
+_DUCKDB_PATH_BREAKERS: Final = ("?", "\\")
 
 
 def publish_path(root: Path) -> Path:
