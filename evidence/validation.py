@@ -11,7 +11,7 @@ import jsonschema
 import schemas
 from evidence.errors import RecordInvalidError
 from evidence.fast_check import record_check
-from evidence.records import KINDS
+from evidence.records import KINDS, repository_folder
 
 EVIDENCE_FAMILY: Final = "evidence"
 MANIFEST_SCHEMA: Final = "run-manifest.schema.json"
@@ -66,3 +66,14 @@ def validate_manifest(manifest: object, *, path: str = "", entries_checked: int 
     if entries_checked and isinstance(records, list):
         manifest = {**manifest, "records": records[entries_checked:]}
     _check(MANIFEST_SCHEMA, manifest, path)
+    # What the schema cannot say: a run is of one repository, so its folder is that repository's and every record
+    # it lists lies in it. A manifest that says otherwise would label another repository's folder in `review
+    # status` and date another repository's records in the store.
+    folder = manifest["repositoryFolder"]
+    if repository_folder(manifest["repository"]) != folder:
+        raise RecordInvalidError(f"{path or 'manifest'}: repositoryFolder is not its repository's folder", path=path)
+    for index, entry in enumerate(manifest["records"], start=entries_checked):
+        if not entry["recordPath"].startswith(f"{folder}/"):
+            raise RecordInvalidError(
+                f"{path or 'manifest'}: records/{index} lies outside the run's repository folder", path=path
+            )

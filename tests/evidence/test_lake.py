@@ -96,7 +96,7 @@ def test_a_growing_manifest_is_checked_entry_by_entry_and_a_bad_new_entry_is_sti
 
     manifest = orjson.loads((FIXTURE_LAKE / "runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_bytes())
     good = {"kind": "pull-request", "recordKey": "PR_kwDOAcme0042", "sha256": "sha256:" + "0" * 64,
-            "recordPath": f"sha256-{'e' * 64}/pull-request/PR_kwDOAcme0042.e3.json"}
+            "recordPath": f"{manifest['repositoryFolder']}/pull-request/PR_kwDOAcme0042.e3.json"}
     manifest["records"] = [good] * 3
     validate_manifest(manifest)
     manifest["records"].append({**good, "sha256": "not-a-hash"})
@@ -105,6 +105,22 @@ def test_a_growing_manifest_is_checked_entry_by_entry_and_a_bad_new_entry_is_sti
     manifest["records"][0] = {**good, "sha256": "not-a-hash"}
     manifest["records"][3] = good
     validate_manifest(manifest, entries_checked=3)  # entry 0 was checked when it was written, not again
+
+
+def test_a_manifest_naming_another_repositorys_folder_or_listing_records_outside_its_own_is_invalid() -> None:
+    """What the schema cannot say: a run is of one repository. A manifest saying otherwise would label another
+    repository's folder in `review status` and date another repository's records in the store."""
+    from evidence.validation import validate_manifest
+
+    manifest = orjson.loads((FIXTURE_LAKE / "runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_bytes())
+    with pytest.raises(RecordInvalidError, match="repositoryFolder is not its repository's folder"):
+        validate_manifest({**manifest, "repositoryFolder": repository_folder("Acme/Other")})
+    own = {"kind": "pull-request", "recordKey": "PR_kwDOAcme0042", "sha256": "sha256:" + "0" * 64,
+           "recordPath": f"{manifest['repositoryFolder']}/pull-request/PR_kwDOAcme0042.e3.json"}
+    elsewhere = {**own, "recordPath": f"{repository_folder('Acme/Other')}/pull-request/PR_kwDOAcme0042.e3.json"}
+    validate_manifest({**manifest, "records": [own, own]})
+    with pytest.raises(RecordInvalidError, match="records/2 lies outside the run's repository folder"):
+        validate_manifest({**manifest, "records": [own, own, elsewhere]}, entries_checked=2)
 
 
 def _fixture_manifest() -> dict[str, Any]:

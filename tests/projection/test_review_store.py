@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from evidence.lake import Lake
+from evidence.records import repository_folder
 from projection.review_build import build_review_store
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import (
@@ -86,7 +87,8 @@ def test_last_seen_comes_from_the_newest_manifest_that_lists_the_record(tmp_path
     for run_id, started in (("01K4YQ7N2B3C4D5E6F7G8H9JKA", "2026-05-01T00:00:00.000000+00:00"),
                             ("01K4YQ7N2B3C4D5E6F7G8H9JKB", "2026-05-02T00:00:00.000000+00:00")):
         entry = {"kind": "pull-request", "recordKey": "PR_a", "recordPath": listed, "sha256": "sha256:" + "0" * 64}
-        lake.write_manifest(sample | {"runId": run_id, "startedAt": started, "records": [entry]})
+        lake.write_manifest(sample | {"runId": run_id, "startedAt": started, "records": [entry],
+                                      "repository": "o/r", "repositoryFolder": repository_folder("o/r")})
     build_review_store(root)
     rows = {r.record_path: r for r in read_records(root, RecordFilter(), 50)}
     assert (rows[listed].last_seen_run_id, rows[listed].last_seen_at) == (
