@@ -55,6 +55,10 @@ class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lak
     """`.theurian/review` exists but is not a folder: building from it would publish an empty store."""
 
 
+class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the store's place holds
+    """A folder sits where the store goes: no file can replace it, and removing it is the operator's call."""
+
+
 @dataclass(frozen=True)
 class BuildSummary:
     """What a build read and wrote; `skipped` names each file left out, project-relative, with why."""
@@ -107,6 +111,7 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         ReviewStoreEscapeError: the store file resolves outside `.theurian/state/`.
         ConfigError: the installation's build-stamp secret is damaged.
         ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
+        ReviewStoreIsAFolder: a folder sits at the store's name.
     """
     with watching_interrupts() as interrupts:
         try:
@@ -127,6 +132,11 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSu
         raise ReviewLakeNotAFolder(
             f"{REVIEW_DIR} is not a folder, so there is no evidence lake to build from; the store was left as it "
             f"was. Remove or rename {REVIEW_DIR}, then ingest again and run `theurian review build`."
+        )
+    if os.path.isdir(target) and not os.path.islink(target):
+        raise ReviewStoreIsAFolder(
+            f"{STORE_RELATIVE} is a folder, so no store can be put in its place; nothing was built. Remove it "
+            f"(`rm -r {STORE_RELATIVE}`: derived state, nothing authored is lost), then run `theurian review build`."
         )
     seen, skipped = last_seen(root)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]

@@ -1,5 +1,6 @@
-"""A project whose path DuckDB cannot open a database through (`?`, a backslash): `review build` says so and what
-to do in one line, and review.search answers the one constant refusal, never a DuckDB error."""
+"""Where the store goes, `review build` can be unable to put one: a project whose path DuckDB cannot open a
+database through (`?`, a backslash), or a folder at the store's name. Each is one line saying what to do, and
+review.search answers the one constant refusal, never a DuckDB error."""
 
 from __future__ import annotations
 
@@ -29,3 +30,17 @@ def test_a_project_path_duckdb_misreads_is_refused_by_build_and_search_in_one_li
     with pytest.raises(ToolRefusal) as refused:
         review_search(Call(ServeSettings("internal"), Project("p", root.resolve())))
     assert refused.value.message == REVIEW_SEARCH_UNAVAILABLE_REFUSAL
+
+
+def test_a_folder_at_the_stores_name_is_refused_in_one_line_naming_the_cure(
+        installation: Installation, tmp_path: Path) -> None:
+    root = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(root)
+    (root / ".theurian/state/review-store.duckdb").mkdir(parents=True)
+    result = installation.cli("review", "build", "--project", str(root))
+    assert result.returncode == 1
+    assert result.stderr == (
+        "theurian: .theurian/state/review-store.duckdb is a folder, so no store can be put in its place; nothing "
+        "was built. Remove it (`rm -r .theurian/state/review-store.duckdb`: derived state, nothing authored is "
+        "lost), then run `theurian review build`.\n")
+    assert [p.name for p in (root / ".theurian/state").iterdir()] == ["review-store.duckdb"]  # no temp folder
