@@ -95,3 +95,11 @@ def test_a_file_system_refusal_is_one_clear_line(installation: Installation, tmp
         assert result.returncode == 1, command
         lines = result.stderr.strip().splitlines()
         assert len(lines) == 1 and "unexpected failure" not in lines[0] and ".theurian/state" in lines[0], lines
+
+
+def test_an_error_naming_a_path_with_a_line_break_is_still_one_line(installation: Installation, tmp_path: Path) -> None:
+    odd = tmp_path / "two\nlines"
+    odd.mkdir()
+    result = installation.cli("review", "status", "--project", str(odd))
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "two\\nlines" in result.stderr, result.stderr

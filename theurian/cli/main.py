@@ -56,13 +56,18 @@ app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
 
 
+def _one_line(message: str) -> str:
+    """An error as the one line it is meant to be: a line break a path (or any value) carried is shown escaped."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
+
+
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
     try:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except TheurianError as exc:
-        typer.echo(f"theurian: {exc.message}", err=True)
+        typer.echo(f"theurian: {_one_line(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -73,12 +78,12 @@ def run() -> None:
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # the file system said no: say what and where, on one line
         where = f": {exc.filename}" if exc.filename else ""
-        typer.echo(f"theurian: {exc.strerror or type(exc).__name__}{where}", err=True)
+        typer.echo(f"theurian: {_one_line(f'{exc.strerror or type(exc).__name__}{where}')}", err=True)
         sys.exit(EXIT_FAILED)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
-        typer.echo(f"theurian: unexpected failure ({type(exc).__name__}: {exc})", err=True)
+        typer.echo(f"theurian: {_one_line(f'unexpected failure ({type(exc).__name__}: {exc})')}", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(code if isinstance(code, int) else 0)
