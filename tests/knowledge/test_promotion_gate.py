@@ -3,22 +3,29 @@ commit verified with git, every refusal as the contract groups them, and the can
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 import yaml
 
+from evidence.files import MAX_RECORD_FILE_BYTES
+from evidence.records import canonical_bytes
 from knowledge.candidate import NO_FILE_ANCHOR_REFUSAL
 from knowledge.stored_thread import THREAD_NOT_AVAILABLE_REFUSAL
 from knowledge.vocabulary import ITEM_KINDS
 from projection.review_store import STORE_RELATIVE
+from serve.refusal import PATH_ESCAPE_REFUSAL, REVIEW_SOURCE_ESCAPE_CURE
 from serve.tools.proposals import CANDIDATE_STORE_UNAVAILABLE_REFUSAL
 from tests.knowledge.proposal_support import (
     PR_KEY,
     REPOSITORY,
     THREAD_KEY,
     THREAD_PATH,
+    Shop,
     candidate_arguments,
     candidate_thread,
     drafted,
@@ -163,6 +170,44 @@ def test_a_record_file_gone_from_the_lake_since_the_build_is_not_believed(tmp_pa
     for path in (shop.root / ".theurian" / "review").glob("*/review-thread/*.json"):
         path.unlink()
     assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+
+
+def _thread_file(shop: Shop) -> Path:
+    [path] = (shop.root / ".theurian" / "review").glob("*/review-thread/*.json")
+    return path
+
+
+def test_a_thread_file_edited_since_the_build_is_not_believed_and_drafts_nothing(tmp_path: Path) -> None:
+    """The gate is computed from the file, so the file must be the record the verified store holds: here the
+    store says `open`, and an edit saying `resolved` would otherwise meet the threadResolved signal."""
+    shop = new_shop(tmp_path / "shop", threads=[candidate_thread(state="open")])
+    path = _thread_file(shop)
+    path.write_bytes(canonical_bytes({**orjson.loads(path.read_bytes()), "state": "resolved"}))
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    assert proposals(shop.root) == []
+
+
+def test_a_fifo_or_an_oversized_file_at_the_thread_path_is_refused_unread_never_waited_on(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    path = _thread_file(shop)
+    path.unlink()
+    os.mkfifo(path)  # nobody writes to it: opening it for reading would wait forever
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    path.unlink()
+    with open(path, "wb") as sparse:
+        sparse.truncate(MAX_RECORD_FILE_BYTES + 1)  # past the bound the build reads to: refused before reading
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    assert proposals(shop.root) == []
+
+
+def test_a_repository_folder_linked_out_of_the_lake_gets_the_cure_for_source(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    folder = _thread_file(shop).parents[1]
+    outside = tmp_path / "outside"
+    shutil.move(folder, outside)
+    folder.symlink_to(outside, target_is_directory=True)
+    assert refused(TOOL, candidate_arguments(shop)) == f"{PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE}"
+    assert proposals(shop.root) == []
 
 
 def test_an_item_id_that_already_exists_is_refused(tmp_path: Path) -> None:
