@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Final
 
 from ulid import ULID
@@ -39,6 +39,17 @@ class FolderRedirectedError(KnowledgeError):
         )
 
 
+class NotAFolderError(KnowledgeError):
+    """Something other than a folder (a file, a FIFO) sits where Theurian keeps proposals or accepted files."""
+
+    def __init__(self, relative: str) -> None:
+        super().__init__(
+            f"{relative} is not a folder (something else sits at its name), so nothing was read or written there. "
+            f"Cure: move it aside; Theurian creates {relative} as a folder when it first needs it.",
+            details={"folder": relative},
+        )
+
+
 def own_folder(root: Path, relative: str) -> Path:
     """`root/relative` resolved, refused unless it resolves to exactly that place.
 
@@ -51,10 +62,27 @@ def own_folder(root: Path, relative: str) -> Path:
     try:
         resolved = resolve_inside(root, relative)
     except PathEscapeError:
-        raise FolderRedirectedError(relative) from None
+        raise FolderRedirectedError(_first_redirected(root, relative)) from None
     if resolved != root.resolve() / relative:
-        raise FolderRedirectedError(relative)
+        raise FolderRedirectedError(_first_redirected(root, relative))
+    if resolved.exists() and not resolved.is_dir():
+        raise NotAFolderError(relative)
     return resolved
+
+
+def _first_redirected(root: Path, relative: str) -> str:
+    """The shortest leading part of `relative` that does not resolve to its own place: the link to replace (when
+    `.theurian` itself is the link, replacing `.theurian/proposals` would mend nothing)."""
+    parts = PurePosixPath(relative).parts
+    base = root.resolve()
+    for length in range(1, len(parts)):
+        prefix = PurePosixPath(*parts[:length])
+        try:
+            if (base / prefix).resolve() != base / prefix:
+                return str(prefix)
+        except (RuntimeError, OSError):
+            return str(prefix)
+    return relative
 
 
 def proposal_folder(root: Path) -> tuple[Path, str]:

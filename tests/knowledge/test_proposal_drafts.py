@@ -173,3 +173,24 @@ def test_accept_refuses_a_redirected_migrations_or_knowledge_folder_and_moves_no
     with pytest.raises(FolderRedirectedError, match=rf"^PATH_ESCAPE_REFUSAL: \.theurian/{folder} does not resolve"):
         accept_proposal(shop.root, payload["proposalId"])
     assert [s.status for s in list_proposals(shop.root)] == [PENDING]
+
+
+def test_a_file_at_the_proposals_folders_name_is_a_refusal_naming_the_cure_not_an_internal_fault(
+        tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    (shop.root / ".theurian/proposals").write_text("not a folder", encoding="utf-8")
+    text = refused(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    assert text == (".theurian/proposals is not a folder (something else sits at its name), so nothing was read or "
+                    "written there. Cure: move it aside; Theurian creates .theurian/proposals as a folder when it "
+                    "first needs it.")
+    assert (shop.root / ".theurian/proposals").read_text(encoding="utf-8") == "not a folder"
+
+
+def test_a_theurian_folder_linked_within_the_project_is_named_as_the_link_to_replace(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    (shop.root / ".theurian").rename(shop.root / "elsewhere")
+    (shop.root / ".theurian").symlink_to("elsewhere", target_is_directory=True)
+    text = refused(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    assert ("PATH_ESCAPE_REFUSAL: .theurian does not resolve to its own place in the project (a symlink redirects "
+            "it), so nothing was read or written through it. Cure: replace .theurian with a plain folder") in text
+    assert not (shop.root / "elsewhere/proposals").exists()
