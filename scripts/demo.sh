@@ -26,10 +26,23 @@ for step in scripts/demo.d/*.sh; do
 done
 
 echo "== starting the daemon"
+# Another daemon already answering on the port would take this demo's calls (and print its answers as ours):
+# stop here instead, and name the knob that moves the demo.
+if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
+  echo "demo: something already answers on 127.0.0.1:$PORT; stop it, or run THEURIAN_DEMO_PORT=<free port> make demo" >&2
+  exit 1
+fi
 "$THEURIAN" serve --port "$PORT" &
 DAEMON_PID=$!
 trap 'kill -INT "$DAEMON_PID" 2>/dev/null || true; wait "$DAEMON_PID" 2>/dev/null || true' EXIT
-for _ in $(seq 150); do curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break; sleep 0.2; done
+until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
+  if ! kill -0 "$DAEMON_PID" 2>/dev/null; then  # it exited (the port taken meanwhile, say): its own words said why
+    wait "$DAEMON_PID" || true
+    echo "demo: the daemon did not start on 127.0.0.1:$PORT" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
 .venv/bin/python scripts/demo_client.py "http://127.0.0.1:$PORT/mcp"
 
 cat <<TEXT

@@ -3,6 +3,8 @@ on bundled data, then a real MCP client's answers from the daemon it started."""
 
 import os
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 from tests.support.daemon import free_port
@@ -10,12 +12,16 @@ from tests.support.daemon import free_port
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_answers(tmp_path: Path) -> None:
+def _demo(tmp_path: Path, port: int) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
-    env |= {"THEURIAN_DEMO_DIR": str(tmp_path / "demo"), "THEURIAN_DEMO_PORT": str(free_port()),
+    env |= {"THEURIAN_DEMO_DIR": str(tmp_path / "demo"), "THEURIAN_DEMO_PORT": str(port),
             "THEURIAN_DEMO_NO_SERVE": "1"}
-    result = subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
+    return subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_answers(tmp_path: Path) -> None:
+    result = _demo(tmp_path, free_port())
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "Acme/Widgets: completed — 105 pull requests" in output
@@ -26,3 +32,29 @@ def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_an
     assert "theurian daemon stopped" in output  # the script stopped the daemon it started
     state = tmp_path / "demo/sample-project/.theurian/state"
     assert (state / "review-store.duckdb").is_file() and (state / "theurian-findings-local.sqlite").is_file()
+
+
+class _Healthy(BaseHTTPRequestHandler):
+    """Another server already on the port, answering /health as a daemon would."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self.send_response(200)
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the signature http.server calls
+        pass
+
+
+def test_a_demo_whose_port_is_already_answered_stops_rather_than_print_another_daemons_answers(
+        tmp_path: Path) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Healthy)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = _demo(tmp_path, server.server_address[1])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.returncode == 1
+    assert f"something already answers on 127.0.0.1:{server.server_address[1]}" in result.stderr
+    assert "> review.search" not in result.stdout and "is served at" not in result.stdout
