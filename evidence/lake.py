@@ -31,7 +31,7 @@ from evidence.records import (
 from evidence.validation import validate_manifest, validate_record
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory, write_bytes_durably
-from theurian.errors import TheurianError
+from theurian.errors import PathEscapeError, TheurianError
 from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"
@@ -258,17 +258,26 @@ class Lake:
         return counts
 
     def repository_folders(self, unreadable: list[str] | None = None) -> list[str]:
-        """The repository folders (`sha256-<hex>`) the lake holds, sorted: real folders, never a link (the ingest
-        makes none). An entry named like one that is not a real folder (a link, a file) is named in `unreadable`,
-        project-relative: `review build` refuses a lake where one is linked out, so status must show it."""
+        """The repository folders (`sha256-<hex>`) the lake holds, sorted: each a folder inside the lake, as
+        `review build` reads them (a link to a folder inside the lake counts; the ingest makes none). An entry
+        named like one that is not (a link out of the lake, a file) is named in `unreadable`, project-relative:
+        `review build` refuses a lake where one is linked out, so status must show it."""
         root = self._resolve("")
         if not root.is_dir():
             return []
-        named = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(root)
-                       if REPOSITORY_FOLDER_PATTERN.fullmatch(e.name))
-        if unreadable is not None:
-            unreadable.extend(f"{REVIEW_DIR}/{name}" for name, is_folder in named if not is_folder)
-        return [name for name, is_folder in named if is_folder]
+        folders = []
+        for entry in sorted(os.scandir(root), key=lambda e: e.name):
+            if not REPOSITORY_FOLDER_PATTERN.fullmatch(entry.name):
+                continue
+            try:
+                is_folder = resolve_inside(root, entry.name).is_dir()
+            except PathEscapeError:
+                is_folder = False
+            if is_folder:
+                folders.append(entry.name)
+            elif unreadable is not None:
+                unreadable.append(f"{REVIEW_DIR}/{entry.name}")
+        return folders
 
     def repository_named_in(self, folder: str) -> str | None:
         """The OWNER/NAME a repository folder holds records of: the first record file (in name order) that reads

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Final
 
 from ulid import ULID
 
 from knowledge.errors import KnowledgeError
-from theurian.containment import resolve_inside
+from theurian.containment import first_failing_part, resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import PathEscapeError
 
@@ -58,6 +58,7 @@ def own_folder(root: Path, relative: str) -> Path:
 
     Raises:
         FolderRedirectedError: a symlink sends `relative` anywhere else (inside the project or out of it).
+        NotAFolderError: something other than a folder sits at `relative`.
     """
     try:
         resolved = resolve_inside(root, relative)
@@ -73,16 +74,8 @@ def own_folder(root: Path, relative: str) -> Path:
 def _first_redirected(root: Path, relative: str) -> str:
     """The shortest leading part of `relative` that does not resolve to its own place: the link to replace (when
     `.theurian` itself is the link, replacing `.theurian/proposals` would mend nothing)."""
-    parts = PurePosixPath(relative).parts
     base = root.resolve()
-    for length in range(1, len(parts)):
-        prefix = PurePosixPath(*parts[:length])
-        try:
-            if (base / prefix).resolve() != base / prefix:
-                return str(prefix)
-        except (RuntimeError, OSError):
-            return str(prefix)
-    return relative
+    return str(first_failing_part(base, relative, lambda part, place: place == base / part))
 
 
 def proposal_folder(root: Path) -> tuple[Path, str]:
@@ -90,9 +83,13 @@ def proposal_folder(root: Path) -> tuple[Path, str]:
 
     Raises:
         FolderRedirectedError: `.theurian/proposals` is redirected by a symlink.
+        NotAFolderError: something other than a folder sits at `.theurian/proposals`, or at a folder above it.
     """
     parent = own_folder(root, PROPOSALS_DIR)
-    parent.mkdir(parents=True, exist_ok=True)
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except (NotADirectoryError, FileExistsError):  # a file where `.theurian` (or a folder above) should be
+        raise NotAFolderError(PROPOSALS_DIR) from None
     for _ in range(_ATTEMPTS):
         proposal_id = str(ULID())
         folder = resolve_inside(parent, proposal_id)

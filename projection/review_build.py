@@ -112,6 +112,7 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
         ConfigError: the installation's build-stamp secret is damaged.
         ReviewLakeNotAFolder: `.theurian/review` exists and is not a folder (the old store is kept).
         ReviewStoreIsAFolder: a folder sits at the store's name.
+        ReviewStorePathUnsupported: the store's path holds a character DuckDB cannot open a database through.
     """
     with watching_interrupts() as interrupts:
         try:
@@ -222,8 +223,9 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.close()
         # The published file replaces the store whole: a WAL beside the old one belongs to no store this build
         # made, and a reader refuses a store with one beside it. Removed first, so the new file never has one.
-        # Held from the last check to the swap: a Ctrl-C in between either stops the build before the swap (the
-        # check) or comes after it, when the build has happened and is reported as built (`Interrupts.done`).
+        # The last check is the point of no return: a Ctrl-C before it stops the build and keeps the old store; one
+        # from it on (during the swap included) is held and then forgotten: the build runs to its end and is
+        # reported as built (`Interrupts.done`).
         with interrupts.deferred():
             interrupts.check()  # the last moment a Ctrl-C can still keep the old store
             remove_stale_wal(target)

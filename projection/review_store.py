@@ -192,7 +192,11 @@ def wal_path(store: Path) -> Path:
 
 
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
-    """(record count, digest over every row of every table) as the stamp covers them, read back in full."""
+    """(record count, digest over every row of every table) as the stamp covers them, read back in full.
+
+    Raises:
+        ReviewStoreUnavailable: the count returned nothing.
+    """
     row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
     if row is None:
         raise ReviewStoreUnavailable("unreadable: a count returned nothing")

@@ -35,14 +35,17 @@ fi
 "$THEURIAN" serve --port "$PORT" &
 DAEMON_PID=$!
 trap 'kill -INT "$DAEMON_PID" 2>/dev/null || true; wait "$DAEMON_PID" 2>/dev/null || true' EXIT
-until curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; do
-  if ! kill -0 "$DAEMON_PID" 2>/dev/null; then  # it exited (the port taken meanwhile, say): its own words said why
-    wait "$DAEMON_PID" || true
-    echo "demo: the daemon did not start on 127.0.0.1:$PORT" >&2
-    exit 1
-  fi
+# Up to 30 s for this demo's own daemon to answer; it may have exited instead (the port taken meanwhile, say:
+# its own words said why), and an answer then would come from whoever took the port, so it is checked after too.
+for _ in $(seq 150); do
+  kill -0 "$DAEMON_PID" 2>/dev/null || break
+  curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
   sleep 0.2
 done
+if ! kill -0 "$DAEMON_PID" 2>/dev/null || ! curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
+  echo "demo: the daemon did not start on 127.0.0.1:$PORT" >&2
+  exit 1
+fi
 .venv/bin/python scripts/demo_client.py "http://127.0.0.1:$PORT/mcp"
 
 cat <<TEXT

@@ -7,6 +7,7 @@ that decides whether a path stays inside a root.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from theurian.errors import PathEscapeError
@@ -30,7 +31,7 @@ def resolve_inside(root: Path, relative: str | PurePosixPath) -> Path:
     except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before 3.13), a too-long chain
         raise PathEscapeError(f"{pure} does not resolve (a symlink loop?)", relative=str(pure)) from exc
     if not _inside(resolved_root, resolved):
-        escaped = _first_escaping(resolved_root, pure)
+        escaped = first_failing_part(resolved_root, pure, lambda _, place: _inside(resolved_root, place))
         raise PathEscapeError(f"{escaped} resolves outside the root it must stay under", relative=str(escaped))
     return resolved
 
@@ -39,13 +40,17 @@ def _inside(root: Path, resolved: Path) -> bool:
     return resolved == root or root in resolved.parents
 
 
-def _first_escaping(root: Path, pure: PurePosixPath) -> PurePosixPath:
-    """The shortest leading part of `pure` that resolves outside `root`: the link to mend. When `.theurian` itself
-    is a link out, every path under it escapes, and the cure is for `.theurian`, not for the folder asked for."""
+def first_failing_part(root: Path, relative: str | PurePosixPath,
+                       holds: Callable[[PurePosixPath, Path], bool]) -> PurePosixPath:
+    """The shortest leading part of `relative` under the resolved `root` that fails `holds(part, resolved place)`
+    (one that cannot be resolved fails); `relative` itself when no shorter part does. It names the link to mend: when
+    `.theurian` itself is a link, every path under it fails, and the cure is for `.theurian`, not for the folder
+    that was asked for."""
+    pure = PurePosixPath(relative)
     for length in range(1, len(pure.parts)):
         prefix = PurePosixPath(*pure.parts[:length])
         try:
-            if not _inside(root, (root / prefix).resolve()):
+            if not holds(prefix, (root / prefix).resolve()):
                 return prefix
         except (RuntimeError, OSError):
             return prefix

@@ -97,9 +97,12 @@ def test_a_file_system_refusal_is_one_clear_line(installation: Installation, tmp
         assert len(lines) == 1 and "unexpected failure" not in lines[0] and ".theurian/state" in lines[0], lines
 
 
-def test_an_error_naming_a_path_with_a_line_break_is_still_one_line(installation: Installation, tmp_path: Path) -> None:
-    odd = tmp_path / "two\nlines"
+@pytest.mark.parametrize("name, shown", [("two\nlines", "two\\nlines"), ("para\u2028graph", "para\\u2028graph"),
+                                         ("\x1b[31mred", "\\x1b[31mred")])
+def test_an_error_naming_a_path_with_a_line_break_or_an_escape_is_still_one_plain_line(
+        installation: Installation, tmp_path: Path, name: str, shown: str) -> None:
+    odd = tmp_path / name
     odd.mkdir()
     result = installation.cli("review", "status", "--project", str(odd))
     assert result.returncode == 1
-    assert result.stderr.count("\n") == 1 and "two\\nlines" in result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and shown in result.stderr and "\x1b" not in result.stderr

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 
 from evidence.records import record_file_name, repository_folder
+from ingest.allowlist import MAX_CONFIG_FILE_BYTES
 from tests.projection.review_records import FIXTURE_REPOSITORY, copy_fixture_lake, pull_request
 from tests.support.installation import Installation
 
@@ -111,3 +112,39 @@ def test_a_config_that_is_a_fifo_or_not_utf8_is_refused_in_one_line_not_waited_o
         result = installation.cli(*command, "--project", str(project), timeout=60)
         assert result.returncode == 1 and "Traceback" not in result.stderr
         assert result.stderr == "theurian: .theurian/config.toml is not UTF-8 text (byte 23); edit it by hand\n"
+
+
+def test_a_config_past_its_bound_is_refused_unread(installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    config = project / ".theurian/config.toml"
+    with open(config, "r+b") as grown:
+        grown.truncate(MAX_CONFIG_FILE_BYTES + 1)
+    result = installation.cli("review", "status", "--project", str(project))
+    assert result.returncode == 1
+    assert result.stderr == (f"theurian: .theurian/config.toml cannot be read: larger than {MAX_CONFIG_FILE_BYTES} "
+                             "bytes, not read\n")
+    with open(config, "r+b") as shrunk:
+        shrunk.truncate(MAX_CONFIG_FILE_BYTES)  # at the bound: read (and refused for what it holds, not its size)
+    result = installation.cli("review", "status", "--project", str(project))
+    assert "larger than" not in result.stderr
+
+
+def test_an_allowlisted_repository_whose_folder_is_linked_out_is_named_once_and_one_linked_inside_is_counted(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    copy_fixture_lake(project)
+    installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    folder = project / ".theurian/review" / repository_folder(FIXTURE_REPOSITORY)
+    inside = project / ".theurian/review/.kept-here"
+    shutil.move(folder, inside)
+    folder.symlink_to(inside, target_is_directory=True)  # inside the lake: the build reads it, so status counts it
+    text, rows = _status(installation, project)
+    assert rows[0]["records"] == {"pull-request": 1, "review-submission": 3, "review-thread": 2}
+    assert "unreadable" not in text
+    folder.unlink()
+    shutil.move(inside, tmp_path / "outside")
+    folder.symlink_to(tmp_path / "outside", target_is_directory=True)  # out of the lake: the build refuses it
+    text, rows = _status(installation, project)
+    assert rows[0]["records"] == {"pull-request": 0, "review-submission": 0, "review-thread": 0}
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    assert as_json["unreadableEntries"] == [f".theurian/review/{folder.name}"]  # the link to mend, once

@@ -12,7 +12,7 @@ import orjson
 import pytest
 import yaml
 
-from evidence.files import MAX_RECORD_FILE_BYTES
+import evidence.files
 from evidence.records import canonical_bytes
 from knowledge.candidate import NO_FILE_ANCHOR_REFUSAL
 from knowledge.stored_thread import THREAD_NOT_AVAILABLE_REFUSAL
@@ -187,17 +187,24 @@ def test_a_thread_file_edited_since_the_build_is_not_believed_and_drafts_nothing
     assert proposals(shop.root) == []
 
 
-def test_a_fifo_or_an_oversized_file_at_the_thread_path_is_refused_unread_never_waited_on(tmp_path: Path) -> None:
+def test_a_fifo_at_the_thread_path_is_refused_never_waited_on(tmp_path: Path) -> None:
     shop = new_shop(tmp_path / "shop")
     path = _thread_file(shop)
     path.unlink()
     os.mkfifo(path)  # nobody writes to it: opening it for reading would wait forever
     assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
-    path.unlink()
-    with open(path, "wb") as sparse:
-        sparse.truncate(MAX_RECORD_FILE_BYTES + 1)  # past the bound the build reads to: refused before reading
-    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
     assert proposals(shop.root) == []
+
+
+def test_a_thread_file_past_the_record_bound_is_refused_unread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's own bound: the same valid file drafts under it and is refused past it (shrunk here, so the test
+    need not write 256 MiB; the bound is read where the file is, as the build reads it)."""
+    shop = new_shop(tmp_path / "shop")
+    size = _thread_file(shop).stat().st_size
+    monkeypatch.setattr(evidence.files, "MAX_RECORD_FILE_BYTES", size - 1)
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    monkeypatch.setattr(evidence.files, "MAX_RECORD_FILE_BYTES", size)
+    drafted(TOOL, candidate_arguments(shop))
 
 
 def test_a_repository_folder_linked_out_of_the_lake_gets_the_cure_for_source(tmp_path: Path) -> None:

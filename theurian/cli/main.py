@@ -57,8 +57,11 @@ app.add_typer(propose_commands.app, name="propose")
 
 
 def _one_line(message: str) -> str:
-    """An error as the one line it is meant to be: a line break a path (or any value) carried is shown escaped."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """An error as the one line it is meant to be: whatever a path (or any value) carried that is not printable
+    (a line break of any kind, a terminal escape) is shown escaped, as Python would write it."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
 
 
 def run() -> None:

@@ -147,15 +147,18 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
     for entry in allowlisted:
         names.setdefault(repository_folder(entry), entry)
     unreadable = list(scan.unreadable)
-    for folder in lake.repository_folders(unreadable):  # records no manifest names and no allowlist entry covers
+    not_folders: list[str] = []  # named like a repository folder, not one inside the lake: named once, not counted
+    for folder in lake.repository_folders(not_folders):  # records no manifest names and no allowlist entry covers
         if folder not in names:
             names[folder] = lake.repository_named_in(folder)
+    unreadable += not_folders
     rows: list[dict[str, Any]] = []
     for folder, name in sorted(names.items(), key=lambda item: (item[1] is None, (item[1] or item[0]).casefold())):
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
         last = _summary(runs[-1]) if runs else None
         rows.append({"repository": name, "repositoryFolder": folder, "allowlisted": folder in allowed,
-                     "records": lake.folder_record_counts(folder, unreadable), "lastRun": last})
+                     "records": dict.fromkeys(KINDS, 0) if f"{REVIEW_DIR}/{folder}" in not_folders
+                     else lake.folder_record_counts(folder, unreadable), "lastRun": last})
     if as_json:
         typer.echo(json.dumps({"repositories": rows, "unreadableEntries": unreadable}, indent=2,
                               ensure_ascii=False))
