@@ -42,13 +42,19 @@ INPUT = InputValidator()
 LONG = "x" * 300 + "TAIL"
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    root = tmp_path / "p"
+def built_project(root: Path, project_id: str, records: list[dict[str, Any]]) -> Path:
+    """A registered project under `project_id` whose lake holds `records`, with its store built."""
     root.mkdir()
     init_project(root)
-    registry.register(root, "p")
-    write_lake(root, [
+    registry.register(root, project_id)
+    write_lake(root, records)
+    build_review_store(root)
+    return root
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return built_project(tmp_path / "p", "p", [
         pull_request("Acme/Order-Service", 42, "PR_b", title="Fix the writer lock", body="50% of 100_000 *calls*"),
         review("Acme/Order-Service", 42, "PRR_b", body="Looks \"good\"", author_id="U_bob"),
         thread("Acme/Order-Service", 42, "PRRT_b2", bodies=("first", "Ärger with LOCKS"), state="resolved",
@@ -58,8 +64,6 @@ def project(tmp_path: Path) -> Path:
         pull_request("Acme/Api", 900, "PR_z", title="zeta"),
         review("Acme/Api", 900, "PRR_empty", body=""),
     ])
-    build_review_store(root)
-    return root
 
 
 def call(**arguments: Any) -> dict[str, Any]:
@@ -147,17 +151,12 @@ def test_an_empty_q_takes_the_excerpt_from_the_first_channel_holding_text_and_no
         tmp_path: Path) -> None:
     """An empty `q` is a substring of every channel, the empty ones too: the channel it "matched" first must still
     hold text, or a record with text would be served an empty excerpt and a textless one a channel."""
-    root = tmp_path / "e"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "e")
-    write_lake(root, [
+    built_project(tmp_path / "e", "e", [
         pull_request("Acme/E", 1, "PR_empty", title="", body=""),
         pull_request("Acme/E", 2, "PR_bodyonly", title="", body="has text"),
         review("Acme/E", 3, "PRR_empty", body=""),
         thread("Acme/E", 4, "PRRT_second", bodies=("", "the second comment")),
     ])
-    build_review_store(root)
     for arguments in ({"q": ""}, {}):
         records = call(projectId="e", **arguments)["structuredContent"]["records"]
         served = {r["recordKey"]: (r["excerptChannel"], r["excerpt"]) for r in records}
