@@ -59,7 +59,9 @@ def _config_text(path: Path) -> str:
         ConfigError: not a regular file, too large, or not UTF-8.
     """
     try:
-        return read_opened(path, MAX_CONFIG_FILE_BYTES).decode("utf-8")
+        text = read_opened(path, MAX_CONFIG_FILE_BYTES).decode("utf-8")
+        # Line endings read as `open()` reads text (a hand edit on Windows leaves CRLF): the rewrite matches lines.
+        return text.replace("\r\n", "\n").replace("\r", "\n")
     except NotRegularFile as exc:
         raise ConfigError(f"{CONFIG_FILE} cannot be read: {exc.reason}") from None
     except UnicodeDecodeError as exc:

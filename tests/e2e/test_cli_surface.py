@@ -98,7 +98,10 @@ def test_a_file_system_refusal_is_one_clear_line(installation: Installation, tmp
 
 
 @pytest.mark.parametrize("name, shown", [("two\nlines", "two\\nlines"), ("para\u2028graph", "para\\u2028graph"),
-                                         ("\x1b[31mred", "\\x1b[31mred")])
+                                         ("\x1b[31mred", "\\x1b[31mred"),
+                                         # not line breaks: shown as typed, so the path can be copied
+                                         ("日本語\u3000フォルダ", "日本語\u3000フォルダ"), ("tab\there", "tab\there"),
+                                         ("zwj👨\u200d👩", "zwj👨\u200d👩"), ("café", "café")])
 def test_an_error_naming_a_path_with_a_line_break_or_an_escape_is_still_one_plain_line(
         installation: Installation, tmp_path: Path, name: str, shown: str) -> None:
     odd = tmp_path / name

@@ -52,6 +52,18 @@ def test_hand_edits_comments_and_other_tables_survive_an_allow(project: Path) ->
     assert "# mine" in text and "# why these" in text and '# keep' in text
 
 
+def test_a_config_with_crlf_line_endings_is_rewritten_as_a_text_editor_would_have_it(project: Path) -> None:
+    """A hand edit on Windows leaves CRLF: allow and disallow must still find the `[review]` table (reading the
+    raw bytes once made them append a second one and refuse the result)."""
+    path = project / ".theurian/config.toml"
+    path.write_bytes(b'# mine\r\n[review]\r\nallowlist = ["Acme/Widgets",]\r\n')
+    allowlist.allow(project, "foo/bar")
+    assert allowlist.read_allowlist(project) == ["Acme/Widgets", "foo/bar"]
+    allowlist.disallow(project, "Acme/Widgets")
+    assert allowlist.read_allowlist(project) == ["foo/bar"]
+    assert path.read_text(encoding="utf-8").startswith("# mine\n[review]\n")
+
+
 def test_a_config_without_a_review_table_gets_one(project: Path) -> None:
     (project / ".theurian" / "config.toml").write_text('[other]\nk = 1\n', encoding="utf-8")
     allowlist.allow(project, "a/b")

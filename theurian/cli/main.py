@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import unicodedata
 from typing import Annotated
 
 import typer
@@ -57,11 +58,14 @@ app.add_typer(propose_commands.app, name="propose")
 
 
 def _one_line(message: str) -> str:
-    """An error as the one line it is meant to be: whatever a path (or any value) carried that is not printable
-    (a line break of any kind, a terminal escape) is shown escaped, as Python would write it."""
-    if message.isprintable():
-        return message
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in message)
+    """An error as the one line it is meant to be: a line break of any kind, or a control character (a terminal
+    escape), that a path or any value carried is shown escaped, as Python would write it. Everything else stays as
+    typed, so a path with an ideographic space or a joiner can still be copied from the message."""
+    return "".join(c.encode("unicode_escape").decode("ascii") if _breaks_the_line(c) else c for c in message)
+
+
+def _breaks_the_line(character: str) -> bool:
+    return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029")
 
 
 def run() -> None:
