@@ -26,10 +26,10 @@ from evidence.files import NotRegularFile, read_opened
 from evidence.records import FILE_NAME_PATTERN, KIND_PULL_REQUEST, KIND_REVIEW_THREAD, content_hash
 from evidence.validation import validate_record
 from knowledge.errors import KnowledgeError
+from projection.review_lake import lake_path
 from projection.review_rows import project
 from projection.review_store import RECORD_COLUMNS, ReviewStoreUnavailable, open_store
 from theurian.containment import resolve_inside
-from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
 RECORD_PATH: Final = re.compile(
@@ -85,10 +85,11 @@ def load_thread(root: Path, repository: str, record_key: str) -> StoredThread:
             "ORDER BY ordinal LIMIT 1",
             [repository, number, KIND_PULL_REQUEST],
         ).fetchall()
-        thread = _read(root, cursor, str(thread_path), KIND_REVIEW_THREAD, repository, record_key)
+        lake = resolve_inside(root, REVIEW_DIR)  # PathEscapeError: the lake itself escapes (the cure for source)
+        thread = _read(lake, cursor, str(thread_path), KIND_REVIEW_THREAD, repository, record_key)
         pull_request = None
         if pulls:
-            pull_request = _read(root, cursor, str(pulls[0][0]), KIND_PULL_REQUEST, repository, None)
+            pull_request = _read(lake, cursor, str(pulls[0][0]), KIND_PULL_REQUEST, repository, None)
     except duckdb.Error as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     finally:
@@ -100,15 +101,11 @@ def load_thread(root: Path, repository: str, record_key: str) -> StoredThread:
 _FILE_COLUMNS: Final = tuple(c for c in RECORD_COLUMNS if c != "ordinal" and not c.startswith("last_seen_"))
 
 
-def _read(root: Path, cursor: duckdb.DuckDBPyConnection, record_path: str, kind: str, repository: str,
+def _read(lake: Path, cursor: duckdb.DuckDBPyConnection, record_path: str, kind: str, repository: str,
           record_key: str | None) -> StoredRecord:
     if RECORD_PATH.fullmatch(record_path) is None:
         raise ReviewStoreUnavailable("damaged: a stored record path does not match the record-path pattern")
-    lake = resolve_inside(root, REVIEW_DIR)  # PathEscapeError: the lake itself escapes (the cure for source)
-    try:
-        path = resolve_inside(lake, record_path)
-    except PathEscapeError as exc:  # named project-relative, so the refusal carries the cure for source
-        raise PathEscapeError(exc.message, relative=f"{REVIEW_DIR}/{exc.relative}") from None
+    path = lake_path(lake, record_path)  # PathEscapeError: named project-relative, with the cure for source
     try:
         data = read_opened(path)
         record = orjson.loads(data)

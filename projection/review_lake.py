@@ -114,17 +114,27 @@ def _key(name: str) -> str | None:
     return key if format(int(bits[::-1], 2), "x") == match["mask"] else None
 
 
+def lake_path(lake: Path, relative: str) -> Path:
+    """`relative` resolved inside the resolved lake `lake`.
+
+    Raises:
+        PathEscapeError: it resolves outside the lake, named project-relative (`.theurian/review/...`), so the
+            refusal carries the cure for source rather than for derived state.
+    """
+    try:
+        return resolve_inside(lake, relative)
+    except PathEscapeError as exc:
+        raise PathEscapeError(exc.message, relative=f"{REVIEW_DIR}/{exc.relative}") from None
+
+
 def _contained_dir(root: Path, relative: str) -> bool:
     """Whether the lake's `relative` is a folder (a link to one inside the lake included).
 
     Raises:
-        PathEscapeError: it resolves outside the lake (named project-relative, so the refusal gives the cure for
-            source): skipping it would publish a store without that repository's records over a good one.
+        PathEscapeError: it resolves outside the lake (`lake_path`): skipping it would publish a store without
+            that repository's records over a good one.
     """
-    try:
-        return resolve_inside(root, relative).is_dir()
-    except PathEscapeError as exc:
-        raise PathEscapeError(exc.message, relative=f"{REVIEW_DIR}/{exc.relative}") from None
+    return lake_path(root, relative).is_dir()
 
 
 def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
