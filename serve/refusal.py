@@ -34,18 +34,54 @@ INTERNAL_FAULT_REFUSAL: Final = (
 )
 
 
+# The other places under `.theurian` a person authors (or accepts into): source, so the derived-state cure would
+# delete nothing that mends them. Each is named by Theurian's own fixed words, never by what a file named.
+_SOURCE_PLACES: Final = {
+    ".theurian/migrations": "folder",
+    ".theurian/knowledge": "folder",
+    ".theurian/proposals": "folder",
+    ".theurian/config.toml": "file",
+}
+# A path Theurian knows no fixed place for (one relative to a folder other than the project's root).
+UNPLACED_ESCAPE_CURE: Final = (
+    "Cure: replace the symbolic link on that path with the file or folder it stands for, inside the project, then "
+    "run the command again."
+)
+
+
+def source_escape_cure(place: str) -> str:
+    """The cure for one of `_SOURCE_PLACES` linked out of the project."""
+    return (
+        f"Cure: {place} is source, not derived; replace the link with the {_SOURCE_PLACES[place]} itself (move what "
+        "it points at into the project), then run the command again."
+    )
+
+
+def escape_cure(relative: str) -> str:
+    """The cure for a path that escapes, chosen by the project-relative place it names (the shortest escaping part
+    of it, `theurian.containment.first_failing_part`)."""
+    if relative == ".theurian":
+        return THEURIAN_DIR_ESCAPE_CURE
+    if _under(relative, ".theurian/review"):
+        return REVIEW_SOURCE_ESCAPE_CURE
+    if _under(relative, ".theurian/state"):
+        return STATE_ESCAPE_CURE
+    for place in _SOURCE_PLACES:
+        if _under(relative, place):
+            return source_escape_cure(place)
+    return UNPLACED_ESCAPE_CURE
+
+
+def _under(relative: str, place: str) -> bool:
+    return relative == place or relative.startswith(f"{place}/")
+
+
 def path_escape_refusal(relative: str) -> str:
     """PATH_ESCAPE_REFUSAL with the cure for what escaped, chosen from the escaping path's project-relative place.
 
     Only Theurian's own fixed words are shown: never `relative` itself, which may hold a record path a file named.
     """
-    if relative == ".theurian":
-        cure = THEURIAN_DIR_ESCAPE_CURE
-    elif relative == ".theurian/review" or relative.startswith(".theurian/review/"):
-        cure = REVIEW_SOURCE_ESCAPE_CURE
-    else:
-        cure = STATE_ESCAPE_CURE
-    return f"{PATH_ESCAPE_REFUSAL} {cure}"
+    return f"{PATH_ESCAPE_REFUSAL} {escape_cure(relative)}"
 
 
 class ToolRefusal(Exception):

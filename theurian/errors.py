@@ -54,12 +54,14 @@ class PathEscapeError(TheurianError):
     """A path resolves outside the root it must stay under.
 
     `relative` is the offending path relative to the root it escaped, as the program named it (never the
-    resolved target, which may be anywhere on the machine).
+    resolved target, which may be anywhere on the machine). `cured`: the message already says how to mend it;
+    otherwise whoever shows it adds the cure for `relative` (`serve.refusal.escape_cure`).
     """
 
-    def __init__(self, message: str, *, relative: str) -> None:
+    def __init__(self, message: str, *, relative: str, cured: bool = False) -> None:
         super().__init__(message)
         self.relative = relative
+        self.cured = cured
 
 
 class AlreadyInPlaceError(TheurianError):

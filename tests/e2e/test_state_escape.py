@@ -1,5 +1,5 @@
 """SEC-7 end to end: `.theurian/state` linked outside the project root refuses every project-scoped tool; so does
-`.theurian` itself, with the cure for the link that escapes."""
+`.theurian` itself, with the cure for the link that escapes; and every CLI command names what escapes, with its cure."""
 
 import shutil
 from pathlib import Path
@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 import schemas
-from serve.refusal import PATH_ESCAPE_REFUSAL, REVIEW_SOURCE_ESCAPE_CURE, STATE_ESCAPE_CURE, THEURIAN_DIR_ESCAPE_CURE
+from serve.refusal import (
+    PATH_ESCAPE_REFUSAL,
+    REVIEW_SOURCE_ESCAPE_CURE,
+    STATE_ESCAPE_CURE,
+    THEURIAN_DIR_ESCAPE_CURE,
+    source_escape_cure,
+)
 from serve.tools import registered_tools
 from tests.projection.review_records import copy_fixture_lake
 from tests.support.daemon import RunningDaemon
@@ -106,3 +112,29 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     assert result.returncode == 1
     assert result.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE}"
     assert store.read_bytes() == before  # the old store kept
+
+
+@pytest.mark.parametrize("command, linked, cure", [
+    (("migrate", "apply"), ".theurian/state", STATE_ESCAPE_CURE),
+    (("migrate", "status"), ".theurian/state", STATE_ESCAPE_CURE),
+    (("index", "build"), ".theurian/state", STATE_ESCAPE_CURE),
+    (("review", "status"), ".theurian/review", REVIEW_SOURCE_ESCAPE_CURE),
+    (("migrate", "apply"), ".theurian/migrations", source_escape_cure(".theurian/migrations")),
+    (("review", "status"), ".theurian/config.toml", source_escape_cure(".theurian/config.toml")),
+    (("migrate", "apply"), ".theurian", THEURIAN_DIR_ESCAPE_CURE),
+])
+def test_every_command_names_what_escapes_with_the_cure_for_that_place(
+    installation: Installation, tmp_path: Path, command: tuple[str, ...], linked: str, cure: str
+) -> None:
+    """Not only the build commands: an escape any command meets says how to mend it, on one line."""
+    root = installation.new_project(tmp_path / "p")
+    place = root / linked
+    outside = tmp_path / "outside"
+    if place.exists():
+        shutil.move(place, outside)
+    else:
+        outside.mkdir()
+    place.symlink_to(outside, target_is_directory=outside.is_dir())
+    result = installation.cli(*command, "--project", str(root))
+    assert result.returncode == 1
+    assert result.stderr.strip() == f"theurian: {linked} resolves outside the root it must stay under. {cure}"

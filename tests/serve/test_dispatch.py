@@ -14,7 +14,10 @@ from serve.refusal import (
     PATH_ESCAPE_REFUSAL,
     REVIEW_SOURCE_ESCAPE_CURE,
     STATE_ESCAPE_CURE,
+    THEURIAN_DIR_ESCAPE_CURE,
+    UNPLACED_ESCAPE_CURE,
     ToolRefusal,
+    source_escape_cure,
 )
 from serve.tooling import Call, ServeSettings, Tool
 from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
@@ -131,6 +134,12 @@ def test_the_shared_context_fields_never_reach_a_handler(installation: Installat
     (".theurian/state/review-store.duckdb", STATE_ESCAPE_CURE),
     (".theurian/review", REVIEW_SOURCE_ESCAPE_CURE),
     (".theurian/review/sha256-ab/review-thread/PRRT_planted.json", REVIEW_SOURCE_ESCAPE_CURE),
+    (".theurian", THEURIAN_DIR_ESCAPE_CURE),
+    (".theurian/migrations", source_escape_cure(".theurian/migrations")),
+    (".theurian/knowledge/planted.md", source_escape_cure(".theurian/knowledge")),
+    (".theurian/config.toml", source_escape_cure(".theurian/config.toml")),
+    (".theurian/statefile-planted", UNPLACED_ESCAPE_CURE),  # a prefix of a known place is not that place
+    ("knowledge/planted.md", UNPLACED_ESCAPE_CURE),  # relative to a proposal folder, not to the project
 ])
 def test_an_escape_raised_inside_a_tool_gets_the_cure_for_what_escaped_and_never_names_the_path(
     relative: str, cure: str

@@ -25,5 +25,5 @@ def build(
         summary = build_findings_store(root)
     except PathEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, this can.
-        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative) from exc
+        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative, cured=True) from exc
     typer.echo(summary.describe())

@@ -20,7 +20,7 @@ from theurian.cli import (
     review_commands,
     serve_command,
 )
-from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, TheurianError
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, PathEscapeError, TheurianError
 
 app = typer.Typer(
     name="theurian",
@@ -68,11 +68,23 @@ def _breaks_the_line(character: str) -> bool:
     return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029")
 
 
+def _with_cure(exc: PathEscapeError) -> str:
+    """An escape as the CLI shows it: what escaped, named, and the cure the daemon gives for the same place."""
+    if exc.cured:
+        return exc.message
+    from serve.refusal import escape_cure  # only on this path: the CLI's start does not pay for the serve package
+
+    return f"{exc.message}. {escape_cure(exc.relative)}"
+
+
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
     try:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
+    except PathEscapeError as exc:
+        typer.echo(f"theurian: {_one_line(_with_cure(exc))}", err=True)
+        sys.exit(exc.exit_code)
     except TheurianError as exc:
         typer.echo(f"theurian: {_one_line(exc.message)}", err=True)
         sys.exit(exc.exit_code)

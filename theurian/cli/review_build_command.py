@@ -36,8 +36,8 @@ def build(project: ProjectOption = None, jobs: JobsOption = None) -> None:
         summary = build_review_store(root, processes=jobs)
     except ReviewStoreEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
-        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative) from exc
+        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     except PathEscapeError as exc:
         # The cure for what escaped: a lake that escapes is source, which removing `.theurian/state` cannot mend.
-        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative) from exc
+        raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative, cured=True) from exc
     typer.echo(summary.describe())
