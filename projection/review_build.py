@@ -199,7 +199,8 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
             # collector paused, only a collection of the youngest generation frees them.
             gc.collect(0)
         else:
-            rows.append(project(found.record_path, found.record, seen.get(found.record_path)))
+            assert found.content_sha256 is not None  # read_entry hashes every record it returns
+            rows.append(project(found.record_path, found.record, seen.get(found.record_path), found.content_sha256))
     return rows, skipped
 
 

@@ -24,6 +24,7 @@ from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,
     REPOSITORY_FOLDER_PATTERN,
+    content_hash,
     key_from_file_name,
     repository_folder,
 )
@@ -45,6 +46,7 @@ class LakeFile:
     record_path: str  # relative to .theurian/review/
     record: dict[str, Any] | None
     error: str | None
+    content_sha256: str | None = None  # `sha256:<hex>` of the bytes read, for a valid record
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,7 @@ def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
     same_place = _folder_of(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")
-    return LakeFile(relative, record, None)
+    return LakeFile(relative, record, None, content_hash(data))
 
 
 def _read_unlinked(path: str, is_file: bool) -> bytes:

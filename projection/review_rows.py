@@ -62,8 +62,8 @@ def fold(text: str) -> str:
     return text.lower() if text.isascii() else ascii_fold(text)
 
 
-def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) -> Projected:
-    """The rows of one validated record found at `record_path`."""
+def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, content_sha256: str) -> Projected:
+    """The rows of one validated record found at `record_path`, whose file's bytes hash to `content_sha256`."""
     kind = record["kind"]
     texts = _texts(kind, record)
     author = _author(kind, record)
@@ -86,6 +86,7 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None) 
         "last_seen_run_id": seen.run_id if seen else None,
         "last_seen_at": seen.at if seen else None,
         "lead_position": lead,
+        "content_sha256": content_sha256,
     }
     sort_key = (record["repository"], pull_request, _KIND_ORDER[kind], record_path)
     words: set[str] = set()

@@ -40,7 +40,7 @@ STORE_NAME: Final = "review-store.duckdb"
 WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
-REVIEW_SCHEMA_VERSION: Final = 3  # 3: no stored `folded` (q folds the body as it reads); bodies compressed with zstd
+REVIEW_SCHEMA_VERSION: Final = 4  # 3: no stored `folded`, bodies zstd; 4: each record file's content hash
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -51,9 +51,11 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 
 # `ordinal` is each record's place in the total order (repository, pull request, kind, record path), computed
 # at build so that no key of the served order is computed from a query. `lead_position` names the first text
-# channel holding any text: the excerpt when no `q` chose one. `word_blocks` is the candidate index `q` narrows
-# with: for each block of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its
-# folded texts, NUL-joined (docs/review-search.md, "The word-block index").
+# channel holding any text: the excerpt when no `q` chose one. `content_sha256` is `sha256:<hex>` of the record
+# file's bytes as the build read them: a later reader of that file can tell it is still the file the store was
+# built from (`knowledge.stored_thread`). `word_blocks` is the candidate index `q` narrows with: for each block
+# of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its folded texts,
+# NUL-joined (docs/review-search.md, "The word-block index").
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -70,7 +72,8 @@ CREATE TABLE records (
     author_login VARCHAR,
     last_seen_run_id VARCHAR,
     last_seen_at VARCHAR,
-    lead_position INTEGER
+    lead_position INTEGER,
+    content_sha256 VARCHAR NOT NULL
 );
 CREATE TABLE texts (
     ordinal BIGINT NOT NULL,
@@ -95,7 +98,7 @@ CREATE TABLE build_stamp (
 RECORD_COLUMNS: Final = (
     "ordinal", "record_path", "record_key", "kind", "provider", "repository", "pull_request",
     "thread_state", "file_path", "source_uri", "author_id", "author_login", "last_seen_run_id",
-    "last_seen_at", "lead_position",
+    "last_seen_at", "lead_position", "content_sha256",
 )
 TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body")
 # The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly): what `q` is matched against, computed

@@ -28,8 +28,10 @@ from tests.knowledge.proposal_support import (
     Shop,
     candidate_arguments,
     candidate_thread,
+    commit_touching,
     drafted,
     evidence_of,
+    git,
     merged_pull,
     new_shop,
     proposals,
@@ -129,6 +131,36 @@ def test_an_absent_fix_commit_and_one_that_touched_other_files_are_one_refusal(t
     assert proposals(shop.root) == []
 
 
+def test_a_merge_touches_only_what_it_brought_into_its_first_parent(tmp_path: Path) -> None:
+    """Merging an unrelated branch changes nothing the main line had not already got; merging the fix's branch
+    brings the fix in."""
+    shop = new_shop(tmp_path / "shop")
+    main = git(shop.root, "rev-parse", "--abbrev-ref", "HEAD")
+    git(shop.root, "checkout", "-q", "-b", "unrelated")
+    commit_touching(shop.root, "docs/unrelated.md", message="unrelated work")
+    git(shop.root, "checkout", "-q", "-b", "fix-branch", main)
+    commit_touching(shop.root, THREAD_PATH, message="the fix, on its branch")
+    git(shop.root, "checkout", "-q", main)
+    commit_touching(shop.root, THREAD_PATH, message="the main line changes the thread's file meanwhile")
+    git(shop.root, "merge", "-q", "--no-ff", "unrelated", "-m", "merge unrelated work")
+    unrelated_merge = git(shop.root, "rev-parse", "HEAD")
+    refused_text = refused(TOOL, candidate_arguments(shop, fixCommit=unrelated_merge))
+    assert refused_text.startswith("FIX_COMMIT_NOT_VERIFIED:")
+    git(shop.root, "merge", "-q", "--no-ff", "-X", "theirs", "fix-branch", "-m", "merge the fix")
+    fix_merge = git(shop.root, "rev-parse", "HEAD")
+    payload = drafted(TOOL, candidate_arguments(shop, fixCommit=fix_merge))
+    assert THREAD_PATH in evidence_of(shop.root, payload)["fixCommit"]["changedFiles"]
+
+
+def test_an_annotated_tag_is_not_a_commit_even_though_it_names_one(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    git(shop.root, "tag", "-a", "-m", "the fix", "fixed", shop.fix_commit)
+    tag_object = git(shop.root, "rev-parse", "fixed")
+    assert tag_object != shop.fix_commit
+    assert refused(TOOL, candidate_arguments(shop, fixCommit=tag_object)).startswith("FIX_COMMIT_NOT_VERIFIED:")
+    assert proposals(shop.root) == []
+
+
 def test_a_short_sha_is_refused_before_git_is_asked(tmp_path: Path) -> None:
     shop = new_shop(tmp_path / "shop")
     text = refused(TOOL, candidate_arguments(shop, fixCommit=shop.fix_commit[:12]))
@@ -185,6 +217,45 @@ def test_a_thread_file_edited_since_the_build_is_not_believed_and_drafts_nothing
     path.write_bytes(canonical_bytes({**orjson.loads(path.read_bytes()), "state": "resolved"}))
     assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
     assert proposals(shop.root) == []
+
+
+def _pull_file(shop: Shop) -> Path:
+    [path] = (shop.root / ".theurian" / "review").glob("*/pull-request/*.json")
+    return path
+
+
+@pytest.mark.parametrize("pulls, edit", [
+    # Neither field is a store column, yet each decides a gate signal: the file's hash is what the store vouches for.
+    ([merged_pull(rollup=None)], {"statusCheckRollupState": "SUCCESS"}),
+    ([merged_pull(merged=False)], {"merged": True, "state": "MERGED"}),
+])
+def test_a_pull_request_file_edited_since_the_build_is_not_believed_and_drafts_nothing(
+        tmp_path: Path, pulls: list[dict[str, Any]], edit: dict[str, Any]) -> None:
+    shop = new_shop(tmp_path / "shop", pulls=pulls)
+    path = _pull_file(shop)
+    path.write_bytes(canonical_bytes({**orjson.loads(path.read_bytes()), **edit}))
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    assert proposals(shop.root) == []
+
+
+def test_a_thread_field_the_store_has_no_column_for_is_not_believed_once_edited(tmp_path: Path) -> None:
+    """The anchor's lines come from the file alone: an edit there would put other lines in the proposal."""
+    shop = new_shop(tmp_path / "shop")
+    path = _thread_file(shop)
+    path.write_bytes(canonical_bytes({**orjson.loads(path.read_bytes()), "originalLine": 999}))
+    assert refused(TOOL, candidate_arguments(shop)) == CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+    assert proposals(shop.root) == []
+
+
+def test_a_record_file_rewritten_with_the_same_bytes_is_still_believed(tmp_path: Path) -> None:
+    """What is compared is the content, not the file's identity: an ingest that rewrites a record unchanged (or a
+    checkout) leaves the candidate drafting."""
+    shop = new_shop(tmp_path / "shop")
+    for path in (_thread_file(shop), _pull_file(shop)):
+        data = path.read_bytes()
+        path.unlink()
+        path.write_bytes(data)
+    drafted(TOOL, candidate_arguments(shop))
 
 
 def test_a_fifo_at_the_thread_path_is_refused_never_waited_on(tmp_path: Path) -> None:

@@ -48,7 +48,8 @@ def test_the_sql_fold_folds_exactly_the_26_ascii_letters_as_the_python_fold_does
 
 def test_a_rendered_row_is_the_row_line_of_the_same_row_byte_for_byte() -> None:
     record = thread("Acme/Alpha", 7, "PRRT_x", bodies=("Ünïcode \u2028 and \"quotes\"", "TWO"))
-    projected = project("sha256-x/review-thread/PRRT_x.0.json", record, LastSeen("01RUN", "2026-01-01T00:00:00Z"))
+    projected = project("sha256-x/review-thread/PRRT_x.0.json", record, LastSeen("01RUN", "2026-01-01T00:00:00Z"),
+                        "sha256:" + "0" * 64)
     line = ordinal_line(41, projected.record_tail)
     assert line.startswith(b'{"ordinal":41,"record_path":')
     values = orjson.loads(line)
