@@ -45,9 +45,16 @@ def verify_fix_commit(root: Path, sha: str, thread_path: str) -> FixCommit:
             "inside a git repository; run it on a clone of the repository the thread belongs to"
         )
     source = f"git: commit {sha} in the project's repository"
-    if _git(root, "cat-file", "-e", f"{sha}^{{commit}}").returncode != 0:
+    # The object itself must be a commit: `sha^{commit}` would peel an annotated tag to the commit it names, and
+    # the evidence would then call the tag's sha a commit.
+    kind = _git(root, "cat-file", "-t", sha)
+    if kind.returncode != 0 or kind.stdout.strip() != b"commit":
         return FixCommit(Signal(FIX_COMMIT_PRESENT, FAILED, source, "no such commit exists here"), ())
-    listed = _git(root, "diff-tree", "-z", "-r", "-m", "--root", "--no-commit-id", "--name-only", sha)
+    # A merge is compared with its first parent only: what it brought into the line it was merged into. Against
+    # every parent (`-m`), a merge of an unrelated branch would "change" each file the main line changed since the
+    # branch point.
+    listed = _git(root, "diff-tree", "-z", "-r", "--diff-merges=first-parent", "--root", "--no-commit-id",
+                  "--name-only", sha)
     if listed.returncode != 0:
         raise GitUnavailableError(f"git could not list the files commit {sha} changed")
     touched = tuple(sorted({name for name in listed.stdout.decode("utf-8", "replace").split("\0") if name}))
