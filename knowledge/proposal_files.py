@@ -132,17 +132,25 @@ def write_new(folder: Path, relative: str, data: bytes) -> Path:
     return path
 
 
-def move_new(source: Path, destination: Path) -> None:
-    """Move a file to a destination that must not exist (a hard link then an unlink: never a replace).
+def link_new(source: Path, destination: Path) -> None:
+    """Give `source` a second name, `destination`, which must not exist (a hard link: never a replace), and make
+    the new name durable. The source keeps its name: the caller removes it once every link is in place.
 
     Raises:
         FileExistsError: the destination exists.
     """
     destination.parent.mkdir(parents=True, exist_ok=True)
     os.link(source, destination)
-    source.unlink()
     fsync_directory(destination.parent)
-    fsync_directory(source.parent)
+
+
+def same_file(one: Path, other: Path) -> bool:
+    """Whether both names are links to one file (so an interrupted accept left this one), never following a link."""
+    try:
+        first, second = os.lstat(one), os.lstat(other)
+    except FileNotFoundError:
+        return False
+    return (first.st_dev, first.st_ino) == (second.st_dev, second.st_ino)
 
 
 def relative_to_root(root: Path, path: Path) -> str:

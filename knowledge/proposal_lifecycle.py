@@ -5,6 +5,12 @@ validating the migration again and checking every body against the hash the migr
 have been edited since they were drafted). Nothing is ever replaced: a destination that exists refuses the
 accept, and a proposal whose migration is already in place is reported as accepted (exit 4), naming it.
 `evidence.json` stays in the proposal directory as the record of why.
+
+A move is a hard link into place, the proposal's own name removed only once every link is made, the bodies
+first and the migration last: the migration's link is the moment of acceptance. An accept stopped before it (a
+Ctrl-C, a full disk) leaves the proposal pending with some bodies linked in, each the very file the proposal
+holds; accepting again finishes the job, and rejecting removes those links with the proposal. One stopped after
+it has accepted; accepting again only tidies the proposal's folder.
 """
 
 from __future__ import annotations
@@ -30,11 +36,15 @@ from knowledge.proposal_files import (
     EVIDENCE_NAME,
     PROPOSAL_ID,
     PROPOSALS_DIR,
+    FolderRedirectedError,
+    NotAFolderError,
     existing_folder,
-    move_new,
+    link_new,
     own_folder,
+    same_file,
 )
 from theurian.containment import resolve_inside
+from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError
 
 PENDING: Final = "pending"
@@ -75,7 +85,7 @@ def list_proposals(root: Path) -> list[ProposalSummary]:
 
 
 def accept_proposal(root: Path, proposal_id: str) -> Accepted:
-    """Move the proposal's migration and bodies into place.
+    """Move the proposal's migration and bodies into place, or finish an accept that was stopped part-way.
 
     Raises:
         AlreadyInPlaceError: the proposal was already accepted (exit 4), naming its migration.
@@ -95,20 +105,27 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
     _check_drafted_bytes(proposal_id, trail, source)
     moves = [(resolve_inside(folder, f"knowledge/{rel}"), resolve_inside(knowledge, rel))
              for rel in _checked_bodies(folder, proposal_id, source)]
-    for _, target in [*moves, (source, destination)]:
-        if target.exists():
+    everything = [*moves, (source, destination)]  # the migration last: it never lands without its bodies
+    for own, target in everything:
+        if target.exists() and not same_file(own, target):
             raise ProposalError(
                 f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
                 "already exists and is never replaced; nothing was moved"
             )
-    for body, target in moves:
-        move_new(body, target)
-    move_new(source, destination)  # last: a migration never lands without its bodies
+    for own, target in everything:
+        if not same_file(own, target):  # one an accept stopped part-way already linked is in place
+            link_new(own, target)
+    # Accepted: what follows only tidies the proposal's own names, the migration first, so a stop here leaves
+    # an accepted proposal (the bodies' second names are the same files, and harmless).
+    for own, _ in reversed(everything):
+        own.unlink(missing_ok=True)
+    fsync_directory(source.parent)
     return Accepted(f"{MIGRATIONS_DIR}/{file_name}", tuple(f"{KNOWLEDGE_DIR}/{_rel(folder, b)}" for b, _ in moves))
 
 
 def reject_proposal(root: Path, proposal_id: str) -> str:
-    """Remove a pending proposal's directory; returns it (project-relative).
+    """Remove a pending proposal's directory, and any body an accept stopped part-way had linked into
+    `.theurian/knowledge/` (only a link to the proposal's own file); returns the directory (project-relative).
 
     Raises:
         ProposalError: no such proposal, or it was accepted (its migration is under review or applied).
@@ -119,8 +136,27 @@ def reject_proposal(root: Path, proposal_id: str) -> str:
             f"proposal {proposal_id} was already accepted; remove its migration from {MIGRATIONS_DIR}/ before "
             "it is applied, or write a new migration that undoes it"
         )
+    for own, placed in _linked_bodies(root, folder):
+        if same_file(own, placed):
+            placed.unlink()
     shutil.rmtree(folder)
     return f"{PROPOSALS_DIR}/{proposal_id}"
+
+
+def _linked_bodies(root: Path, folder: Path) -> list[tuple[Path, Path]]:
+    """Each body file the proposal holds and the place under `.theurian/knowledge/` an accept links it to."""
+    own_bodies = folder / "knowledge"
+    if not own_bodies.is_dir() or own_bodies.is_symlink():
+        return []
+    try:
+        knowledge = own_folder(root, KNOWLEDGE_DIR)
+    except (FolderRedirectedError, NotAFolderError):
+        return []  # no accept could have linked anything through it: it refuses a redirected folder
+    pairs = []
+    for path in sorted(own_bodies.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            pairs.append((path, knowledge / path.relative_to(own_bodies)))
+    return pairs
 
 
 def _folder(root: Path, proposal_id: str) -> Path:
@@ -193,10 +229,12 @@ def _summary(root: Path, folder: Path) -> ProposalSummary:
     except ProposalError:
         return ProposalSummary(folder.name, DAMAGED, None, None, None)
     file_name = trail["migrationFile"]
-    if resolve_inside(folder, file_name).is_file():
+    own = resolve_inside(folder, file_name)
+    placed = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    if own.is_file() and not same_file(own, placed):
         status = PENDING
-    elif resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}").is_file():
-        status = ACCEPTED
+    elif placed.is_file():
+        status = ACCEPTED  # an accept stopped just after linking the migration in has accepted all the same
     else:
         status = DAMAGED
     return ProposalSummary(folder.name, status, file_name, trail.get("draftedBy"), trail.get("description"))

@@ -11,9 +11,17 @@ from typing import Any
 import pytest
 import yaml
 
+from knowledge import proposal_lifecycle
 from knowledge.apply import apply_migrations
 from knowledge.proposal_files import FolderRedirectedError
-from knowledge.proposal_lifecycle import ACCEPTED, PENDING, accept_proposal, list_proposals, reject_proposal
+from knowledge.proposal_lifecycle import (
+    ACCEPTED,
+    PENDING,
+    ProposalError,
+    accept_proposal,
+    list_proposals,
+    reject_proposal,
+)
 from knowledge.proposals import V1_DRAFT_KINDS
 from knowledge.reading import get_item
 from tests.knowledge.authoring import MigrationWriter
@@ -75,6 +83,85 @@ def test_a_change_to_an_absent_or_withheld_item_gets_one_answer(tmp_path: Path) 
     absent = refused(CHANGE, change_arguments("security.nothing", secret))
     assert withheld.replace("security.keys", "X") == absent.replace("security.nothing", "X")
     assert proposals(shop.root) == []
+
+
+def _accept_stopped_at_link(monkeypatch: pytest.MonkeyPatch, shop_root: Path, proposal_id: str, stop_at: int) -> None:
+    """Accept, with the `stop_at`-th link raising KeyboardInterrupt as a Ctrl-C (or a full disk) would there."""
+    real_link = proposal_lifecycle.link_new
+    made: list[Path] = []
+
+    def link(source: Path, destination: Path) -> None:
+        if len(made) == stop_at:
+            raise KeyboardInterrupt
+        real_link(source, destination)
+        made.append(destination)
+
+    monkeypatch.setattr(proposal_lifecycle, "link_new", link)
+    with pytest.raises(KeyboardInterrupt):
+        accept_proposal(shop_root, proposal_id)
+    monkeypatch.setattr(proposal_lifecycle, "link_new", real_link)
+
+
+def test_an_accept_stopped_after_the_body_and_before_the_migration_is_pending_and_accepting_again_finishes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id, title="Lock order, revised"))
+    _accept_stopped_at_link(monkeypatch, shop.root, payload["proposalId"], stop_at=1)
+    assert (shop.root / payload["bodyDestination"]).is_file()  # the body was linked in, the migration was not
+    assert [s.status for s in list_proposals(shop.root)] == [PENDING]
+    accepted = accept_proposal(shop.root, payload["proposalId"])
+    assert accepted.bodies == (payload["bodyDestination"],)
+    assert [s.status for s in list_proposals(shop.root)] == [ACCEPTED]
+    apply_migrations(shop.root)
+    item = get_item(Project(PROJECT_ID, shop.root), "internal", shop.item_id, shop.item_id)
+    assert (item["revisionId"], item["title"]) == (payload["revisionId"], "Lock order, revised")
+
+
+def test_rejecting_an_accept_stopped_before_the_migration_takes_its_body_back_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    _accept_stopped_at_link(monkeypatch, shop.root, payload["proposalId"], stop_at=1)
+    before = sorted((shop.root / ".theurian/knowledge").rglob("*"))
+    reject_proposal(shop.root, payload["proposalId"])
+    assert proposals(shop.root) == []
+    after = sorted((shop.root / ".theurian/knowledge").rglob("*"))
+    assert [path for path in before if path not in after] == [shop.root / payload["bodyDestination"]]
+
+
+def test_a_body_someone_else_put_at_the_destination_is_never_replaced_nor_removed(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    theirs = shop.root / payload["bodyDestination"]
+    theirs.parent.mkdir(parents=True, exist_ok=True)
+    theirs.write_text("someone else's body\n", encoding="utf-8")
+    with pytest.raises(ProposalError, match="already exists and is never replaced; nothing was moved"):
+        accept_proposal(shop.root, payload["proposalId"])
+    reject_proposal(shop.root, payload["proposalId"])
+    assert theirs.read_text(encoding="utf-8") == "someone else's body\n"
+
+
+def test_an_accept_stopped_after_the_migration_landed_has_accepted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    real_unlink = Path.unlink
+
+    def unlink(path: Path, missing_ok: bool = False) -> None:
+        if path.name == payload["migrationFile"]:
+            raise KeyboardInterrupt  # stopped after every link, before the proposal's own names were removed
+        real_unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(KeyboardInterrupt):
+        accept_proposal(shop.root, payload["proposalId"])
+    monkeypatch.setattr(Path, "unlink", real_unlink)
+    assert [s.status for s in list_proposals(shop.root)] == [ACCEPTED]
+    with pytest.raises(ProposalError, match="was already accepted"):
+        reject_proposal(shop.root, payload["proposalId"])
+    accept_proposal(shop.root, payload["proposalId"])  # tidies the proposal's folder, moves nothing
+    assert not (shop.root / payload["proposalDirectory"] / payload["migrationFile"]).exists()
+    apply_migrations(shop.root)
 
 
 def test_a_rejected_proposal_is_removed(tmp_path: Path) -> None:
