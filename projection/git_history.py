@@ -71,9 +71,15 @@ def read_commits(root: Path) -> Iterator[Commit]:
 
 
 def _has_head(root: Path) -> bool:
+    """Whether HEAD names a commit: False only for an unborn HEAD (a repository with no commits yet).
+
+    HEAD itself is asked, not `HEAD^{commit}`: a HEAD naming an object the repository lacks (a damaged or
+    partial clone) resolves here and then fails the log, loudly, rather than reading as an empty history that
+    would replace a store of findings with none.
+    """
     _git(root, "rev-parse", "--git-dir")  # raises when root is not inside a repository at all
     try:
-        _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
     except GitHistoryError:
         return False
     return True

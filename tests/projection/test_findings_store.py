@@ -138,6 +138,19 @@ def test_a_repository_without_commits_builds_an_empty_store(tmp_path: Path) -> N
     assert read_findings(root, FindingFilter(), 10) == []
 
 
+def test_a_head_naming_a_missing_commit_is_an_error_and_keeps_the_store_it_had(tmp_path: Path) -> None:
+    """Damage is not an empty history: reading it as one would replace the findings with none."""
+    root = tmp_path / "repo"
+    write_history(root, STANDARD_HISTORY)
+    build_findings_store(root)
+    before = _all(root)
+    branch = (root / ".git/HEAD").read_text(encoding="utf-8").removeprefix("ref: ").strip()
+    (root / ".git" / branch).write_text("1" * 40 + "\n", encoding="utf-8")
+    with pytest.raises(GitHistoryError, match="cannot read the git history"):
+        build_findings_store(root)
+    assert _all(root) == before and before
+
+
 def test_a_folder_that_is_not_a_git_repository_is_an_error_and_builds_nothing(tmp_path: Path) -> None:
     with pytest.raises(GitHistoryError, match="cannot read the git history"):
         build_findings_store(tmp_path)
