@@ -109,3 +109,17 @@ def test_an_error_naming_a_path_with_a_line_break_or_an_escape_is_still_one_plai
     result = installation.cli("review", "status", "--project", str(odd))
     assert result.returncode == 1
     assert len(result.stderr.splitlines()) == 1 and shown in result.stderr and "\x1b" not in result.stderr
+
+
+@pytest.mark.parametrize("arguments", [
+    ("propose", "candidate", "--repository", "Acme/\udcffidgets", "--record-key", "PRRT_x"),
+    ("review", "allow", "acme/w\udcff"),
+    ("propose", "list", "--project", "/tmp/not-utf8-\udcff"),
+], ids=["a value", "a repository", "a path"])
+def test_an_argument_that_is_not_utf8_is_a_usage_error_naming_it(installation: Installation,
+                                                                 arguments: tuple[str, ...]) -> None:
+    """Before: an internal-fault line (orjson refused the value) or a cure for a store that was never at fault."""
+    result = installation.cli(*arguments)
+    assert result.returncode == 2
+    shown = next(a for a in arguments if "\udcff" in a).replace("\udcff", "\\xff")
+    assert result.stderr == f"theurian: the argument {shown} is not UTF-8 text; every argument must be\n"

@@ -20,7 +20,7 @@ from theurian.cli import (
     review_commands,
     serve_command,
 )
-from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, PathEscapeError, TheurianError
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 
 app = typer.Typer(
     name="theurian",
@@ -77,8 +77,25 @@ def _with_cure(exc: PathEscapeError) -> str:
     return f"{exc.message}. {escape_cure(exc.relative)}"
 
 
+def _not_utf8(arguments: list[str]) -> str | None:
+    """The first argument that is not UTF-8 text, as Python decoded it from the command line's bytes (each byte
+    that is not UTF-8 kept as a lone surrogate), shown escaped; None when every one is text."""
+    for argument in arguments:
+        try:
+            argument.encode("utf-8")
+        except UnicodeEncodeError:
+            return repr(argument.encode("utf-8", "surrogateescape"))[2:-1]
+    return None
+
+
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
+    # Every value Theurian stores or sends is UTF-8 text (TOML, JSON, DuckDB, SQLite), so a value that is not
+    # would fail wherever it first reached one, as an internal fault or with another problem's cure.
+    undecodable = _not_utf8(sys.argv[1:])
+    if undecodable is not None:
+        typer.echo(f"theurian: the argument {undecodable} is not UTF-8 text; every argument must be", err=True)
+        sys.exit(EXIT_USAGE)
     try:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
