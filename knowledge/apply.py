@@ -161,23 +161,8 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
     key = default_project_id(root) or "project"
     try:
         connection = create_database(path, key)
-        connection.row_factory = sqlite3.Row
         with contextlib.closing(connection):
-            for position, migration in enumerate(migrations):
-                Replay(connection, key, migration).run()
-                connection.execute(
-                    "INSERT INTO migration_history VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        key,
-                        position,
-                        migration.migration_id,
-                        migration.file_name,
-                        migration.checksum,
-                        migration.created_at,
-                        migration.author,
-                    ),
-                )
-            _require_revisions(connection, key, migrations)
+            _replay(connection, key, migrations)
             connection.execute(
                 "INSERT INTO project_integrity VALUES (?, ?)", (key, surfaceable_count(connection, key))
             )
@@ -191,6 +176,43 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
     write_pointer(root, pointer)
     sweep(folder, STATE_FILE, "knowledge-state-", (name, _pointed_at(root)))
     return pointer
+
+
+def _replay(connection: sqlite3.Connection, key: str, migrations: list[Migration]) -> None:
+    """Every migration into the new database `connection`, in order, each recorded in its history.
+
+    Raises:
+        MigrationInvalidError: an operation cannot apply (naming the file and the operation), or an item is left
+            without a revision.
+    """
+    connection.row_factory = sqlite3.Row
+    for position, migration in enumerate(migrations):
+        Replay(connection, key, migration).run()
+        connection.execute(
+            "INSERT INTO migration_history VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (key, position, migration.migration_id, migration.file_name, migration.checksum, migration.created_at,
+             migration.author),
+        )
+    _require_revisions(connection, key, migrations)
+
+
+def rehearse_with(root: Path, candidate: Migration) -> None:
+    """Whether the project's migrations and `candidate`, in apply order, would apply: replayed into a database
+    in memory, so nothing on disk changes. What `propose accept` asks before a migration lands where every
+    `migrate apply` would meet it.
+
+    Raises:
+        MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
+    """
+    # Under its own name the candidate is already there only when an accept stopped just after linking it in.
+    others = [load_migration(root, name) for name in migration_files(root) if name != candidate.file_name]
+    migrations = sorted([*others, candidate], key=lambda migration: migration.file_name)
+    _check_ids(migrations)
+    _check_order(migrations)
+    key = default_project_id(root) or "project"
+    connection = create_database(Path(":memory:"), key)
+    with contextlib.closing(connection):
+        _replay(connection, key, migrations)
 
 
 def _pointed_at(root: Path) -> str | None:

@@ -72,7 +72,17 @@ def load_migration(root: Path, file_name: str) -> Migration:
     Raises:
         MigrationInvalidError: naming the file, the operation index (when one is at fault) and the problem.
     """
-    path = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    return read_migration(resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}"), file_name,
+                          resolve_inside(root, KNOWLEDGE_DIR))
+
+
+def read_migration(path: Path, file_name: str, knowledge: Path) -> Migration:
+    """Read and validate the migration at `path`, named `file_name`, its bodies read from under the folder
+    `knowledge` (the project's own, or a proposal's before it is accepted).
+
+    Raises:
+        MigrationInvalidError: as `load_migration`.
+    """
     data = path.read_bytes()
     document = read_yaml(file_name, data)
     validate_document(file_name, document)
@@ -85,7 +95,7 @@ def load_migration(root: Path, file_name: str) -> Migration:
             f"the file name starts with {match.group('id')} but the document's id is {document['id']}",
         )
     bodies = {
-        op["contentFile"]: _body(root, file_name, index, op)
+        op["contentFile"]: _body(knowledge, file_name, index, op)
         for index, op in enumerate(document["operations"])
         if op["op"] == "upsertRevision"
     }
@@ -160,12 +170,12 @@ def _check_semantics(operation: dict[str, Any], file_name: str, index: int) -> N
             raise MigrationInvalidError(file_name, index, "a source anchor's lineEnd is before its lineStart")
 
 
-def _body(root: Path, file_name: str, index: int, operation: dict[str, Any]) -> tuple[str, str]:
+def _body(knowledge: Path, file_name: str, index: int, operation: dict[str, Any]) -> tuple[str, str]:
     relative = operation["contentFile"].removeprefix(CONTENT_PREFIX)
     try:
         # Contained by the knowledge folder itself, not the project: a symlink under it to anywhere else in
         # the project (a secret, a source tree) would otherwise become a body and be served as knowledge.
-        path = resolve_inside(resolve_inside(root, KNOWLEDGE_DIR), relative)
+        path = resolve_inside(knowledge, relative)
     except PathEscapeError as exc:
         raise MigrationInvalidError(
             file_name, index, "`contentFile` does not stay under .theurian/knowledge/"

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import orjson
 
+from knowledge.apply import rehearse_with
 from knowledge.errors import KnowledgeError
 from knowledge.migration_yaml import read_yaml
 from knowledge.migrations import (
@@ -29,6 +30,7 @@ from knowledge.migrations import (
     FILE_NAME,
     KNOWLEDGE_DIR,
     MIGRATIONS_DIR,
+    read_migration,
     sha256_checksum,
     validate_document,
 )
@@ -112,6 +114,7 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
                 f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
                 "already exists and is never replaced; nothing was moved"
             )
+    _rehearse(root, proposal_id, folder, source)
     for own, target in everything:
         if not same_file(own, target):  # one an accept stopped part-way already linked is in place
             link_new(own, target)
@@ -121,6 +124,18 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
         own.unlink(missing_ok=True)
     fsync_directory(source.parent)
     return Accepted(f"{MIGRATIONS_DIR}/{file_name}", tuple(f"{KNOWLEDGE_DIR}/{_rel(folder, b)}" for b, _ in moves))
+
+
+def _rehearse(root: Path, proposal_id: str, folder: Path, source: Path) -> None:
+    """Refuse a migration `migrate apply` would refuse once it landed (an item that already exists in any status,
+    another accepted proposal's item, a relation to nothing): landed, it would stop every later apply."""
+    try:
+        rehearse_with(root, read_migration(source, source.name, resolve_inside(folder, "knowledge")))
+    except KnowledgeError as exc:
+        raise ProposalError(
+            f"proposal {proposal_id} was not accepted: `theurian migrate apply` would refuse the migrations with it "
+            f"({exc.message}); nothing was moved. Reject it, or mend what is named, and accept again."
+        ) from exc
 
 
 def reject_proposal(root: Path, proposal_id: str) -> str:

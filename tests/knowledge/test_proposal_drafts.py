@@ -25,11 +25,20 @@ from knowledge.proposal_lifecycle import (
 from knowledge.proposals import V1_DRAFT_KINDS
 from knowledge.reading import get_item
 from tests.knowledge.authoring import MigrationWriter
-from tests.knowledge.proposal_support import PROJECT_ID, call, drafted, new_shop, proposals, refused
+from tests.knowledge.proposal_support import (
+    PROJECT_ID,
+    call,
+    candidate_arguments,
+    drafted,
+    new_shop,
+    proposals,
+    refused,
+)
 from theurian.errors import AlreadyInPlaceError
 from theurian.project import Project
 
 CHANGE = "knowledge.proposeChange"
+CANDIDATE = "review.generateKnowledgeCandidate"
 DRAFT = "knowledge.generateMigrationDraft"
 FOUR_OTHERS = ("createItem", "upsertRevision", "changeSensitivity", "restoreItem")
 
@@ -162,6 +171,20 @@ def test_an_accept_stopped_after_the_migration_landed_has_accepted(
     accept_proposal(shop.root, payload["proposalId"])  # tidies the proposal's folder, moves nothing
     assert not (shop.root / payload["proposalDirectory"] / payload["migrationFile"]).exists()
     apply_migrations(shop.root)
+
+
+def test_accept_refuses_a_migration_apply_would_refuse_once_it_landed_and_moves_nothing(tmp_path: Path) -> None:
+    """Two candidates for one new item: each drafts (neither exists yet), the first is accepted, and the second,
+    landed, would stop every later `migrate apply` on "already exists"."""
+    shop = new_shop(tmp_path / "shop")
+    first = drafted(CANDIDATE, candidate_arguments(shop))
+    second = drafted(CANDIDATE, candidate_arguments(shop))
+    accept_proposal(shop.root, first["proposalId"])
+    with pytest.raises(ProposalError, match=r"`theurian migrate apply` would refuse .* already exists"):
+        accept_proposal(shop.root, second["proposalId"])
+    assert [s.status for s in list_proposals(shop.root)] == [ACCEPTED, PENDING]
+    assert not (shop.root / second["bodyDestination"]).exists()
+    apply_migrations(shop.root)  # the project's migrations still apply
 
 
 def test_a_rejected_proposal_is_removed(tmp_path: Path) -> None:
