@@ -24,7 +24,16 @@ from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.builds import build_lock, sweep
 from knowledge.errors import MigrationChecksumMismatchError, MigrationInvalidError, StateUnreadableError
 from knowledge.integrity import damage_detected, surfaceable_count
-from knowledge.migrations import MIGRATIONS_DIR, Migration, load_migration, migration_files, sha256_checksum
+from knowledge.migrations import (
+    MAX_MIGRATION_BYTES,
+    MIGRATIONS_DIR,
+    Migration,
+    SourceUnreadable,
+    load_migration,
+    migration_files,
+    read_source,
+    sha256_checksum,
+)
 from knowledge.operations import Replay
 from knowledge.state import (
     STATE_FILE,
@@ -244,4 +253,7 @@ def _require_revisions(connection: sqlite3.Connection, key: str, migrations: lis
 
 
 def _checksum(root: Path, file_name: str) -> str:
-    return sha256_checksum(resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}").read_bytes())
+    try:
+        return sha256_checksum(read_source(resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}"), MAX_MIGRATION_BYTES))
+    except SourceUnreadable as exc:
+        raise MigrationInvalidError(file_name, None, f"the file is {exc.reason}") from exc

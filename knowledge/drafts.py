@@ -107,7 +107,10 @@ def generate_migration_draft(facade: DraftFacade, *, author: str, description: s
                 "knowledge.proposeChange (or review.generateKnowledgeCandidate); changeSensitivity and restoreItem "
                 "are an operator's, written by hand. Nothing was drafted."
             )
-    anchors = [dict(op["anchor"]) for op in operations if op.get("op") == "addEvidence" and "anchor" in op]
+    # Only an anchor that is an object is copied into the evidence: anything else is the validator's to refuse,
+    # naming the operation, when the draft is checked before it is written.
+    anchors = [dict(op["anchor"]) for op in operations
+               if op.get("op") == "addEvidence" and isinstance(op.get("anchor"), Mapping)]
     return facade.draft_operations(OperationsDraft(
         slug=slug(description),
         author=author,

@@ -20,9 +20,17 @@ from typing import Final
 import orjson
 from ulid import ULID
 
+from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.integrity import SURFACEABLE_SQL
-from knowledge.state import open_read_only, project_key, require_pointer, state_folder
+from knowledge.state import (
+    is_regular_file,
+    open_read_only,
+    project_key,
+    read_small_file,
+    require_pointer,
+    state_folder,
+)
 from knowledge.vocabulary import disclosable
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
@@ -112,7 +120,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
 def read_index_pointer(root: Path) -> IndexPointer | None:
     """The published index, or None when none was built or the pointer is not one this build wrote."""
     try:
-        document = orjson.loads(resolve_inside(root, f"{STATE_DIR}/{INDEX_POINTER_NAME}").read_bytes())
+        document = orjson.loads(read_small_file(resolve_inside(root, f"{STATE_DIR}/{INDEX_POINTER_NAME}")))
         pointer = IndexPointer(
             str(document["buildId"]),
             str(document["stateHash"]),
@@ -123,7 +131,7 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
             return None
     except FileNotFoundError:
         return None
-    except (orjson.JSONDecodeError, KeyError, TypeError):
+    except (NotRegularFile, OSError, orjson.JSONDecodeError, KeyError, TypeError):
         return None
     return pointer
 
@@ -131,6 +139,8 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
 def open_index(root: Path, pointer: IndexPointer) -> sqlite3.Connection | None:
     """The index database, read-only, or None when it cannot be read."""
     path = resolve_inside(root, f"{STATE_DIR}/{pointer.index_file}")
+    if not is_regular_file(path):
+        return None
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
         connection.execute("SELECT count(*) FROM docs").fetchone()

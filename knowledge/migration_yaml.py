@@ -6,6 +6,7 @@ reads it from a proposal, so both refuse the same things:
 - Anchors and aliases (`&name`, `*name`). A migration has no use for them, and a few hundred bytes of nested
   aliases expand into billions of nodes that validation then walks (an alias bomb). They are found in the
   parser's event stream, before anything is composed or constructed, so refusing one costs nothing.
+- Nesting deeper than MAX_DEPTH levels, which would crash the composer rather than be refused by it.
 - A key twice in one mapping. YAML loaders keep the last value silently, so `owner: alice` followed by
   `owner: mallory` reads as mallory while a reviewer skimming the diff sees alice.
 
@@ -25,6 +26,10 @@ from knowledge.errors import MigrationInvalidError
 # libyaml's safe loader when the wheel has it (an order of magnitude faster); the same safe subset of YAML.
 _BASE: Final[type[yaml.SafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_KEY_SHOWN: Final = 80
+# The deepest migration nests about six levels. Composing tens of thousands of levels overflows libyaml's C stack
+# (the process dies with SIGSEGV) and a thousand Python's recursion limit; the parser's event stream, read first,
+# is flat, so the depth is counted there and refused before anything is composed.
+MAX_DEPTH: Final = 64
 
 
 class _DuplicateKey(Exception):  # noqa: N818 - internal signal, turned into MigrationInvalidError below
@@ -78,7 +83,17 @@ def read_yaml(file_name: str, data: bytes) -> Any:
 
 
 def _refuse_anchors(file_name: str, text: str) -> None:
+    depth = 0
     for event in yaml.parse(text, Loader=_BASE):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark is not None else "?"
+                raise MigrationInvalidError(
+                    file_name, None, f"line {line}: nested deeper than {MAX_DEPTH} levels; no migration is"
+                )
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
         kind = "an alias" if isinstance(event, yaml.AliasEvent) else "an anchor"
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             line = event.start_mark.line + 1 if event.start_mark is not None else "?"

@@ -19,6 +19,7 @@ from typing import Any, Final
 import jsonschema
 
 import schemas
+from evidence.files import NotRegularFile, read_opened
 from knowledge.errors import MigrationInvalidError
 from knowledge.migration_yaml import read_yaml
 from knowledge.vocabulary import parse_rfc3339
@@ -30,6 +31,37 @@ KNOWLEDGE_DIR: Final = ".theurian/knowledge"
 FILE_NAME: Final = re.compile(r"^(?P<id>[0-9A-HJKMNP-TV-Z]{26})-(?P<slug>[a-z0-9][a-z0-9-]{0,80})\.yaml$")
 CONTENT_PREFIX: Final = "../knowledge/"
 MAX_BODY_BYTES: Final = 1_000_000
+# A migration is YAML naming its bodies, never holding them: a few kilobytes, a bulk import of thousands of items a
+# few megabytes. The bound keeps a planted or runaway file from being read whole before it is refused.
+MAX_MIGRATION_BYTES: Final = 64 * 1024 * 1024
+
+
+class SourceUnreadable(Exception):  # noqa: N818 - it names what the file is
+    """A source file Theurian will not read: `reason` completes "the file is ..."."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_source(path: Path, max_bytes: int) -> bytes:
+    """A knowledge source file (a migration, a body, a proposal's file) at the resolved `path`: a regular file of at
+    most `max_bytes`, opened without waiting (a FIFO would hang `migrate apply` and `propose`), never read whole
+    past the bound.
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        SourceUnreadable: not a regular file, too large, or the file system refused it.
+    """
+    try:
+        return read_opened(path, max_bytes)
+    except FileNotFoundError:
+        raise
+    except NotRegularFile as exc:
+        reason = "not a regular file" if exc.reason == "not a regular file" else f"larger than {max_bytes} bytes"
+        raise SourceUnreadable(reason) from exc
+    except OSError as exc:
+        raise SourceUnreadable(f"unreadable ({exc.strerror or type(exc).__name__})") from exc
 
 
 @dataclass(frozen=True)
@@ -83,7 +115,10 @@ def read_migration(path: Path, file_name: str, knowledge: Path) -> Migration:
     Raises:
         MigrationInvalidError: as `load_migration`.
     """
-    data = path.read_bytes()
+    try:
+        data = read_source(path, MAX_MIGRATION_BYTES)
+    except SourceUnreadable as exc:
+        raise MigrationInvalidError(file_name, None, f"the file is {exc.reason}") from exc
     document = read_yaml(file_name, data)
     validate_document(file_name, document)
     match = FILE_NAME.match(file_name)
@@ -181,11 +216,13 @@ def _body(knowledge: Path, file_name: str, index: int, operation: dict[str, Any]
             file_name, index, "`contentFile` does not stay under .theurian/knowledge/"
         ) from exc
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError) as exc:
+        data = read_source(path, MAX_BODY_BYTES)
+    except FileNotFoundError as exc:
         raise MigrationInvalidError(
             file_name, index, f"`contentFile` {operation['contentFile']} does not exist"
         ) from exc
+    except SourceUnreadable as exc:
+        raise MigrationInvalidError(file_name, index, f"the body {operation['contentFile']} is {exc.reason}") from exc
     actual = sha256_checksum(data)
     if actual != operation["contentSha256"]:
         raise MigrationInvalidError(
@@ -194,8 +231,6 @@ def _body(knowledge: Path, file_name: str, index: int, operation: dict[str, Any]
             f"the body {operation['contentFile']} hashes to {actual}, "
             f"not the contentSha256 the migration records",
         )
-    if len(data) > MAX_BODY_BYTES:
-        raise MigrationInvalidError(file_name, index, f"the body is larger than {MAX_BODY_BYTES} bytes")
     try:
         return data.decode("utf-8"), actual
     except UnicodeDecodeError as exc:

@@ -29,8 +29,12 @@ from knowledge.migrations import (
     CONTENT_PREFIX,
     FILE_NAME,
     KNOWLEDGE_DIR,
+    MAX_BODY_BYTES,
+    MAX_MIGRATION_BYTES,
     MIGRATIONS_DIR,
+    SourceUnreadable,
     read_migration,
+    read_source,
     sha256_checksum,
     validate_document,
 )
@@ -47,7 +51,7 @@ from knowledge.proposal_files import (
 )
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
-from theurian.errors import AlreadyInPlaceError
+from theurian.errors import AlreadyInPlaceError, PathEscapeError
 
 PENDING: Final = "pending"
 MAX_SHOWN: Final = 80
@@ -184,9 +188,11 @@ def _folder(root: Path, proposal_id: str) -> Path:
 
 def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
     try:
-        trail = orjson.loads(resolve_inside(folder, EVIDENCE_NAME).read_bytes())
+        # A link out of the folder, a FIFO or a runaway file is no readable trail: the proposal is damaged, and
+        # list, accept and reject say so of it alone.
+        trail = orjson.loads(read_source(resolve_inside(folder, EVIDENCE_NAME), MAX_MIGRATION_BYTES))
         file_name = trail["migrationFile"]
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
+    except (PathEscapeError, SourceUnreadable, OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
         raise ProposalError(f"proposal {proposal_id} has no readable {EVIDENCE_NAME}; reject it") from exc
     if not isinstance(file_name, str) or not FILE_NAME.match(file_name):
         # Accept installs exactly this name under .theurian/migrations/, where a misnamed file stops every apply.
@@ -201,7 +207,7 @@ def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
 def _check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) -> None:
     """The migration still hashes to what evidence.json recorded when it was drafted."""
     recorded = trail.get("migrationSha256")
-    if recorded != sha256_checksum(source.read_bytes()):
+    if recorded != sha256_checksum(_read_own(proposal_id, source, MAX_MIGRATION_BYTES)):
         why = "was edited since it was drafted" if recorded else f"has no migrationSha256 in its {EVIDENCE_NAME}"
         raise ProposalError(
             f"proposal {proposal_id} was not accepted: its migration {source.name} {why} (the migrationSha256 "
@@ -209,11 +215,23 @@ def _check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) 
         )
 
 
+def _read_own(proposal_id: str, path: Path, max_bytes: int) -> bytes:
+    """A file of the proposal's own folder, read as every knowledge source is (`migrations.read_source`)."""
+    try:
+        return read_source(path, max_bytes)
+    except (FileNotFoundError, SourceUnreadable) as exc:
+        why = exc.reason if isinstance(exc, SourceUnreadable) else "missing"
+        raise ProposalError(
+            f"proposal {proposal_id} was not accepted: its {path.name} is {why}; nothing was moved. Reject it and "
+            "draft again."
+        ) from exc
+
+
 def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
     """The body paths (under knowledge/) the migration names, each present and hashing as recorded."""
     try:
         # The loader apply uses: a proposal that apply would refuse (an alias bomb, a key twice) is refused here.
-        document = read_yaml(source.name, source.read_bytes())
+        document = read_yaml(source.name, _read_own(proposal_id, source, MAX_MIGRATION_BYTES))
         validate_document(source.name, document)
     except KnowledgeError as exc:
         raise ProposalError(f"proposal {proposal_id} was not accepted: {exc.message}") from exc
@@ -229,7 +247,7 @@ def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
             continue
         relative = str(op["contentFile"]).removeprefix(CONTENT_PREFIX)
         path = resolve_inside(folder, f"knowledge/{relative}")
-        if not path.is_file() or sha256_checksum(path.read_bytes()) != op["contentSha256"]:
+        if not path.is_file() or sha256_checksum(_read_own(proposal_id, path, MAX_BODY_BYTES)) != op["contentSha256"]:
             raise ProposalError(
                 f"proposal {proposal_id} was not accepted: its body knowledge/{relative} is missing or no longer "
                 "hashes to the contentSha256 its migration records; nothing was moved"
@@ -244,8 +262,11 @@ def _summary(root: Path, folder: Path) -> ProposalSummary:
     except ProposalError:
         return ProposalSummary(folder.name, DAMAGED, None, None, None)
     file_name = trail["migrationFile"]
-    own = resolve_inside(folder, file_name)
-    placed = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    try:
+        own = resolve_inside(folder, file_name)
+        placed = resolve_inside(root, f"{MIGRATIONS_DIR}/{file_name}")
+    except PathEscapeError:  # a link out where the migration should be: this proposal is damaged, not the list
+        return ProposalSummary(folder.name, DAMAGED, file_name, trail.get("draftedBy"), trail.get("description"))
     if own.is_file() and not same_file(own, placed):
         status = PENDING
     elif placed.is_file():

@@ -18,7 +18,7 @@ import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateUnreadableError
-from knowledge.integrity import INTEGRITY_REMEDY, damage_detected, with_integrity
+from knowledge.integrity import INTEGRITY_REMEDY, SURFACEABLE_SQL, damage_detected, with_integrity
 from knowledge.state import Pointer, open_read_only, project_key, require_pointer, rows_as_dicts
 from knowledge.vocabulary import (
     SENSITIVITIES,
@@ -223,14 +223,17 @@ def _aliases(reading: Reading, item_id: str) -> list[str]:
 
 
 def _relations(reading: Reading, item_id: str) -> list[dict[str, Any]]:
-    """Relations touching the item whose other end the caller may also see (a relation must not disclose)."""
+    """Relations touching the item whose other end the caller may also get (a relation must not disclose): the same
+    test `servable` makes of an item — a surfaceable status, a sensitivity under the ceiling, a current revision —
+    so a retired item's id (and the relation's note about it) is withheld here exactly as `get` withholds it."""
     rows = rows_as_dicts(
         reading.db.execute(
             "SELECT source_item_id, relation_type, target_item_id, note FROM relations r "  # noqa: S608
             "JOIN knowledge_items o ON o.project_id = r.project_id AND o.item_id = "
             "CASE WHEN r.source_item_id = ? THEN r.target_item_id ELSE r.source_item_id END "
             "WHERE r.project_id = ? AND ? IN (r.source_item_id, r.target_item_id) "
-            f"AND o.sensitivity IN ({reading.allowed_sql}) ORDER BY 1, 2, 3",
+            f"AND o.sensitivity IN ({reading.allowed_sql}) AND o.status IN ({SURFACEABLE_SQL}) "
+            "AND o.current_revision_id IS NOT NULL ORDER BY 1, 2, 3",
             (item_id, reading.key, item_id),
         )
     )

@@ -10,14 +10,17 @@ version included, the per-project key excluded), so the same migrations always g
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
 
+from evidence.files import NotRegularFile, read_opened
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, StateMissingError, StateUnreadableError
 from theurian.containment import resolve_inside
@@ -28,6 +31,8 @@ POINTER_NAME: Final = "knowledge-active.json"
 STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
 # A reader waits this long for a lock; nothing writes a built state, so only a foreign process can hold one.
 READ_BUSY_SECONDS: Final = 10.0
+# A pointer is a few hundred bytes; anything far larger is not one this build wrote.
+MAX_POINTER_BYTES: Final = 64 * 1024
 
 SCHEMA: Final = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -130,10 +135,10 @@ def read_pointer(root: Path) -> Pointer | None:
     """
     path = resolve_inside(root, f"{STATE_DIR}/{POINTER_NAME}")
     try:
-        document = orjson.loads(path.read_bytes())
+        document = orjson.loads(read_small_file(path))
     except FileNotFoundError:
         return None
-    except orjson.JSONDecodeError as exc:
+    except (NotRegularFile, OSError, orjson.JSONDecodeError) as exc:
         raise StateUnreadableError(f"the knowledge state pointer is damaged; {STATE_REBUILD_CURE}") from exc
     try:
         pointer = Pointer(
@@ -142,6 +147,8 @@ def read_pointer(root: Path) -> Pointer | None:
             int(document["migrationCount"]),
             int(document["schemaVersion"]),
         )
+        if pointer.migration_count < 0:
+            raise ValueError("a negative migration count")
     except (KeyError, TypeError, ValueError) as exc:
         raise StateUnreadableError(f"the knowledge state pointer is damaged; {STATE_REBUILD_CURE}") from exc
     if not STATE_FILE.match(pointer.state_file) or pointer.schema_version != CANONICAL_SCHEMA_VERSION:
@@ -150,6 +157,26 @@ def read_pointer(root: Path) -> Pointer | None:
             + STATE_REBUILD_CURE
         )
     return pointer
+
+
+def read_small_file(path: Path) -> bytes:
+    """A derived-state file of at most MAX_POINTER_BYTES, read without waiting on what is not a regular file (a
+    FIFO planted in `.theurian/state` would otherwise park a daemon thread for good).
+
+    Raises:
+        FileNotFoundError: nothing is there.
+        NotRegularFile: not a regular file, or larger than the bound.
+        OSError: the file system refused the read.
+    """
+    return read_opened(path, MAX_POINTER_BYTES)
+
+
+def is_regular_file(path: Path) -> bool:
+    """Whether `path` (already resolved) is a regular file: what may be handed to SQLite to open."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def write_pointer(root: Path, pointer: Pointer) -> None:
@@ -169,6 +196,8 @@ def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
         StateUnreadableError: the file is missing, not SQLite, or not this build's schema.
     """
     path = resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}")
+    if not is_regular_file(path):  # SQLite would wait forever opening a FIFO, and hold a daemon thread with it
+        raise StateUnreadableError(f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}")
     try:
         connection = sqlite3.connect(
             f"{path.as_uri()}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS, check_same_thread=False
