@@ -29,8 +29,9 @@ ITEM_KINDS: Final = (
 DEFAULT_SENSITIVITY: Final = "internal"
 DEFAULT_TRUST_LEVEL: Final = "unverified"
 
-# Date, "T", time, optional fraction, and an explicit offset: Z or ±hh:mm. Nothing else is RFC 3339 here.
-_RFC3339: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
+# Date, "T", time, optional fraction of any length (RFC 3339's `time-secfrac = "." 1*DIGIT`; every caller bounds the
+# string's length), and an explicit offset: Z or ±hh:mm. Nothing else is RFC 3339 here.
+_RFC3339: Final = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
 
 
 def parse_rfc3339(text: str) -> datetime:
