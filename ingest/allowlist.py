@@ -2,12 +2,19 @@
 
 The file is hand-editable: `allow`/`disallow` rewrite only the `allowlist = [...]` value inside `[review]`,
 keep every other byte (comments, other tables), and read the result back with `tomllib` before replacing it.
+Each holds an exclusive lock on the `.theurian` folder from its read to its replace, so two at once both land:
+without it, a `disallow` racing an `allow` could report the repository removed while the other's rewrite put it
+back.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import re
 import tomllib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -18,7 +25,7 @@ from theurian import tomlwrite
 from theurian.containment import resolve_inside
 from theurian.durable import write_text_durably
 from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
-from theurian.project import CONFIG_FILE
+from theurian.project import CONFIG_FILE, THEURIAN_DIR
 
 # GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
 # ASCII only: GitHub's names are ASCII, and its case-insensitive matching folds ASCII letters only.
@@ -144,10 +151,11 @@ def allow(project_root: Path, repository: str) -> None:
     Raises:
         AlreadyInPlaceError: it is already there (in any spelling).
     """
-    entries = read_allowlist(project_root)
-    if (existing := find(entries, repository)) is not None:
-        raise AlreadyInPlaceError(f"{existing} is already on the review allowlist")
-    _write(project_root, [*entries, repository])
+    with _config_lock(project_root):
+        entries = read_allowlist(project_root)
+        if (existing := find(entries, repository)) is not None:
+            raise AlreadyInPlaceError(f"{existing} is already on the review allowlist")
+        _write(project_root, [*entries, repository])
 
 
 def disallow(project_root: Path, repository: str) -> None:
@@ -156,10 +164,23 @@ def disallow(project_root: Path, repository: str) -> None:
     Raises:
         AlreadyInPlaceError: it is not on the allowlist.
     """
-    entries = read_allowlist(project_root)
-    if find(entries, repository) is None:
-        raise AlreadyInPlaceError(f"{repository} is not on the review allowlist")
-    _write(project_root, [e for e in entries if fold_repository(e) != fold_repository(repository)])
+    with _config_lock(project_root):
+        entries = read_allowlist(project_root)
+        if find(entries, repository) is None:
+            raise AlreadyInPlaceError(f"{repository} is not on the review allowlist")
+        _write(project_root, [e for e in entries if fold_repository(e) != fold_repository(repository)])
+
+
+@contextmanager
+def _config_lock(project_root: Path) -> Iterator[None]:
+    """An exclusive `flock` on the `.theurian` folder itself: the config file is replaced by each write, so a lock
+    on it would be a lock on a file the next writer no longer opens; the folder stays."""
+    fd = os.open(resolve_inside(project_root, THEURIAN_DIR), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _write(project_root: Path, entries: list[str]) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import threading
 import tomllib
 from pathlib import Path
 
@@ -134,3 +135,26 @@ def test_a_non_ascii_name_on_the_command_line_is_a_usage_error() -> None:
 def test_case_variant_duplicates_are_ingested_once_in_the_first_spelling() -> None:
     assert allowlist.unique(["Acme/Widgets", "acme/widgets", "octo/x", "ACME/WIDGETS", "Octo/X"]) == [
         "Acme/Widgets", "octo/x"]
+
+
+def test_a_disallow_and_an_allow_at_once_both_land(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Between the disallow's read and its write, the allow is let run (it waits for the lock, if there is one):
+    unlocked, the disallow's write put back what it had read and the allow's repository was lost — or, the other way
+    round, a repository reported disallowed stayed allowed."""
+    allowlist.allow(project, "Acme/Secretish")
+    real_read = allowlist.read_allowlist
+    other: list[threading.Thread] = []
+
+    def read_then_let_an_allow_run(project_root: Path) -> list[str]:
+        entries = real_read(project_root)
+        if not other:
+            other.append(threading.Thread(target=allowlist.allow, args=(project, "Beta/Gadgets")))
+            other[0].start()
+            other[0].join(0.5)  # long enough for an unlocked allow to finish; a locked one waits for us
+        return entries
+
+    monkeypatch.setattr(allowlist, "read_allowlist", read_then_let_an_allow_run)
+    allowlist.disallow(project, "Acme/Secretish")
+    other[0].join(10)
+    monkeypatch.undo()
+    assert allowlist.read_allowlist(project) == ["Beta/Gadgets"]
