@@ -5,7 +5,9 @@
         ├── NotAllowlistedError       a repository is not on the project's allowlist (SEC-10); no request made
         ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set, or the one set cannot be a token
         ├── RepositoryRefusedError    GitHub answers the repository as private or internal, or not at all
-        └── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
+        ├── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
+        └── UpstreamShapeError        GitHub answered a node this ingest cannot read or store (a field missing
+                                      or null, a value the evidence schema refuses); the run fails, the others go on
 
 Messages name what happened (status, GraphQL error type, rate-limit reset) and never carry the token or a
 request's headers. `UsageError` (from the kernel) covers a malformed OWNER/NAME.
@@ -46,3 +48,8 @@ class GitHubError(IngestError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class UpstreamShapeError(IngestError):
+    """GitHub answered a node this ingest cannot read or store: the repository's run fails, named, and the
+    invocation goes on to the next repository."""

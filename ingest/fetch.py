@@ -20,6 +20,10 @@ from ingest.errors import GitHubError, RepositoryRefusedError
 Node = dict[str, Any]
 
 PUBLIC_VISIBILITY: Final = "PUBLIC"
+# A review not yet submitted: GitHub shows it (and the comments in it) to its author alone, so the viewer's own
+# draft comes back on the token owner's queries. It was never visible to the repository's audience, which is the
+# whole of what ingestion may land (contract: reviewIngestionScope "public-allowlisted").
+PENDING_REVIEW: Final = "PENDING"
 
 
 @dataclass(frozen=True)
@@ -92,18 +96,22 @@ class Fetcher:
             info = connection["pageInfo"]
             if len(in_window) < len(nodes) or not info["hasNextPage"]:
                 return
-            after = info["endCursor"]
+            after = _next_cursor(info, after, f"pull requests of {repository}")
 
     def _complete(self, pr: Node) -> FetchedPullRequest:
+        """The pull request with every submitted review and every thread's submitted comments; a pending (draft)
+        review, a comment of one, and a thread holding nothing else are left out (PENDING_REVIEW)."""
         reviews = self._rest(pr["reviews"], "pull_request_reviews", pr["id"], "reviews",
                              {"first": self._sizes.more_reviews})
         threads = self._rest(pr["reviewThreads"], "pull_request_threads", pr["id"], "reviewThreads",
                              {"first": self._sizes.more_threads, "comments": self._sizes.first_comments})
-        fetched = FetchedPullRequest(pr, reviews)
+        fetched = FetchedPullRequest(pr, [review for review in reviews if review.get("state") != PENDING_REVIEW])
         for thread in threads:
             comments = self._rest(thread["comments"], "thread_comments", thread["id"], "comments",
                                   {"first": self._sizes.more_comments})
-            fetched.threads.append((thread, comments))
+            submitted = [comment for comment in comments if not _in_pending_review(comment)]
+            if submitted or not comments:
+                fetched.threads.append((thread, submitted))
         return fetched
 
     def _rest(self, connection: Node, operation: str, node_id: str, field_name: str,
@@ -111,16 +119,33 @@ class Fetcher:
         """The connection's nodes, following `pageInfo` with `operation` until GitHub has no more."""
         nodes: list[Node] = list(connection["nodes"])
         info = connection["pageInfo"]
+        after: str | None = None
         while info["hasNextPage"]:
-            data = self._client.graphql(
-                queries.load(operation), {"id": node_id, "after": info["endCursor"], **variables}
-            )
+            after = _next_cursor(info, after, f"{field_name} of node {node_id[:60]}")
+            data = self._client.graphql(queries.load(operation), {"id": node_id, "after": after, **variables})
             node = data.get("node")
             if not isinstance(node, dict) or field_name not in node:
                 raise GitHubError(f"GitHub stopped answering node {node_id[:60]} while paging {field_name}")
             nodes.extend(node[field_name]["nodes"])
             info = node[field_name]["pageInfo"]
         return nodes
+
+
+def _in_pending_review(comment: Node) -> bool:
+    review = comment.get("pullRequestReview")
+    return isinstance(review, dict) and review.get("state") == PENDING_REVIEW
+
+
+def _next_cursor(info: Node, previous: str | None, what: str) -> str:
+    """The cursor of the next page, refusing one that would not move: GitHub saying "there is more" with no cursor,
+    or the cursor just used, would otherwise have the same page asked for again, forever."""
+    cursor = info.get("endCursor")
+    if not isinstance(cursor, str) or not cursor or cursor == previous:
+        raise GitHubError(
+            f"GitHub said there is another page of {what} but gave no new cursor to it; stopped rather than ask "
+            "for the same page again (run the ingest again later)"
+        )
+    return cursor
 
 
 def _require_public(repository: str, repo: Node | None) -> Node:

@@ -15,6 +15,7 @@ from typing import Any, Final
 from ulid import ULID
 
 from evidence.batch import RecordBatch
+from evidence.errors import EvidenceError
 from evidence.lake import Lake, Outcome, PutResult
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -27,7 +28,7 @@ from evidence.records import (
 )
 from ingest import mapping
 from ingest.client import GitHubClient, Spend
-from ingest.errors import IngestError
+from ingest.errors import IngestError, UpstreamShapeError
 from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
 
 # GitHub's updatedAt can trail the change it records; re-reading a little of the last window costs little.
@@ -96,17 +97,26 @@ class RepositoryRun:
         """Run to the end and return the manifest.
 
         Raises:
-            IngestError: the run failed; the manifest (if the repository was proven public) says so.
+            IngestError: the run failed; the manifest (if the repository was proven public) says so. What was
+                written before the failure stays (each page is durable on its own); the next run covers it again.
         """
         self.lake.sweep_temporary_files(self.repository)
         since_text = self.manifest["window"]["since"]
         since = parse_time(since_text) if since_text else None
         try:
-            self._pages(since=since, states=None)
-            if self.options.rescan_open:
-                self._pages(since=None, states=["OPEN"])
-            if self.options.full and self._manifest_started:
-                self._mark_missing_pull_requests()
+            try:
+                self._pages(since=since, states=None)
+                if self.options.rescan_open:
+                    self._pages(since=None, states=["OPEN"])
+                if self.options.full and self._manifest_started:
+                    self._mark_missing_pull_requests()
+            except EvidenceError as exc:
+                raise UpstreamShapeError(f"GitHub answered a record this ingest will not store: {exc.message}") \
+                    from exc
+            except (KeyError, TypeError) as exc:  # a field GitHub's schema promises was absent, or null
+                raise UpstreamShapeError(
+                    f"GitHub's answer lacks a field this ingest reads ({type(exc).__name__}: {str(exc)[:200]})"
+                ) from exc
         except IngestError as exc:
             self._finish("failed", exc.message)
             raise

@@ -1,0 +1,131 @@
+"""What the ingest lands from answers GitHub really gives but a plain reading would mishandle: the token owner's own
+draft review, a node missing a field, a page that never ends. Found by an independent audit."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from evidence.lake import Lake
+from ingest.client import GitHubClient
+from ingest.errors import GitHubError, UpstreamShapeError
+from ingest.fetch import PageSizes
+from ingest.run import RepositoryRun, RunOptions
+from tests.support.fake_github import FakeGitHub
+from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+
+Node = dict[str, Any]
+
+
+def _corpus(numbers: set[int]) -> Node:
+    public = copy.deepcopy(load_fixture()["repositories"][0])
+    public["pullRequests"] = [p for p in public["pullRequests"] if p["number"] in numbers]
+    return {"repositories": [public]}
+
+
+def _pull(corpus: Node, number: int) -> Node:
+    pull: Node = next(p for p in corpus["repositories"][0]["pullRequests"] if p["number"] == number)
+    return pull
+
+
+def _ingest(root: Path, fake: FakeGitHub, sizes: PageSizes | None = None) -> RepositoryRun:
+    (root / ".theurian").mkdir(parents=True, exist_ok=True)
+    with fake.running():
+        client = GitHubClient(token="t", api_url=fake.url, max_wait=0)
+        run = RepositoryRun(Lake(root), client, PUBLIC_REPOSITORY, RunOptions(), sizes=sizes)
+        try:
+            run.run()
+        finally:
+            client.close()
+    return run
+
+
+def _lake_text(root: Path) -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((root / ".theurian/review").rglob("*.json")))
+
+
+def _a_pull_with_a_thread(corpus: Node) -> Node:
+    return next(p for p in corpus["repositories"][0]["pullRequests"] if p["reviewThreads"]["nodes"])
+
+
+def test_the_token_owners_pending_review_and_its_comments_are_never_landed(tmp_path: Path) -> None:
+    """GitHub shows a review not yet submitted to its author alone: it was never visible to the repository's
+    audience, which is all ingestion may land."""
+    corpus = _corpus({1, 2, 4})
+    pull = _a_pull_with_a_thread(corpus)
+    [review, *_] = pull["reviews"]["nodes"]
+    draft_review = review | {"id": "PRR_kwDODraftOnly1", "state": "PENDING", "submittedAt": None,
+                             "body": "DRAFT-ONLY-VISIBLE-TO-ME review body"}
+    pull["reviews"]["nodes"].append(draft_review)
+    thread = pull["reviewThreads"]["nodes"][0]
+    [comment, *_] = thread["comments"]["nodes"]
+    pending = {"id": "PRR_kwDODraftOnly1", "state": "PENDING"}
+    thread["comments"]["nodes"].append(comment | {"id": "PRRC_kwDODraftReply1", "fullDatabaseId": "990001",
+                                                  "body": "DRAFT-ONLY reply on a public thread",
+                                                  "pullRequestReview": pending})
+    pull["reviewThreads"]["nodes"].append(thread | {"id": "PRRT_kwDODraftThread1", "comments": {"nodes": [
+        comment | {"id": "PRRC_kwDODraftOpener1", "fullDatabaseId": "990002", "body": "DRAFT-ONLY new thread",
+                   "pullRequestReview": pending}]}})
+    run = _ingest(tmp_path, FakeGitHub(corpus))
+    assert run.manifest["status"] == "completed"
+    landed = _lake_text(tmp_path)
+    assert "DRAFT-ONLY" not in landed
+    assert "PRR_kwDODraftOnly1" not in landed and "PRRT_kwDODraftThread1" not in landed
+    assert comment["id"] in landed  # the submitted comments of that thread are all there
+
+
+@pytest.mark.parametrize("break_node", [
+    lambda pull: pull.pop("title"),
+    lambda pull: pull.update(title=None),
+    lambda pull: pull["reviewThreads"]["nodes"][0].update(originalLine=-3),
+], ids=["a field missing", "a field null", "a value the evidence schema refuses"])
+def test_a_node_the_ingest_cannot_store_fails_the_run_named_and_its_manifest_says_failed(
+        tmp_path: Path, break_node: Callable[[Node], object]) -> None:
+    """Before: KeyError/TypeError escaped as an internal fault, the manifest stayed `running` as if killed, and no
+    other allowlisted repository ran."""
+    corpus = _corpus({1, 2, 4})
+    break_node(_a_pull_with_a_thread(corpus))
+    with pytest.raises(UpstreamShapeError) as raised:
+        _ingest(tmp_path, FakeGitHub(corpus))
+    [manifest_file] = (tmp_path / ".theurian/review/runs").glob("*.json")
+    manifest = orjson.loads(manifest_file.read_bytes())
+    assert manifest["status"] == "failed" and manifest["error"] == raised.value.message
+
+
+class EndlessPages(FakeGitHub):
+    """Says there is always another page, giving `cursor` (None, or the one just used) for it."""
+
+    def __init__(self, corpus: Node, operation: str, cursor: Callable[[Node], str | None]) -> None:
+        super().__init__(corpus)
+        self.operation, self.cursor = operation, cursor
+        self.asked = 0  # how many times the endless connection was asked for
+
+    def answer(self, query: str, v: Node) -> tuple[Node, int]:
+        body, cost = super().answer(query, v)
+        if f"query {self.operation}" in query:
+            self.asked += 1
+            data = body["data"]
+            connection = (data["repository"]["pullRequests"] if self.operation == "PullRequests"
+                          else data["node"]["comments"])
+            connection["pageInfo"] = {"hasNextPage": True, "endCursor": self.cursor(v)}
+        return body, cost
+
+
+@pytest.mark.parametrize("operation, cursor", [
+    ("PullRequests", lambda v: None),
+    ("PullRequests", lambda v: v.get("after") or "cursor:1"),
+    ("ThreadComments", lambda v: v.get("after")),
+], ids=["pull requests, no cursor", "pull requests, the same cursor", "comments, the same cursor"])
+def test_a_next_page_with_no_new_cursor_stops_the_run_instead_of_asking_forever(
+        tmp_path: Path, operation: str, cursor: Callable[[Node], str | None]) -> None:
+    corpus = _corpus({1, 2, 4})
+    fake = EndlessPages(corpus, operation, cursor)
+    sizes = PageSizes(pull_requests=1, first_comments=1, more_comments=1)
+    with pytest.raises(GitHubError, match="gave no new cursor"):
+        _ingest(tmp_path, fake, sizes)
+    assert fake.asked <= 2  # the first page, and at most the one the first cursor named
