@@ -8,6 +8,7 @@ The index only proposes candidates and their order; it never supplies a served v
 from __future__ import annotations
 
 import re
+import sqlite3
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
@@ -96,12 +97,18 @@ def _ranked(
     if index is None:
         envelope["fallbackReason"] = "index-unreadable"
         return None
-    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False)
     expression = match_expression(query)
+    with closing(index):
+        try:
+            channels = ranked_channels(index, expression, CANDIDATE_DEPTH) if expression is not None else {}
+        except sqlite3.DatabaseError:
+            # Damage in pages `open_index`'s probe never read: the index is unreadable, not the state, and the
+            # substring search over the state still answers.
+            envelope["fallbackReason"] = "index-unreadable"
+            return None
+    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False)
     if expression is None:
         return []
-    with closing(index):
-        channels = ranked_channels(index, expression, CANDIDATE_DEPTH)
     fused: dict[str, float] = {}
     found: dict[str, list[str]] = {}
     for channel, rows in channels.items():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -80,6 +81,18 @@ def test_an_index_file_that_cannot_be_read_falls_back_with_index_unreadable(demo
     assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
                                      "indexed": False, "fallbackReason": "index-unreadable", "stale": None}
     assert response["count"] == 1 and "fusedScore" not in response["results"][0]
+
+
+def test_an_index_damaged_past_the_pages_its_probe_reads_falls_back_too_and_blames_the_index(demo: Path) -> None:
+    """The probe counts rows; a MATCH reads the term data. Damage there was refused as an unreadable *state*
+    (with the cure of deleting it) although the state was whole and the substring search could answer."""
+    pointer = json.loads((demo / ".theurian/state/knowledge-index.json").read_text(encoding="utf-8"))
+    with sqlite3.connect(demo / ".theurian/state" / pointer["indexFile"]) as index:
+        index.execute("DELETE FROM docs_data WHERE id > 10")  # FTS5's term pages; the row count stays right
+    response = search(query="widgets", limit=1)
+    assert response["retrieval"]["fallbackReason"] == "index-unreadable"
+    assert response["retrieval"]["indexed"] is False and response["retrieval"]["indexBuildId"] is None
+    assert response["count"] == 1
 
 
 def test_an_index_built_under_another_ceiling_is_not_used(demo: Path) -> None:
