@@ -103,6 +103,7 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         on_retry: Callable[[str, float], None] | None = None,
+        on_wait: Callable[[str, float], None] | None = None,
     ) -> None:
         self._github = GitHub(
             token, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False
@@ -112,6 +113,7 @@ class GitHubClient:
         self._sleep = sleep
         self._clock = clock
         self._on_retry = on_retry
+        self._on_wait = on_wait  # told before a wait for the rate budget, so a long one is never silent
         self._remaining: int | None = None
         self._reset_at: float | None = None
         self.spend = Spend()
@@ -144,6 +146,8 @@ class GitHubClient:
                 f"GitHub rate budget is down to {self._remaining} points and resets in {wait:.0f} s, "
                 f"more than --max-wait {self._max_wait:.0f} s; run again after the reset"
             )
+        if self._on_wait is not None:
+            self._on_wait(f"GitHub rate budget is down to {self._remaining} points", wait)
         self._sleep(wait)
         self._remaining = None
 

@@ -138,6 +138,24 @@ def test_a_low_remaining_budget_waits_for_the_reset_before_the_next_request(clie
 
 
 @respx.mock
+def test_a_wait_for_the_rate_budget_is_announced_before_it_starts(clock: Clock) -> None:
+    """An hour's wait with nothing printed looked like a hang."""
+    told: list[tuple[str, float, int]] = []
+    github = GitHubClient(token=TOKEN, api_url=API, max_wait=7200, sleep=clock.sleep, clock=clock.time,
+                          on_wait=lambda reason, wait: told.append((reason, wait, len(clock.sleeps))))
+    reset = str(int(clock.now) + 3500)
+    low = httpx.Response(200, headers={"x-ratelimit-remaining": "10", "x-ratelimit-reset": reset},
+                         json={"data": {"viewer": {"login": "x"}}})
+    route(low, httpx.Response(200, json=OK))
+    try:
+        github.graphql("query { viewer { login } }", {})
+        github.graphql("query { viewer { login } }", {})
+    finally:
+        github.close()
+    assert told == [("GitHub rate budget is down to 10 points", 3500.0, 0)] and clock.sleeps == [3500.0]
+
+
+@respx.mock
 def test_graphql_not_found_is_its_own_error_and_other_errors_are_not_retried(client: GitHubClient) -> None:
     route(httpx.Response(200, json={"data": {"node": None}, "errors": [{"type": "NOT_FOUND", "message": "x"}]}),
           httpx.Response(200, json={"data": None, "errors": [{"type": "FORBIDDEN", "message": "y"}]}))

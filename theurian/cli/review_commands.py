@@ -95,7 +95,8 @@ def ingest(
     token = token_from_env(os.environ)
     options = RunOptions(since=_parse_since(since), full=full, rescan_open=rescan_open)
     progress = Progress(sys.stderr)
-    client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry)
+    client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry,
+                          on_wait=progress.waiting)
     lake, manifests, failures = Lake(root), [], []
     try:
         for repository in asked:

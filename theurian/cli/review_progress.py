@@ -32,6 +32,11 @@ class Progress:
         self._stream.write(f"retrying after {reason} (waiting {wait:.0f} s)\n")
         self._stream.flush()
 
+    def waiting(self, reason: str, wait: float) -> None:
+        self.done()
+        self._stream.write(f"waiting {wait:.0f} s for the reset: {reason}\n")
+        self._stream.flush()
+
     def done(self) -> None:
         if self._drawn:
             self._stream.write("\n")
