@@ -187,8 +187,16 @@ def _write(project_root: Path, entries: list[str]) -> None:
     path = _config_path(project_root)
     text = _config_text(path) if path.exists() else ""
     updated = _replace_allowlist(text, "allowlist = " + tomlwrite.string_list(entries))
-    if _parse(updated) != entries:
-        raise ConfigError(f"{CONFIG_FILE}: could not rewrite [review] allowlist safely; edit it by hand")
+    try:
+        rewritten = _parse(updated)
+    except ConfigError:
+        rewritten = None  # the file itself is valid (it was just read): this rewrite is what failed
+    if rewritten != entries:
+        raise ConfigError(
+            f"{CONFIG_FILE} spells the allowlist in a way this command does not rewrite (say, a dotted "
+            "`review.allowlist` key outside a [review] table), so it was left unchanged; edit the list by hand, "
+            "or write it as `allowlist = [...]` under `[review]`"
+        )
     write_text_durably(path, updated)
 
 
@@ -199,7 +207,8 @@ def _replace_allowlist(text: str, assignment: str) -> str:
         return f"{text}{separator}[review]\n{assignment}\n"
     next_table = re.search(r"(?m)^[ \t]*\[", text[header.end():])
     section_end = header.end() + next_table.start() if next_table else len(text)
-    key = re.compile(r"(?m)^[ \t]*allowlist[ \t]*=[ \t]*")
+    # The key as TOML lets it be spelled inside its table: bare, or quoted either way.
+    key = re.compile(r"""(?m)^[ \t]*(?:allowlist|"allowlist"|'allowlist')[ \t]*=[ \t]*""")
     found = key.search(text, header.end(), section_end)
     if found is None:
         return f"{text[:header.end()]}\n{assignment}{text[header.end():]}"

@@ -87,7 +87,7 @@ class Fetcher:
                 raise RepositoryRefusedError(
                     f"GitHub does not answer {repository} (not found)", repository=repository
                 ) from None
-            repo = _require_public(repository, data.get("repository"))
+            repo = _require_public(repository, data.get("repository"), first_page=after is None)
             connection = repo["pullRequests"]
             nodes: list[Node] = connection["nodes"]
             in_window = [n for n in nodes if since is None or parse_time(n["updatedAt"]) >= since]
@@ -128,7 +128,19 @@ class Fetcher:
                 raise GitHubError(f"GitHub stopped answering node {node_id[:60]} while paging {field_name}")
             nodes.extend(node[field_name]["nodes"])
             info = node[field_name]["pageInfo"]
-        return nodes
+        return _each_once(nodes)
+
+
+def _each_once(nodes: list[Node]) -> list[Node]:
+    """`nodes` with a node GitHub answered again on a later page (a list that shifted under the cursor) kept once,
+    where it first came: twice, a comment would be stored twice in its thread, a key twice in a pull request's."""
+    seen: set[str] = set()
+    kept = []
+    for node in nodes:
+        if node["id"] not in seen:
+            seen.add(node["id"])
+            kept.append(node)
+    return kept
 
 
 def _in_pending_review(comment: Node) -> bool:
@@ -148,18 +160,23 @@ def _next_cursor(info: Node, previous: str | None, what: str) -> str:
     return cursor
 
 
-def _require_public(repository: str, repo: Node | None) -> Node:
+def _require_public(repository: str, repo: Node | None, *, first_page: bool) -> Node:
+    # Checked on every page: what a later page refuses stops the run, and the pages before it, answered public,
+    # stay written.
+    written = ("nothing of it was written" if first_page else
+               "the run stopped there; the pages GitHub answered as public before it stay written")
     if repo is None:
         raise RepositoryRefusedError(f"GitHub does not answer {repository}", repository=repository)
     if fold_repository(repo["nameWithOwner"]) != fold_repository(repository):
         raise RepositoryRefusedError(
-            f"GitHub answers {repository} as {repo['nameWithOwner']} (renamed?); allowlist that name instead",
+            f"GitHub answers {repository} as {repo['nameWithOwner']} (renamed?); allowlist that name instead; "
+            f"{written}",
             repository=repository,
         )
     if repo.get("isPrivate") or repo.get("visibility") != PUBLIC_VISIBILITY:
         raise RepositoryRefusedError(
             f"{repository} is not public (visibility {str(repo.get('visibility')).lower()}); "
-            "only public repositories are ingested, and nothing of it was written",
+            f"only public repositories are ingested, and {written}",
             repository=repository,
         )
     return repo

@@ -158,3 +158,23 @@ def test_a_disallow_and_an_allow_at_once_both_land(project: Path, monkeypatch: p
     other[0].join(10)
     monkeypatch.undo()
     assert allowlist.read_allowlist(project) == ["Beta/Gadgets"]
+
+
+@pytest.mark.parametrize("spelling", ['"allowlist"', "'allowlist'"])
+def test_a_quoted_allowlist_key_written_by_hand_is_rewritten_in_place(project: Path, spelling: str) -> None:
+    path = project / ".theurian" / "config.toml"
+    path.write_text(f"[review]\n{spelling} = [\"Acme/Widgets\"]  # by hand\n", encoding="utf-8")
+    allowlist.allow(project, "Beta/Gadgets")
+    assert allowlist.read_allowlist(project) == ["Acme/Widgets", "Beta/Gadgets"]
+    assert config(project).count("allowlist") == 1
+
+
+def test_a_spelling_the_rewrite_cannot_edit_is_left_unchanged_with_how_to_edit_it(project: Path) -> None:
+    """A dotted key outside [review] is valid TOML: the refusal used to call the file "not valid TOML"."""
+    path = project / ".theurian" / "config.toml"
+    path.write_text('review.allowlist = ["Acme/Widgets"]\n', encoding="utf-8")
+    before = path.read_bytes()
+    assert allowlist.read_allowlist(project) == ["Acme/Widgets"]
+    with pytest.raises(ConfigError, match="does not rewrite .* left unchanged; edit the list by hand") as raised:
+        allowlist.allow(project, "Beta/Gadgets")
+    assert "not valid TOML" not in raised.value.message and path.read_bytes() == before

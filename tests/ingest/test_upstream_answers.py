@@ -13,7 +13,7 @@ import pytest
 
 from evidence.lake import Lake
 from ingest.client import GitHubClient
-from ingest.errors import GitHubError, UpstreamShapeError
+from ingest.errors import GitHubError, RepositoryRefusedError, UpstreamShapeError
 from ingest.fetch import PageSizes
 from ingest.run import RepositoryRun, RunOptions
 from tests.support.fake_github import FakeGitHub
@@ -129,3 +129,47 @@ def test_a_next_page_with_no_new_cursor_stops_the_run_instead_of_asking_forever(
     with pytest.raises(GitHubError, match="gave no new cursor"):
         _ingest(tmp_path, fake, sizes)
     assert fake.asked <= 2  # the first page, and at most the one the first cursor named
+
+
+class RepeatsAComment(FakeGitHub):
+    """Answers every follow-up page of comments with the first comment of the thread again in front, as a list
+    that shifted under the cursor would."""
+
+    def answer(self, query: str, v: Node) -> tuple[Node, int]:
+        body, cost = super().answer(query, v)
+        if "query ThreadComments" in query:
+            first = self._nodes()[v["id"]]["comments"]["nodes"][0]
+            body["data"]["node"]["comments"]["nodes"].insert(0, first)
+        return body, cost
+
+
+def test_a_node_github_answers_again_on_a_later_page_is_stored_once(tmp_path: Path) -> None:
+    corpus = _corpus({1, 2, 4})
+    thread = _a_pull_with_a_thread(corpus)["reviewThreads"]["nodes"][0]
+    [comment] = thread["comments"]["nodes"][:1]
+    thread["comments"]["nodes"] = [comment] + [comment | {"id": f"PRRC_kwDOMore{n}", "fullDatabaseId": f"99{n}"}
+                                               for n in range(3)]
+    _ingest(tmp_path, RepeatsAComment(corpus), PageSizes(first_comments=1, more_comments=1))
+    [stored] = [orjson.loads(p.read_bytes()) for p in (tmp_path / ".theurian/review").glob("*/review-thread/*.json")
+                if orjson.loads(p.read_bytes())["recordKey"] == thread["id"]]
+    keys = [c["recordKey"] for c in stored["comments"]]
+    assert sorted(keys) == sorted([comment["id"], "PRRC_kwDOMore0", "PRRC_kwDOMore1", "PRRC_kwDOMore2"])
+
+
+class TurnsPrivate(FakeGitHub):
+    """Answers the repository as private from the second page of pull requests on."""
+
+    def answer(self, query: str, v: Node) -> tuple[Node, int]:
+        body, cost = super().answer(query, v)
+        if "query PullRequests" in query and v.get("after"):
+            body["data"]["repository"].update(isPrivate=True, visibility="PRIVATE")
+        return body, cost
+
+
+def test_a_repository_turning_private_mid_run_says_the_pages_before_stay_written(tmp_path: Path) -> None:
+    """The refusal said "nothing of it was written" while the first page was, durably."""
+    with pytest.raises(RepositoryRefusedError) as raised:
+        _ingest(tmp_path, TurnsPrivate(_corpus({1, 2, 4})), PageSizes(pull_requests=1))
+    assert "the pages GitHub answered as public before it stay written" in raised.value.message
+    assert "nothing of it was written" not in raised.value.message
+    assert list((tmp_path / ".theurian/review").glob("*/pull-request/*.json"))
