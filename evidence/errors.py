@@ -3,7 +3,8 @@
     TheurianError (theurian.errors)
     └── EvidenceError                 the lake cannot be read or written as asked (1)
         ├── RecordKeyError            a record key fails the strict pattern; nothing is named after it
-        └── RecordInvalidError        a record does not validate against its schema
+        ├── RecordInvalidError        a record does not validate against its schema
+        └── LakeBusyError             another ingest is writing this lake
 
 Each carries the offending key or path as an attribute, never the record's text.
 """
@@ -34,3 +35,7 @@ class RecordInvalidError(EvidenceError):
     def __init__(self, message: str, *, path: str = "") -> None:
         super().__init__(message)
         self.path = path
+
+
+class LakeBusyError(EvidenceError):
+    """Another ingest holds this project's lake: two at once would sweep each other's staged files."""

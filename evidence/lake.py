@@ -7,6 +7,7 @@ already on disk is not rewritten. Nothing here talks to the network; nothing her
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.errors import EvidenceError, RecordInvalidError
+from evidence.errors import EvidenceError, LakeBusyError, RecordInvalidError
 from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
 from evidence.records import (
     KINDS,
@@ -166,6 +167,30 @@ class Lake:
         record["missingUpstreamSince"] = run_id
         self.put(record)
         return True
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Hold this lake for one ingest: an exclusive, non-waiting `flock` on the lake folder itself.
+
+        A second ingest of the same project would sweep the first one's staged temp files as a killed writer's
+        leftovers (`sweep_temporary_files`) and fail it; it is refused instead, before it writes anything.
+
+        Raises:
+            LakeBusyError: another process holds the lake.
+        """
+        folder = self._ensure_dir("")
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise LakeBusyError(
+                    f"another `theurian review ingest` is writing {REVIEW_DIR} of this project; wait for it to "
+                    "end, then run this one again (nothing was fetched or written)"
+                ) from None
+            yield
+        finally:
+            os.close(fd)  # releases the lock
 
     def sweep_temporary_files(self, repository: str) -> int:
         """Remove temp files a killed writer left in a repository's folders and `runs/`; return how many."""

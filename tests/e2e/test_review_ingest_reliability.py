@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from evidence.lake import iter_lake
+from evidence.lake import Lake, iter_lake
 from evidence.validation import validate_manifest
 from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files
 from tests.support.fake_github import FakeGitHub
@@ -97,4 +97,19 @@ def test_502s_secondary_rate_limits_and_rate_limited_answers_yield_the_same_lake
         assert faulty.faults_served >= 3
         (run,) = orjson.loads(result.stdout)["runs"]
         assert run["retries"] == faulty.faults_served
+    assert record_files(project) == reference.files
+
+
+def test_a_second_ingest_of_a_project_while_one_runs_is_refused_before_any_request(
+        module_installation: Installation, reference: Reference, tmp_path: Path, corpus: dict[str, Any]) -> None:
+    """Before, the second swept the first one's staged temp files as leftovers, and one of them failed midway."""
+    project = copy_project(reference.template, tmp_path / "p")
+    with FakeGitHub(corpus).running() as fake, Lake(project).writing():  # the running ingest, as far as the lake knows
+        second = ingest(module_installation, project, fake)
+        assert fake.requests == 0
+    assert second.returncode == 1
+    assert "another `theurian review ingest` is writing .theurian/review of this project" in second.stderr
+    assert record_files(project) == {}
+    with FakeGitHub(corpus).running() as fake:  # once the first has ended, the lake is free again
+        assert ingest(module_installation, project, fake).returncode == 0
     assert record_files(project) == reference.files

@@ -99,15 +99,16 @@ def ingest(
                           on_wait=progress.waiting)
     lake, manifests, failures = Lake(root), [], []
     try:
-        for repository in asked:
-            run = RepositoryRun(lake, client, repository, options, progress=progress.update)
-            try:
-                manifests.append(run.run())
-            except IngestError as exc:
-                failures.append(f"{repository}: {exc.message}")
-                manifests.append(run.manifest)
-            finally:
-                progress.done()
+        with lake.writing():  # one ingest of a project at a time: LakeBusyError, before any request
+            for repository in asked:
+                run = RepositoryRun(lake, client, repository, options, progress=progress.update)
+                try:
+                    manifests.append(run.run())
+                except IngestError as exc:
+                    failures.append(f"{repository}: {exc.message}")
+                    manifests.append(run.manifest)
+                finally:
+                    progress.done()
     finally:
         client.close()
     _print_summary(manifests, as_json)
