@@ -98,6 +98,25 @@ class Fetcher:
                 return
             after = _next_cursor(info, after, f"pull requests of {repository}")
 
+    def pull_request(self, repository: str, node_id: str) -> FetchedPullRequest | None:
+        """The pull request `node_id` of `repository`, complete, or None when GitHub has no such pull request
+        there now (deleted, or the id names something else).
+
+        Raises:
+            RepositoryRefusedError: the repository is no longer public, or answers under another name.
+            GitHubError: from the client.
+        """
+        variables = {"id": node_id, "reviews": self._sizes.first_reviews, "threads": self._sizes.first_threads,
+                     "comments": self._sizes.first_comments}
+        try:
+            node = self._client.graphql(queries.load("pull_request"), variables).get("node")
+        except GitHubNotFoundError:
+            return None
+        if not isinstance(node, dict) or node.get("__typename") != "PullRequest":
+            return None
+        _require_public(repository, node["repository"], first_page=False)
+        return self._complete(node)
+
     def _complete(self, pr: Node) -> FetchedPullRequest:
         """The pull request with every submitted review and every thread's submitted comments; a pending (draft)
         review, a comment of one, and a thread holding nothing else are left out (PENDING_REVIEW)."""

@@ -181,11 +181,18 @@ class RepositoryRun:
                 self.manifest["counts"][kind]["missingUpstream"] += 1
 
     def _mark_missing_pull_requests(self) -> None:
+        """Mark each stored pull request the pages did not answer as missing upstream — once GitHub, asked for it
+        by id, says it is gone. The pages are ordered by update time, so one updated while the run read them
+        moved ahead of the cursor and was never on a page; asked for, it is stored like any other."""
         stored = self.lake.record_keys(self.repository, KIND_PULL_REQUEST)
-        with RecordBatch(self.lake) as batch:
-            for key in sorted(set(stored) - self.seen_pulls):
-                if batch.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
+        for key in sorted(set(stored) - self.seen_pulls):
+            fetched = self.fetcher.pull_request(self.repository, key)
+            with RecordBatch(self.lake) as batch:
+                if fetched is not None:
+                    self._store(batch, fetched)
+                elif batch.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
                     self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
+            self._write_manifest()
 
     def spend(self) -> Spend:
         """What this run has spent so far: the client's counters now, less what they were when it started."""

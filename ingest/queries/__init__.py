@@ -9,7 +9,7 @@ from typing import Final
 from graphql import FragmentDefinitionNode, FragmentSpreadNode, Visitor, parse, print_ast, visit
 
 FRAGMENTS_FILE: Final = "fragments.graphql"
-OPERATIONS: Final = ("pull_requests", "pull_request_reviews", "pull_request_threads", "thread_comments")
+OPERATIONS: Final = ("pull_requests", "pull_request", "pull_request_reviews", "pull_request_threads", "thread_comments")
 
 
 def _read(file_name: str) -> str:

@@ -173,3 +173,39 @@ def test_a_repository_turning_private_mid_run_says_the_pages_before_stay_written
     assert "the pages GitHub answered as public before it stay written" in raised.value.message
     assert "nothing of it was written" not in raised.value.message
     assert list((tmp_path / ".theurian/review").glob("*/pull-request/*.json"))
+
+
+class EditsTheOldestMidRun(FakeGitHub):
+    """When the second page of pull requests is asked for, the oldest one is edited: it moves ahead of the cursor."""
+
+    def __init__(self, corpus: Node) -> None:
+        super().__init__(corpus)
+        self.edited: str | None = None
+
+    def answer(self, query: str, v: Node) -> tuple[Node, int]:
+        if "query PullRequests" in query and v.get("after") and self.edited is None:
+            pulls = next(iter(self.repositories.values()))["pullRequests"]
+            oldest = min(pulls, key=lambda p: p["updatedAt"])
+            oldest.update(updatedAt="2099-01-01T00:00:00Z", title="edited while the run read the pages")
+            self.edited = oldest["id"]
+        return super().answer(query, v)
+
+
+def test_a_full_run_asks_for_a_pull_request_its_pages_missed_before_calling_it_gone(tmp_path: Path) -> None:
+    """Pages are in update order, so one edited mid-run was never on a page and was marked missing upstream."""
+    corpus = _corpus({1, 2, 4})
+    _ingest(tmp_path, FakeGitHub(corpus))
+    fake = EditsTheOldestMidRun(corpus)
+    (tmp_path / ".theurian").mkdir(exist_ok=True)
+    with fake.running():
+        client = GitHubClient(token="t", api_url=fake.url, max_wait=0)
+        try:
+            manifest = RepositoryRun(Lake(tmp_path), client, PUBLIC_REPOSITORY, RunOptions(full=True),
+                                     sizes=PageSizes(pull_requests=1)).run()
+        finally:
+            client.close()
+    assert fake.edited is not None
+    assert manifest["counts"]["pull-request"]["missingUpstream"] == 0
+    stored = Lake(tmp_path).load(PUBLIC_REPOSITORY, "pull-request", fake.edited)
+    assert stored is not None and "missingUpstreamSince" not in stored
+    assert stored["title"] == "edited while the run read the pages"

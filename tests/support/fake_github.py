@@ -98,6 +98,13 @@ class FakeGitHub:
         if node is None:
             return {"data": {"node": None}, "errors": [{"type": "NOT_FOUND", "path": ["node"],
                                                         "message": "Could not resolve to a node"}]}, 1
+        if name == "PullRequest":
+            if "number" not in node:  # a thread's id: GitHub answers the node, and it is no pull request
+                return {"data": {"node": {"__typename": "PullRequestReviewThread"}}}, 1
+            repo = next(r for r in self.repositories.values() if node in r["pullRequests"])
+            about = {"nameWithOwner": repo["nameWithOwner"], "isPrivate": repo["isPrivate"],
+                     "visibility": repo["visibility"]}
+            return {"data": {"node": self._shape_pr(node, v) | {"__typename": "PullRequest", "repository": about}}}, 1
         if name == "PullRequestReviews":
             nodes, info = _page(node["reviews"]["nodes"], v["first"], v.get("after"))
             return {"data": {"node": {"reviews": {"pageInfo": info, "nodes": nodes}}}}, 1
