@@ -10,12 +10,17 @@ A move is a hard link into place, the proposal's own name removed only once ever
 first and the migration last: the migration's link is the moment of acceptance. An accept stopped before it (a
 Ctrl-C, a full disk) leaves the proposal pending with some bodies linked in, each the very file the proposal
 holds; accepting again finishes the job, and rejecting removes those links with the proposal. One stopped after
-it has accepted; accepting again only tidies the proposal's folder.
+it has accepted; accepting again tidies what it left in the proposal's folder and reports it accepted (exit 4).
+An accept and a reject of the same project's proposals never interleave: each holds `.theurian/proposals`.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -94,40 +99,82 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
     """Move the proposal's migration and bodies into place, or finish an accept that was stopped part-way.
 
     Raises:
-        AlreadyInPlaceError: the proposal was already accepted (exit 4), naming its migration.
+        AlreadyInPlaceError: the proposal was already accepted (exit 4), naming its migration; what an accept
+            stopped after the moment of acceptance left in the proposal's folder is tidied first.
         ProposalError: no such proposal, a damaged one, or a destination that already exists.
     """
-    folder = _folder(root, proposal_id)
-    trail = _trail(folder, proposal_id)
-    file_name = trail["migrationFile"]
-    source = resolve_inside(folder, file_name)
-    # Accepted files land only in the real folders: a redirected one would put them where no apply reads them.
-    knowledge = own_folder(root, KNOWLEDGE_DIR)
-    destination = resolve_inside(own_folder(root, MIGRATIONS_DIR), file_name)
-    if not source.is_file():
-        if destination.is_file():
+    with _proposals_held(root):
+        folder = _folder(root, proposal_id)
+        trail = _trail(folder, proposal_id)
+        file_name = trail["migrationFile"]
+        source = resolve_inside(folder, file_name)
+        # Accepted files land only in the real folders: a redirected one would put them where no apply reads them.
+        knowledge = own_folder(root, KNOWLEDGE_DIR)
+        destination = resolve_inside(own_folder(root, MIGRATIONS_DIR), file_name)
+        if destination.is_file() and (not source.exists() or same_file(source, destination)):
+            _tidy(root, folder, source, destination)
             raise AlreadyInPlaceError(f"proposal {proposal_id} was already accepted: {MIGRATIONS_DIR}/{file_name}")
-        raise ProposalError(f"proposal {proposal_id} has lost its migration {file_name}; reject it and draft again")
-    _check_drafted_bytes(proposal_id, trail, source)
-    moves = [(resolve_inside(folder, f"knowledge/{rel}"), resolve_inside(knowledge, rel))
-             for rel in _checked_bodies(folder, proposal_id, source)]
-    everything = [*moves, (source, destination)]  # the migration last: it never lands without its bodies
-    for own, target in everything:
-        if target.exists() and not same_file(own, target):
+        if not source.is_file():
             raise ProposalError(
-                f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
-                "already exists and is never replaced; nothing was moved"
+                f"proposal {proposal_id} has lost its migration {file_name}; reject it and draft again"
             )
-    _rehearse(root, proposal_id, folder, source)
-    for own, target in everything:
-        if not same_file(own, target):  # one an accept stopped part-way already linked is in place
-            link_new(own, target)
-    # Accepted: what follows only tidies the proposal's own names, the migration first, so a stop here leaves
-    # an accepted proposal (the bodies' second names are the same files, and harmless).
-    for own, _ in reversed(everything):
-        own.unlink(missing_ok=True)
-    fsync_directory(source.parent)
+        _check_drafted_bytes(proposal_id, trail, source)
+        moves = [(_own_body(folder, proposal_id, rel), resolve_inside(knowledge, rel))
+                 for rel in _checked_bodies(folder, proposal_id, source)]
+        everything = [*moves, (source, destination)]  # the migration last: it never lands without its bodies
+        for own, target in everything:
+            if target.exists() and not same_file(own, target):
+                raise ProposalError(
+                    f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
+                    "already exists and is never replaced; nothing was moved"
+                )
+        _rehearse(root, proposal_id, folder, source)
+        for own, target in everything:
+            if not same_file(own, target):  # one an accept stopped part-way already linked is in place
+                link_new(own, target)
+        # Accepted from here: what follows only tidies the proposal's own names (a stop leaves that to the next
+        # accept, which reports the proposal accepted).
+        _tidy(root, folder, source, destination)
     return Accepted(f"{MIGRATIONS_DIR}/{file_name}", tuple(f"{KNOWLEDGE_DIR}/{_rel(folder, b)}" for b, _ in moves))
+
+
+def _tidy(root: Path, folder: Path, source: Path, destination: Path) -> None:
+    """Remove the proposal's own names of what is now in place: the migration's, then each body's that is the
+    very file under `.theurian/knowledge/`."""
+    if same_file(source, destination):
+        source.unlink()
+    for own, placed in _linked_bodies(root, folder):
+        if same_file(own, placed):
+            own.unlink()
+    fsync_directory(folder)
+
+
+@contextmanager
+def _proposals_held(root: Path) -> Iterator[None]:
+    """An exclusive `flock` on `.theurian/proposals` for one accept or reject: a reject deciding "pending" while
+    an accept links the migration in would otherwise remove a body the landed migration needs."""
+    folder = own_folder(root, PROPOSALS_DIR)
+    if not folder.is_dir():
+        yield  # no proposal to accept or reject: `_folder` says so
+        return
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _own_body(folder: Path, proposal_id: str, relative: str) -> Path:
+    """A body under the proposal's own `knowledge/`, named as the proposal names it when it escapes the folder."""
+    try:
+        return resolve_inside(folder, f"knowledge/{relative}")
+    except PathEscapeError:
+        raise ProposalError(
+            f"proposal {proposal_id} was not accepted: its body knowledge/{relative} (in "
+            f"{PROPOSALS_DIR}/{proposal_id}) is a link out of the proposal's folder; nothing was moved. Reject it "
+            "and draft again."
+        ) from None
 
 
 def _rehearse(root: Path, proposal_id: str, folder: Path, source: Path) -> None:
@@ -149,16 +196,17 @@ def reject_proposal(root: Path, proposal_id: str) -> str:
     Raises:
         ProposalError: no such proposal, or it was accepted (its migration is under review or applied).
     """
-    folder = _folder(root, proposal_id)
-    if _summary(root, folder).status == ACCEPTED:
-        raise ProposalError(
-            f"proposal {proposal_id} was already accepted; remove its migration from {MIGRATIONS_DIR}/ before "
-            "it is applied, or write a new migration that undoes it"
-        )
-    for own, placed in _linked_bodies(root, folder):
-        if same_file(own, placed):
-            placed.unlink()
-    shutil.rmtree(folder)
+    with _proposals_held(root):
+        folder = _folder(root, proposal_id)
+        if _summary(root, folder).status == ACCEPTED:
+            raise ProposalError(
+                f"proposal {proposal_id} was already accepted; remove its migration from {MIGRATIONS_DIR}/ before "
+                "it is applied, or write a new migration that undoes it"
+            )
+        for own, placed in _linked_bodies(root, folder):
+            if same_file(own, placed):
+                placed.unlink()
+        shutil.rmtree(folder)
     return f"{PROPOSALS_DIR}/{proposal_id}"
 
 
@@ -246,7 +294,7 @@ def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
         if op["op"] != "upsertRevision":
             continue
         relative = str(op["contentFile"]).removeprefix(CONTENT_PREFIX)
-        path = resolve_inside(folder, f"knowledge/{relative}")
+        path = _own_body(folder, proposal_id, relative)
         if not path.is_file() or sha256_checksum(_read_own(proposal_id, path, MAX_BODY_BYTES)) != op["contentSha256"]:
             raise ProposalError(
                 f"proposal {proposal_id} was not accepted: its body knowledge/{relative} is missing or no longer "

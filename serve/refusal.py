@@ -57,6 +57,14 @@ def source_escape_cure(place: str) -> str:
     )
 
 
+def linked_inside_source_cure(place: str) -> str:
+    """The cure for a link inside one of `_SOURCE_PLACES` (the place itself a real folder) that points out."""
+    return (
+        f"Cure: {place} is source, not derived, and a symbolic link inside it points out of the project; replace "
+        f"that link with the file or folder it stands for (moved into {place}), then run the command again."
+    )
+
+
 def escape_cure(relative: str) -> str:
     """The cure for a path that escapes, chosen by the project-relative place it names (the shortest escaping part
     of it, `theurian.containment.first_failing_part`)."""
@@ -67,8 +75,10 @@ def escape_cure(relative: str) -> str:
     if _under(relative, ".theurian/state"):
         return STATE_ESCAPE_CURE
     for place in _SOURCE_PLACES:
-        if _under(relative, place):
+        if relative == place:
             return source_escape_cure(place)
+        if _under(relative, place):  # `relative` is the shortest part that escapes: the place itself does not
+            return linked_inside_source_cure(place)
     return UNPLACED_ESCAPE_CURE
 
 

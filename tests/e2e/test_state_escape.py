@@ -12,6 +12,7 @@ from serve.refusal import (
     REVIEW_SOURCE_ESCAPE_CURE,
     STATE_ESCAPE_CURE,
     THEURIAN_DIR_ESCAPE_CURE,
+    linked_inside_source_cure,
     source_escape_cure,
 )
 from serve.tools import registered_tools
@@ -122,6 +123,8 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     (("migrate", "apply"), ".theurian/migrations", source_escape_cure(".theurian/migrations")),
     (("review", "status"), ".theurian/config.toml", source_escape_cure(".theurian/config.toml")),
     (("migrate", "apply"), ".theurian", THEURIAN_DIR_ESCAPE_CURE),
+    (("migrate", "apply"), ".theurian/migrations/01K1A0000000000000000000M9-linked.yaml",
+     linked_inside_source_cure(".theurian/migrations")),
 ])
 def test_every_command_names_what_escapes_with_the_cure_for_that_place(
     installation: Installation, tmp_path: Path, command: tuple[str, ...], linked: str, cure: str
@@ -132,6 +135,9 @@ def test_every_command_names_what_escapes_with_the_cure_for_that_place(
     outside = tmp_path / "outside"
     if place.exists():
         shutil.move(place, outside)
+    elif place.suffix == ".yaml":  # a migration file linked out of a real migrations folder
+        place.parent.mkdir(parents=True, exist_ok=True)
+        outside.write_text("id: x\n", encoding="utf-8")
     else:
         outside.mkdir()
     place.symlink_to(outside, target_is_directory=outside.is_dir())

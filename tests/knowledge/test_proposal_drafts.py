@@ -150,15 +150,20 @@ def test_a_body_someone_else_put_at_the_destination_is_never_replaced_nor_remove
     assert theirs.read_text(encoding="utf-8") == "someone else's body\n"
 
 
-def test_an_accept_stopped_after_the_migration_landed_has_accepted(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("stop_at", ["migration", "body"])
+def test_an_accept_stopped_after_the_migration_landed_has_accepted_and_accepting_again_tidies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop_at: str) -> None:
+    """Stopped while the proposal's own names are removed — before the migration's, or between it and the
+    body's: the proposal is accepted, a reject is refused, and accepting again removes what is left, exit 4."""
     shop = new_shop(tmp_path / "shop")
     payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    folder = shop.root / payload["proposalDirectory"]
     real_unlink = Path.unlink
 
     def unlink(path: Path, missing_ok: bool = False) -> None:
-        if path.name == payload["migrationFile"]:
-            raise KeyboardInterrupt  # stopped after every link, before the proposal's own names were removed
+        stopping = path.name == payload["migrationFile"] if stop_at == "migration" else path.suffix == ".md"
+        if stopping and folder in path.parents:
+            raise KeyboardInterrupt
         real_unlink(path, missing_ok=missing_ok)
 
     monkeypatch.setattr(Path, "unlink", unlink)
@@ -168,8 +173,41 @@ def test_an_accept_stopped_after_the_migration_landed_has_accepted(
     assert [s.status for s in list_proposals(shop.root)] == [ACCEPTED]
     with pytest.raises(ProposalError, match="was already accepted"):
         reject_proposal(shop.root, payload["proposalId"])
-    accept_proposal(shop.root, payload["proposalId"])  # tidies the proposal's folder, moves nothing
-    assert not (shop.root / payload["proposalDirectory"] / payload["migrationFile"]).exists()
+    with pytest.raises(AlreadyInPlaceError):
+        accept_proposal(shop.root, payload["proposalId"])
+    assert sorted(p.name for p in folder.rglob("*") if p.is_file()) == ["evidence.json"]
+    assert (shop.root / payload["bodyDestination"]).is_file()
+    apply_migrations(shop.root)
+
+
+def test_a_reject_while_an_accept_links_waits_for_it_and_refuses_the_accepted_proposal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unserialised, a reject that had seen "pending" removed the body the landing migration needed."""
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
+    real_link = proposal_lifecycle.link_new
+    rejected: list[BaseException | str] = []
+    rejecter: list[threading.Thread] = []
+
+    def reject() -> None:
+        try:
+            rejected.append(reject_proposal(shop.root, payload["proposalId"]))
+        except BaseException as exc:
+            rejected.append(exc)
+
+    def link(source: Path, destination: Path) -> None:
+        if destination.suffix == ".yaml" and not rejecter:
+            rejecter.append(threading.Thread(target=reject))
+            rejecter[0].start()
+            rejecter[0].join(0.5)  # long enough for an unserialised reject to finish; a held one waits for us
+        real_link(source, destination)
+
+    monkeypatch.setattr(proposal_lifecycle, "link_new", link)
+    accept_proposal(shop.root, payload["proposalId"])
+    rejecter[0].join(10)
+    [outcome] = rejected
+    assert isinstance(outcome, ProposalError) and "already accepted" in outcome.message
+    assert (shop.root / payload["bodyDestination"]).is_file()
     apply_migrations(shop.root)
 
 

@@ -17,6 +17,7 @@ from serve.refusal import (
     THEURIAN_DIR_ESCAPE_CURE,
     UNPLACED_ESCAPE_CURE,
     ToolRefusal,
+    linked_inside_source_cure,
     source_escape_cure,
 )
 from serve.tooling import Call, ServeSettings, Tool
@@ -136,7 +137,8 @@ def test_the_shared_context_fields_never_reach_a_handler(installation: Installat
     (".theurian/review/sha256-ab/review-thread/PRRT_planted.json", REVIEW_SOURCE_ESCAPE_CURE),
     (".theurian", THEURIAN_DIR_ESCAPE_CURE),
     (".theurian/migrations", source_escape_cure(".theurian/migrations")),
-    (".theurian/knowledge/planted.md", source_escape_cure(".theurian/knowledge")),
+    (".theurian/knowledge", source_escape_cure(".theurian/knowledge")),
+    (".theurian/knowledge/planted.md", linked_inside_source_cure(".theurian/knowledge")),
     (".theurian/config.toml", source_escape_cure(".theurian/config.toml")),
     (".theurian/statefile-planted", UNPLACED_ESCAPE_CURE),  # a prefix of a known place is not that place
     ("knowledge/planted.md", UNPLACED_ESCAPE_CURE),  # relative to a proposal folder, not to the project
