@@ -134,16 +134,16 @@ class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, a
 
 
 class ReviewStorePathUnsupported(ReviewStoreUnavailable):  # noqa: N818 - it names a state, as its base does
-    """The store's resolved path holds a character DuckDB cannot open a database through: `?` (DuckDB cuts the
-    path there to name its write-ahead log) or a backslash (read as a separator). Served as the one constant
-    refusal; `theurian review build` names the cure."""
+    """The store's resolved path holds what DuckDB cannot open a database through: `?` (DuckDB cuts the path there
+    to name its write-ahead log), a backslash (read as a separator), or bytes that are not UTF-8 (DuckDB fails with
+    an internal `std::bad_cast`). Served as the one constant refusal; `theurian review build` names the cure."""
 
     def __init__(self) -> None:
-        super().__init__("unreadable: DuckDB cannot open a path holding ? or a backslash")
+        super().__init__("unreadable: DuckDB cannot open a path holding ?, a backslash or bytes not UTF-8")
         self.message = (
-            "the project's path holds `?` or `\\`, which DuckDB cannot open a database through (it misreads the "
-            "path), so the review store cannot be built or served here; move the project to a folder whose path "
-            "has neither, then run `theurian review build`"
+            "the project's path holds `?`, `\\` or bytes that are not UTF-8, which DuckDB cannot open a database "
+            "through (it misreads the path), so the review store cannot be built or served here; move the project "
+            "to a folder whose path has none of them, then run `theurian review build`"
         )
 
 
@@ -164,7 +164,7 @@ def store_path(root: Path) -> Path:
         path = resolve_inside(state, STORE_NAME)
     except PathEscapeError as exc:
         raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
-    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS):
+    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS) or not _is_utf8(str(path)):
         raise ReviewStorePathUnsupported
     return path
 
@@ -172,6 +172,15 @@ def store_path(root: Path) -> Path:
 # Characters DuckDB mishandles in a database path (measured with DuckDB 2.0: every other printable character,
 # tab and newline included, round-trips): the build's temp folder and the store share the state folder's path.
 _DUCKDB_PATH_BREAKERS: Final = ("?", "\\")
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether a path Python decoded from the file system's bytes was UTF-8 (else it holds lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def publish_path(root: Path) -> Path:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import __version__
 from theurian.cli.main import app
 
@@ -115,7 +115,7 @@ def test_an_error_naming_a_path_with_a_line_break_or_an_escape_is_still_one_plai
     ("propose", "candidate", "--repository", "Acme/\udcffidgets", "--record-key", "PRRT_x"),
     ("review", "allow", "acme/w\udcff"),
     ("propose", "list", "--project", "/tmp/not-utf8-\udcff"),
-], ids=["a value", "a repository", "a path"])
+], ids=["a value", "a repository", "a path that does not exist"])
 def test_an_argument_that_is_not_utf8_is_a_usage_error_naming_it(installation: Installation,
                                                                  arguments: tuple[str, ...]) -> None:
     """Before: an internal-fault line (orjson refused the value) or a cure for a store that was never at fault."""
@@ -123,3 +123,22 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error_naming_it(installation: I
     assert result.returncode == 2
     shown = next(a for a in arguments if "\udcff" in a).replace("\udcff", "\\xff")
     assert result.stderr == f"theurian: the argument {shown} is not UTF-8 text; every argument must be\n"
+
+
+def test_an_existing_folder_whose_name_is_not_utf8_is_a_project_the_file_commands_work_in(
+        installation: Installation, tmp_path: Path) -> None:
+    """A file system's names are bytes: what only reads and writes under the folder works there, and the review
+    store, which DuckDB cannot open through such a path, refuses in one line naming why."""
+    root = tmp_path / "proj-\udcff"
+    root.mkdir()
+
+    def cli(*arguments: str) -> subprocess.CompletedProcess[str]:  # its output names the path: bytes, not text
+        return subprocess.run([str(THEURIAN_BIN), *arguments], env=installation.env, capture_output=True, text=True,
+                              encoding="utf-8", errors="backslashreplace", timeout=120, check=False)
+
+    assert cli("init", str(root)).returncode == 0
+    status = cli("migrate", "status", "--project", str(root))
+    assert status.returncode == 0, status.stderr
+    build = cli("review", "build", "--project", str(root))
+    assert build.returncode == 1 and "bytes that are not UTF-8, which DuckDB cannot open" in build.stderr
+    assert "unexpected failure" not in build.stderr

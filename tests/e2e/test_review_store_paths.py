@@ -24,8 +24,9 @@ def test_a_project_path_duckdb_misreads_is_refused_by_build_and_search_in_one_li
     result = installation.cli("review", "build", "--project", str(root))
     assert result.returncode == 1
     [line] = result.stderr.splitlines()
-    assert line.startswith("theurian: the project's path holds `?` or `\\`, which DuckDB cannot open a database")
-    assert line.endswith("move the project to a folder whose path has neither, then run `theurian review build`")
+    assert line.startswith("theurian: the project's path holds `?`, `\\` or bytes that are not UTF-8, which DuckDB "
+                           "cannot open a database")
+    assert line.endswith("move the project to a folder whose path has none of them, then run `theurian review build`")
     assert list((root / ".theurian").rglob("*review-store*")) == []  # no temp folder, no store
     with pytest.raises(ToolRefusal) as refused:
         review_search(Call(ServeSettings("internal"), Project("p", root.resolve())))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import unicodedata
 from typing import Annotated
@@ -79,12 +80,18 @@ def _with_cure(exc: PathEscapeError) -> str:
 
 def _not_utf8(arguments: list[str]) -> str | None:
     """The first argument that is not UTF-8 text, as Python decoded it from the command line's bytes (each byte
-    that is not UTF-8 kept as a lone surrogate), shown escaped; None when every one is text."""
+    that is not UTF-8 kept as a lone surrogate), shown escaped; None when every one is text.
+
+    A path that exists is left alone, whatever its bytes (`--project DIR`, or `--project=DIR`): a file system's
+    names are bytes, and every command that only reads and writes under it works there. One that stores the path as
+    text refuses it itself (the registry, the review store)."""
     for argument in arguments:
         try:
             argument.encode("utf-8")
         except UnicodeEncodeError:
-            return repr(argument.encode("utf-8", "surrogateescape"))[2:-1]
+            value = argument.split("=", 1)[1] if argument.startswith("--") and "=" in argument else argument
+            if not os.path.lexists(value):
+                return repr(argument.encode("utf-8", "surrogateescape"))[2:-1]
     return None
 
 
