@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any, Final
 
+import schemas
 from knowledge import CANONICAL_SCHEMA_VERSION
 from serve.refusal import ToolRefusal
 from serve.tooling import Call, Tool, ToolKind
@@ -31,13 +33,25 @@ def project_list(call: Call) -> Mapping[str, Any]:
         snapshot = registry.read()
     except RegistryError as exc:
         raise ToolRefusal(f"The project registry cannot be read: {exc.message}") from exc
-    projects = [{"projectId": r.project_id, "rootPath": str(r.root)} for r in snapshot.registrations]
+    # `count` is how many projects can be queried: an id no project-scoped tool admits (a hand edit past the shared
+    # context's bound) is listed where a caller finds out why, with the same remedy as one naming no root.
+    bound = _project_id_bound()
+    queryable = [r for r in snapshot.registrations if 0 < len(r.project_id) <= bound]
+    unreadable = sorted([*snapshot.unreadable, *(r.project_id for r in snapshot.registrations if r not in queryable)])
+    projects = [{"projectId": r.project_id, "rootPath": str(r.root)} for r in queryable]
     return {
         "count": len(projects),
         "projects": projects,
-        "unreadable": list(snapshot.unreadable),
-        "remedy": UNREADABLE_REMEDY if snapshot.unreadable else None,
+        "unreadable": unreadable,
+        "remedy": UNREADABLE_REMEDY if unreadable else None,
     }
+
+
+@cache
+def _project_id_bound() -> int:
+    """The longest `projectId` every project-scoped tool admits, read from the one schema they share."""
+    bound: int = schemas.load("mcp", "tool-context.schema.json")["properties"]["projectId"]["maxLength"]
+    return bound
 
 
 def capabilities_of(tools: Sequence[Tool]) -> dict[str, Any]:

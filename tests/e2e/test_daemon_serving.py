@@ -70,6 +70,24 @@ def test_project_list_answers_none_then_registered_then_unreadable(
     registry.unlink()
 
 
+def test_an_id_no_tool_admits_is_unreadable_not_counted(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    """count is how many projects can be queried: a hand-edited id past projectId's bound cannot be."""
+    registry = module_installation.home / "config" / "projects.toml"
+    registry.unlink(missing_ok=True)
+    module_installation.new_project(tmp_path / "demo")
+    too_long = "l" * 201
+    registry.write_text(registry.read_text(encoding="utf-8") + f'\n[projects."{too_long}"]\nroot = "{tmp_path}"\n',
+                        encoding="utf-8")
+    answer = call_tool(module_daemon.mcp_url, "project.list", {})
+    registry.unlink()
+    assert answer.structured is not None
+    assert (answer.structured["count"], answer.structured["unreadable"]) == (1, [too_long])
+    assert answer.structured["remedy"] == UNREADABLE_REMEDY
+    _response_schema_check("project.list", answer.structured)
+
+
 def test_a_malformed_registry_is_a_refusal_not_a_crash(
     module_installation: Installation, module_daemon: RunningDaemon
 ) -> None:
