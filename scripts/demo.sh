@@ -5,15 +5,31 @@
 # client's first answers printed, then the daemon handed to you until Ctrl-C.
 #
 # THEURIAN_DEMO_DIR (default .demo) and THEURIAN_DEMO_PORT (default 7419) move it; THEURIAN_DEMO_NO_SERVE=1 stops
-# after the client's answers (the tests run the demo that way).
+# after the client's answers (the tests run the demo that way). The demo folder is replaced whole on every run, so
+# a folder that is not empty and that this script did not make is refused, untouched.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 THEURIAN="$PWD/.venv/bin/theurian"
 DEMO="$(realpath -m "${THEURIAN_DEMO_DIR:-.demo}")"
 PORT="${THEURIAN_DEMO_PORT:-7419}"
 
+# What says a folder is one this script made, and so may be replaced whole: its mark, or (made before the mark
+# existed) the demo's own project inside it.
+MARK="$DEMO/.theurian-demo"
+if [ -e "$DEMO" ] && [ ! -e "$MARK" ] && [ ! -d "$DEMO/sample-project/.theurian" ] \
+    && [ -n "$(ls -A "$DEMO" 2>/dev/null)" ]; then
+  echo "demo: $DEMO is not empty and is not a demo folder this script made; nothing was removed. Point" \
+    "THEURIAN_DEMO_DIR at a new or empty folder (the demo replaces its folder whole on every run)." >&2
+  exit 1
+fi
+# A port taken by another daemon is found out now, before a minute of building, and again just before serving.
+if curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
+  echo "demo: something already answers on 127.0.0.1:$PORT; stop it, or run THEURIAN_DEMO_PORT=<free port> make demo" >&2
+  exit 1
+fi
 rm -rf "$DEMO"
 mkdir -p "$DEMO"
+touch "$MARK"
 export THEURIAN_HOME="$DEMO/installation"
 unset GITHUB_TOKEN GH_TOKEN GITHUB_API_URL
 cp -R fixtures/sample-project "$DEMO/sample-project"

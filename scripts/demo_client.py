@@ -22,7 +22,9 @@ def _summary(name: str, structured: dict[str, Any]) -> str:
     if name == "system.capabilities":
         return f"tools: {', '.join(structured['tools'])}\n  capabilities: {json.dumps(structured['capabilities'])}"
     rows = structured.get("records") or structured.get("findings") or structured.get("results") or []
-    lines = [f"count {structured.get('count', len(rows))}, truncated {structured.get('truncated')}"]
+    count = f"count {structured.get('count', len(rows))}"
+    # Only the tools whose response has `truncated` say it (knowledge.search has none).
+    lines = [f"{count}, truncated {structured['truncated']}" if "truncated" in structured else count]
     for row in rows:
         text = row.get("excerpt") or row.get("findingText") or row.get("title") or ""
         where = row.get("recordPath") or row.get("commitSha") or row.get("itemId") or ""

@@ -58,3 +58,15 @@ def test_a_demo_whose_port_is_already_answered_stops_rather_than_print_another_d
     assert result.returncode == 1
     assert f"something already answers on 127.0.0.1:{server.server_address[1]}" in result.stderr
     assert "> review.search" not in result.stdout and "is served at" not in result.stdout
+    assert "== " not in result.stdout  # found out before any building
+
+
+def test_a_demo_folder_that_is_not_empty_and_not_a_demo_is_refused_untouched(tmp_path: Path) -> None:
+    """The demo replaces its folder whole: pointed at someone's folder, it deleted what was there."""
+    theirs = tmp_path / "demo"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("precious", encoding="utf-8")
+    result = _demo(tmp_path, free_port())
+    assert result.returncode == 1
+    assert "is not empty and is not a demo folder this script made; nothing was removed" in result.stderr
+    assert sorted(p.name for p in theirs.iterdir()) == ["notes.txt"]
