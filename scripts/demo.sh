@@ -69,7 +69,7 @@ cat <<TEXT
 Theurian demo: project "sample" is served at  http://127.0.0.1:$PORT/mcp  (Streamable HTTP).
 Connect an agent, for example:
   Claude Code:    claude mcp add --transport http theurian http://127.0.0.1:$PORT/mcp
-  MCP Inspector:  npx @modelcontextprotocol/inspector --cli http://127.0.0.1:$PORT/mcp --method tools/list
+  MCP Inspector:  npx @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:$PORT/mcp --method tools/list
   VS Code, Claude Desktop: see docs/clients.md
 Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
