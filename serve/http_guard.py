@@ -29,21 +29,32 @@ class LoopbackGuard:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-            if not host_allowed(headers.get("host"), self.hosts):
+            pairs = [(k.decode("latin-1").lower(), v.decode("latin-1")) for k, v in scope.get("headers", [])]
+            hosts = [value for key, value in pairs if key == "host"]
+            if len(hosts) != 1 or not host_allowed(hosts[0], self.hosts):
                 return await _reply(send, MISDIRECTED, b"Invalid Host header")
-            origin = headers.get("origin")
-            if origin is not None and not origin_allowed(origin, self.hosts):
+            # Every Origin sent must pass: judging only one (a dict keeps the last) let a foreign one in beside it.
+            origins = [value for key, value in pairs if key == "origin"]
+            if not all(origin_allowed(origin, self.hosts) for origin in origins):
                 return await _reply(send, FORBIDDEN, b"Invalid Origin header")
         await self.app(scope, receive, send)
 
 
 def host_allowed(host: str | None, hosts: frozenset[str]) -> bool:
-    return host is not None and _authority_allowed(urlsplit(f"//{host}"), hosts)
+    if host is None:
+        return False
+    try:
+        parts = urlsplit(f"//{host}")
+    except ValueError:  # `[::1` and the like: no authority at all, so no loopback one
+        return False
+    return _authority_allowed(parts, hosts)
 
 
 def origin_allowed(origin: str, hosts: frozenset[str]) -> bool:
-    parts = urlsplit(origin)
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
     return parts.scheme in ("http", "https") and parts.path in ("", "/") and _authority_allowed(parts, hosts)
 
 

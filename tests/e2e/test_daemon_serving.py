@@ -194,6 +194,8 @@ def test_a_middleware_refusal_and_a_tool_refusal_carry_the_same_key_set_on_the_w
     ({"Origin": "http://user@localhost:1"}, 403),
     ({"Origin": "file://localhost"}, 403),
     ({"Origin": "null"}, 403),
+    ({"Host": "[::1"}, 421),  # not an authority at all: was an internal error (500) and a traceback in the log
+    ({"Origin": "http://[::1"}, 403),
 ])
 @pytest.mark.parametrize("path", ["/mcp", "/health"])
 def test_dns_rebinding_shapes_are_refused_on_every_route(
@@ -214,6 +216,15 @@ def test_loopback_hosts_and_origins_with_any_port_or_none_are_admitted(
 ) -> None:
     response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | headers, timeout=10)
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/mcp", "/health"])
+def test_a_foreign_origin_sent_beside_a_loopback_one_is_refused(module_daemon: RunningDaemon, path: str) -> None:
+    """Only the last Origin was judged, so a foreign one followed by a loopback one got in."""
+    headers = [*MCP_HEADERS.items(), ("Origin", "http://evil.example.com"), ("Origin", "http://localhost")]
+    response = httpx.request("POST" if path == "/mcp" else "GET", f"{module_daemon.base_url}{path}",
+                             json=INITIALIZE if path == "/mcp" else None, headers=headers, timeout=10)
+    assert response.status_code == 403
 
 
 def test_an_oversized_body_is_refused_before_it_is_parsed(module_daemon: RunningDaemon) -> None:
