@@ -7,8 +7,9 @@ import logging
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
+import anyio
 import anyio.to_thread
 import orjson
 
@@ -37,11 +38,20 @@ class CallRecord:
 
     tool: str
     project: str = "-"
-    outcome: str = "ok"
+    # Until a tier answers it: a call the SDK dropped (a notification), refused itself (a bad envelope) or whose
+    # caller went away first is logged as such, never as served.
+    outcome: str = "unanswered"
     refusal: str | None = None  # set by the validation tier: the call is answered with this and nothing runs
 
 
 current_call: ContextVar[CallRecord | None] = ContextVar("current_call", default=None)
+
+
+# Worker threads each tool may hold at once. Every tool has its own: callers of one tool stuck on a locked store
+# (a SQLite busy wait lasts up to 10 s) then wait on that tool's threads, never on the threads of every tool —
+# anyio's shared pool of 40 let one ungated tool's flood stall system.capabilities and hold gated callers past
+# their 1 s admission wait.
+THREADS_PER_TOOL: Final = 8
 
 
 class Dispatcher:
@@ -50,13 +60,20 @@ class Dispatcher:
         self.settings = settings
         self.gates: dict[str, AdmissionGate | None] = {tool.name: tool.make_gate() for tool in tools}
         self.integer_keys = {tool.name: integer_keys(tool.input_schema) for tool in tools}
+        self._threads: dict[str, anyio.CapacityLimiter] = {}  # made on first use: a limiter needs a running loop
+
+    def _threads_of(self, name: str) -> anyio.CapacityLimiter:
+        if name not in self._threads:
+            self._threads[name] = anyio.CapacityLimiter(THREADS_PER_TOOL)
+        return self._threads[name]
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self.tools[name]
         record = current_call.get()
         try:
             # The registry read and path resolution are file I/O: off the event loop, like the handler.
-            project = await anyio.to_thread.run_sync(lambda: self._project_for(tool, arguments, record))
+            project = await anyio.to_thread.run_sync(lambda: self._project_for(tool, arguments, record),
+                                                     limiter=self._threads_of(name))
             call = Call(settings=self.settings, project=project)
             typed = integral_floats_as_ints(arguments, self.integer_keys[name])
             handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
@@ -77,6 +94,7 @@ class Dispatcher:
             logger.exception("tool %s failed", name)
             return refusal_result(INTERNAL_FAULT_REFUSAL)
         text = orjson.dumps(structured).decode("utf-8")
+        _mark(record, "ok")
         return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
     def _project_for(self, tool: Tool, arguments: Mapping[str, Any], record: CallRecord | None) -> Any:
@@ -87,9 +105,9 @@ class Dispatcher:
             record.project = project.project_id  # only a registered id is ever logged
         return project
 
-    @staticmethod
-    async def _run(tool: Tool, call: Call, handler_args: dict[str, Any]) -> dict[str, Any]:
-        result = await anyio.to_thread.run_sync(lambda: tool.handler(call, **handler_args))
+    async def _run(self, tool: Tool, call: Call, handler_args: dict[str, Any]) -> dict[str, Any]:
+        result = await anyio.to_thread.run_sync(lambda: tool.handler(call, **handler_args),
+                                                limiter=self._threads_of(tool.name))
         return dict(result)
 
 

@@ -7,6 +7,8 @@ import time
 from dataclasses import replace
 from typing import Any, Final
 
+import anyio
+import anyio.to_thread
 import mcp.types as types
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -31,6 +33,8 @@ HEALTH_PATH: Final = "/health"
 # The largest legitimate call (a proposal body of 200,000 characters) fits many times over.
 MAX_REQUEST_BODY_BYTES: Final = 4 * 1024 * 1024
 _MAX_TOOL_NAME_SHOWN: Final = 100
+# Input checks running at once; more wait for one of these threads, never for the event loop.
+VALIDATION_THREADS: Final = 4
 
 
 def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Server[Any]:
@@ -72,6 +76,13 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
     def input_schema_of(name: str) -> dict[str, Any] | None:
         return input_schemas.get(name)
 
+    limiters: list[anyio.CapacityLimiter] = []  # made on first use: a limiter needs a running loop
+
+    def validation_threads() -> anyio.CapacityLimiter:
+        if not limiters:
+            limiters.append(anyio.CapacityLimiter(VALIDATION_THREADS))
+        return limiters[0]
+
     async def validate_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
             return await call_next(ctx)
@@ -80,7 +91,12 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
         token = current_call.set(record)
         started = time.perf_counter()
         try:
-            problem = _admission_problem(validator, by_name, name, ctx.params.get("arguments", {}))
+            # Off the event loop, on threads of its own: a large (if bounded) check must not hold /health or any
+            # other caller, and must not take the tools' threads.
+            arguments = ctx.params.get("arguments", {})
+            problem = await anyio.to_thread.run_sync(
+                lambda: _admission_problem(validator, by_name, name, arguments), limiter=validation_threads()
+            )
             if problem is None:
                 return await call_next(ctx)
             # The refusal travels the SDK's own result path (so each protocol era gets its own envelope), with

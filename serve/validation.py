@@ -8,8 +8,9 @@ names the offending key path and the constraint that rejected it and never repro
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import jsonschema
 from jsonschema.exceptions import ValidationError
@@ -19,6 +20,14 @@ import schemas
 
 MCP_FAMILY = "mcp"
 _MAX_KEY_CHARS_SHOWN = 80
+# Far past what any valid call holds (the largest, a migration draft of 200 operations, holds a few thousand), and
+# walked in milliseconds.
+MAX_ARGUMENT_VALUES: Final = 50_000
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+# Tools the contract gives their own answer to a lone surrogate: review.search and review.findings refuse it in
+# their words, naming the filter; knowledge.search folds it to U+FFFD (deliberately, mcp-tools-contract.md). Every
+# other tool would fail on one (SQLite, orjson and files take UTF-8 only), so this tier refuses it.
+TOOLS_ANSWERING_SURROGATES: Final = frozenset({"review.search", "review.findings", "knowledge.search"})
 
 
 class InputValidator:
@@ -50,10 +59,54 @@ class InputValidator:
         if unknown:
             shown = ", ".join(_key_name(k) for k in unknown)
             return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
+        # Before the full check, which walks every value: a body of a few MiB can hold a million of them, and
+        # jsonschema then takes seconds to say what the first look below says at once.
+        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(
+            arguments, surrogates=tool_name not in TOOLS_ANSWERING_SURROGATES)
+        if cheap is not None:
+            return f"Invalid arguments for {tool_name}: {cheap}"
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
         if error is None:
             return None
         return f"Invalid arguments for {tool_name}: {_describe(error)}"
+
+
+def _over_max_items(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
+    """A top-level array past its schema's maxItems, named as the full check names it."""
+    for key, prop in schema.get("properties", {}).items():
+        value, bound = arguments.get(key), prop.get("maxItems")
+        if isinstance(value, list) and isinstance(bound, int) and len(value) > bound:
+            return f"`{key}` violates maxItems {bound}."
+    return None
+
+
+def _walk_problem(arguments: Mapping[str, Any], *, surrogates: bool) -> str | None:
+    """What no valid call holds, found in one pass over the values: more than MAX_ARGUMENT_VALUES of them, or (when
+    `surrogates`) a string or key holding a lone surrogate — not Unicode text, which no tool can store or send on,
+    and which the 2026 protocol era's JSON parser lets through (the 2025 era's refuses it before any of our code
+    runs)."""
+    stack: list[tuple[str, Any]] = [("", arguments)]
+    seen = 0
+    while stack:
+        path, value = stack.pop()
+        seen += 1
+        if surrogates and isinstance(value, str) and _SURROGATE.search(value):
+            return f"{_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
+        if isinstance(value, (Mapping, list)) and seen + len(stack) + len(value) > MAX_ARGUMENT_VALUES:
+            return f"the arguments hold more than {MAX_ARGUMENT_VALUES} values; no call to this tool needs that many."
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if surrogates and _SURROGATE.search(str(key)):
+                    return f"a key under {_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
+                stack.append((f"{path}.{_key_name(str(key)).strip('`')}" if path else _key_name(str(key)).strip("`"),
+                              item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
+    return None
+
+
+def _shown_path(path: str) -> str:
+    return f"`{path}`" if path else "the arguments"
 
 
 def integer_keys(schema_name: str) -> frozenset[str]:

@@ -253,6 +253,20 @@ def test_each_call_logs_one_line_with_tool_outcome_and_time_but_no_argument_valu
     assert SECRET not in module_daemon.log()
 
 
+def test_a_call_the_sdk_refuses_after_our_check_is_logged_unanswered_not_ok(module_daemon: RunningDaemon) -> None:
+    """A `_meta` that is no object passes our argument check and is refused by the SDK: no tool ran."""
+    before = module_daemon.log().count("\n")
+    with httpx.Client(timeout=10) as client:
+        headers = _raw_session(module_daemon, client)
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                "params": {"name": "system.capabilities", "arguments": {}, "_meta": 5}}
+        response = client.post(module_daemon.mcp_url, json=body, headers=headers)
+    assert '"error"' in response.text and '"result"' not in response.text  # JSON-RPC's error: no tool result
+    lines = [line for line in module_daemon.log().splitlines()[before:] if " call " in line]
+    assert [line.split(" call ", 1)[1].rsplit(" ms=", 1)[0] for line in lines] == [
+        "tool=system.capabilities project=- outcome=unanswered"]
+
+
 def test_json_the_sdk_cannot_decode_is_a_parse_error_and_the_daemon_keeps_serving(
     module_daemon: RunningDaemon,
 ) -> None:

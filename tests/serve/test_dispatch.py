@@ -2,10 +2,12 @@
 
 import asyncio
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from serve.dispatch import Dispatcher
@@ -154,3 +156,37 @@ def test_an_escape_raised_inside_a_tool_gets_the_cure_for_what_escaped_and_never
     text = _call(Dispatcher([tool], SETTINGS), "system.capabilities", {})["content"][0]["text"]
     assert text == f"{PATH_ESCAPE_REFUSAL} {cure}"
     assert "planted" not in text
+
+
+def test_callers_of_one_tool_stuck_on_a_lock_never_hold_the_threads_another_tool_needs() -> None:
+    """45 knowledge.status calls waiting on a locked store took every thread of anyio's shared pool (40), so
+    system.capabilities waited behind them; each tool now has threads of its own."""
+    release = threading.Event()
+
+    def stuck(call: Call, **arguments: Any) -> Mapping[str, Any]:
+        release.wait(60)  # the store's lock, held elsewhere
+        return {}
+
+    def quick(call: Call, **arguments: Any) -> Mapping[str, Any]:
+        return {"answered": True}
+
+    tools = [Tool(name="knowledge.status", description="", input_schema=CONTRACT_TOOLS["knowledge.status"],
+                  output_schema="", handler=stuck, project_scoped=False),
+             Tool(name="system.capabilities", description="", input_schema=CONTRACT_TOOLS["system.capabilities"],
+                  output_schema="", handler=quick, project_scoped=False)]
+    dispatcher = Dispatcher(tools, SETTINGS)
+
+    async def scenario() -> dict[str, Any]:
+        async with anyio.create_task_group() as group:
+            for _ in range(45):
+                group.start_soon(dispatcher.call, "knowledge.status", {})
+            await anyio.wait_all_tasks_blocked()
+            try:
+                with anyio.fail_after(30):  # a bound on a hang, not a measured time: on the shared pool this waits
+                    return await dispatcher.call("system.capabilities", {})
+            finally:
+                release.set()
+        raise AssertionError("unreachable")
+
+    result = anyio.run(scenario)
+    assert result["structuredContent"] == {"answered": True}
