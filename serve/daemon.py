@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import signal
 import socket
 import sys
 from typing import Final
@@ -80,10 +81,22 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
         logger.warning("listening on %s, which is not loopback: any machine that reaches it can call the tools "
                        "(requests must still name it as their Host)", shown_host)
     logger.info("theurian serving MCP at http://%s:%d/mcp (health: /health); Ctrl-C stops", shown_host, port)
+    # uvicorn shuts down gracefully on SIGTERM too, then raises the signal again with the handler it found: the
+    # default one killed the process (exit 143) before it could say it had stopped. This one ends it cleanly.
+    previous = signal.signal(signal.SIGTERM, _terminated)
     try:
         asyncio.run(server.serve(sockets=[sock]))
-    except KeyboardInterrupt:
-        pass  # a second Ctrl-C during shutdown: still a clean stop
+    except (KeyboardInterrupt, _Terminated):
+        pass  # the signal uvicorn raises again once it has shut down, or a second one during shutdown
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
     logger.info("theurian daemon stopped")
+
+
+class _Terminated(Exception):  # noqa: N818 - it names what happened, as KeyboardInterrupt does
+    """SIGTERM: a service manager asking the daemon to stop, answered as Ctrl-C is."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise _Terminated

@@ -2,6 +2,8 @@
 
 import signal
 
+import pytest
+
 from tests.support.daemon import free_port, running_daemon
 from tests.support.installation import Installation
 from theurian.errors import EXIT_FAILED
@@ -18,9 +20,11 @@ def test_a_second_daemon_on_the_same_port_exits_at_once_with_a_clear_message(ins
         assert first.process.poll() is None  # the first one is untouched
 
 
-def test_ctrl_c_stops_the_daemon_cleanly(installation: Installation) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "a service manager's SIGTERM"])
+def test_ctrl_c_or_sigterm_stops_the_daemon_cleanly(installation: Installation, stop: signal.Signals) -> None:
+    """SIGTERM killed the process (143) after uvicorn's graceful shutdown, before it said it had stopped."""
     with running_daemon(installation) as daemon:
-        daemon.process.send_signal(signal.SIGINT)
+        daemon.process.send_signal(stop)
         assert daemon.process.wait(timeout=15) == 0
         log = daemon.log()
     assert "theurian daemon stopped" in log
