@@ -19,7 +19,14 @@ import orjson
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateUnreadableError
 from knowledge.integrity import INTEGRITY_REMEDY, SURFACEABLE_SQL, damage_detected, with_integrity
-from knowledge.state import Pointer, open_read_only, project_key, require_pointer, rows_as_dicts
+from knowledge.state import (
+    Pointer,
+    open_read_only,
+    project_key,
+    require_pointer,
+    rows_as_dicts,
+    state_read_failure,
+)
 from knowledge.vocabulary import (
     SENSITIVITIES,
     STATUSES,
@@ -93,9 +100,7 @@ def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
             damaged = damage_detected(connection, key, pointer.migration_count)
             yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling))
         except sqlite3.DatabaseError as exc:
-            raise StateUnreadableError(
-                f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}"
-            ) from exc
+            raise state_read_failure(exc) from exc
 
 
 def servable(row: sqlite3.Row, reading: Reading) -> bool:

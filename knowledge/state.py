@@ -204,13 +204,23 @@ def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
         )
         version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise StateUnreadableError(
-            f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}"
-        ) from exc
+        raise state_read_failure(exc) from exc
     if version is None or version[0] != str(CANONICAL_SCHEMA_VERSION):
         connection.close()
         raise StateUnreadableError(f"the knowledge state database is not this build's; {STATE_REBUILD_CURE}")
     return connection
+
+
+def state_read_failure(exc: sqlite3.DatabaseError) -> StateUnreadableError:
+    """What a read of the state that SQLite refused means: busy (another process holds a lock on the file, for longer
+    than READ_BUSY_SECONDS), which a retry mends, or unreadable, which only a rebuild does. Telling a caller of a
+    busy state to delete it would destroy a healthy one."""
+    if isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY,
+                                                                               sqlite3.SQLITE_LOCKED):
+        return StateUnreadableError(
+            "the knowledge state is locked by another process (nothing is wrong with it); try again in a moment"
+        )
+    return StateUnreadableError(f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}")
 
 
 def project_key(connection: sqlite3.Connection) -> str:

@@ -4,6 +4,7 @@ a wait, a crash or a disclosure. Found by an independent audit; each case hung, 
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from knowledge import migrations
+from knowledge import migrations, state
 from knowledge.apply import apply_migrations
 from knowledge.errors import MigrationInvalidError
 from knowledge.index import INDEX_POINTER_NAME
@@ -166,3 +167,19 @@ def test_a_malformed_evidence_anchor_is_a_refusal_naming_the_operation_not_an_in
         "operations": [{"op": "addEvidence", "itemId": shop.item_id, "anchor": anchor, "description": "d",
                         "confidence": 0.5}]})
     assert "operation 0" in text and "daemon failed" not in text
+
+
+def test_a_state_another_process_holds_locked_is_busy_not_damaged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cure given was to delete the state: for a lock that a retry outlasts, that destroys a healthy one."""
+    shop = new_shop(tmp_path / "shop")
+    pointer = orjson.loads((shop.root / STATE / POINTER_NAME).read_bytes())
+    monkeypatch.setattr(state, "READ_BUSY_SECONDS", 0.05)
+    holder = sqlite3.connect(shop.root / STATE / pointer["stateFile"], isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        text = refused("knowledge.status", {"projectId": PROJECT_ID})
+    finally:
+        holder.close()
+    assert text == "the knowledge state is locked by another process (nothing is wrong with it); try again in a moment"
+    assert not call("knowledge.status", {"projectId": PROJECT_ID})["isError"]  # released: answered
