@@ -16,7 +16,6 @@ import httpx
 from githubkit import GitHub
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
 
-from ingest.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineTransport
 from ingest.errors import GitHubError, TokenMissingError
 from ingest.retry import (
     DEFAULT_MAX_WAIT_SECONDS,
@@ -100,7 +99,6 @@ class GitHubClient:
         token: str,
         api_url: str = DEFAULT_API_URL,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
-        deadline: float = DEFAULT_DEADLINE_SECONDS,
         max_wait: float = DEFAULT_MAX_WAIT_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
@@ -108,8 +106,7 @@ class GitHubClient:
         on_wait: Callable[[str, float], None] | None = None,
     ) -> None:
         self._github = GitHub(
-            token, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False,
-            transport=DeadlineTransport(deadline),
+            token, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False
         )
         self._endpoint = graphql_endpoint(api_url)
         self._max_wait = max_wait
