@@ -22,7 +22,12 @@ from ulid import ULID
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.builds import build_lock, sweep
-from knowledge.errors import MigrationChecksumMismatchError, MigrationInvalidError, StateUnreadableError
+from knowledge.errors import (
+    MigrationChecksumMismatchError,
+    MigrationInvalidError,
+    StateBusyError,
+    StateUnreadableError,
+)
 from knowledge.integrity import damage_detected, surfaceable_count
 from knowledge.migrations import (
     MAX_MIGRATION_BYTES,
@@ -44,6 +49,7 @@ from knowledge.state import (
     read_pointer,
     state_folder,
     state_hash,
+    state_read_failure,
     write_pointer,
 )
 from theurian.containment import resolve_inside
@@ -72,22 +78,35 @@ class ApplyOutcome:
 
 
 def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool]:
-    """The active pointer, the migrations its state recorded (in order), and whether damage was detected."""
+    """The active pointer, the migrations its state recorded (in order), and whether damage was detected.
+
+    Raises:
+        StateBusyError: another process holds a lock on the state. Read as damage, it would be rebuilt over (and
+            its applied history, which the checksum check reads, skipped).
+    """
     pointer = read_pointer(root)
     if pointer is None:
         return None, [], False
     try:
         connection = open_read_only(root, pointer)
+    except StateBusyError:
+        raise
     except StateUnreadableError:
         return pointer, [], True
     with contextlib.closing(connection):
-        key = project_key(connection)
-        rows = connection.execute(
-            "SELECT file_name, migration_id, checksum FROM migration_history "
-            "WHERE project_id = ? ORDER BY position",
-            (key,),
-        ).fetchall()
-        damaged = damage_detected(connection, key, pointer.migration_count)
+        try:
+            key = project_key(connection)
+            rows = connection.execute(
+                "SELECT file_name, migration_id, checksum FROM migration_history "
+                "WHERE project_id = ? ORDER BY position",
+                (key,),
+            ).fetchall()
+            damaged = damage_detected(connection, key, pointer.migration_count)
+        except sqlite3.DatabaseError as exc:
+            failure = state_read_failure(exc)
+            if isinstance(failure, StateBusyError):
+                raise failure from exc
+            return pointer, [], True
     return pointer, [Applied(*row) for row in rows], damaged
 
 

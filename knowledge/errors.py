@@ -7,6 +7,7 @@
         ├── RevisionConflictError         expectedRevision did not match (REVISION_CONFLICT)
         ├── StateMissingError             no canonical state has been built for the project yet
         └── StateUnreadableError          the state database (or its pointer) cannot be read as this build's
+            └── StateBusyError            another process holds a lock on it: a retry mends it, a rebuild must not
 
 The CLI prints `message` and exits 1; the daemon turns each into a refusal with the same text.
 """
@@ -91,3 +92,8 @@ class StateMissingError(KnowledgeError):
 
 class StateUnreadableError(KnowledgeError):
     """The pointer or the database it names cannot be read as a state this build wrote."""
+
+
+class StateBusyError(StateUnreadableError):
+    """Another process holds a lock on the state database for longer than a reader waits. Nothing is wrong with
+    it: `migrate apply` must stop rather than rebuild over it as if it were damaged."""

@@ -22,7 +22,7 @@ import orjson
 
 from evidence.files import NotRegularFile, read_opened
 from knowledge import CANONICAL_SCHEMA_VERSION
-from knowledge.errors import STATE_REBUILD_CURE, StateMissingError, StateUnreadableError
+from knowledge.errors import STATE_REBUILD_CURE, StateBusyError, StateMissingError, StateUnreadableError
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.project import STATE_DIR
@@ -217,7 +217,7 @@ def state_read_failure(exc: sqlite3.DatabaseError) -> StateUnreadableError:
     busy state to delete it would destroy a healthy one."""
     if isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode in (sqlite3.SQLITE_BUSY,
                                                                                sqlite3.SQLITE_LOCKED):
-        return StateUnreadableError(
+        return StateBusyError(
             "the knowledge state is locked by another process (nothing is wrong with it); try again in a moment"
         )
     return StateUnreadableError(f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}")

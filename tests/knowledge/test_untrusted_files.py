@@ -14,8 +14,8 @@ import orjson
 import pytest
 
 from knowledge import migrations, state
-from knowledge.apply import apply_migrations
-from knowledge.errors import MigrationInvalidError
+from knowledge.apply import apply_migrations, migration_status
+from knowledge.errors import MigrationInvalidError, StateBusyError
 from knowledge.index import INDEX_POINTER_NAME
 from knowledge.proposal_lifecycle import DAMAGED, PENDING, list_proposals, reject_proposal
 from knowledge.state import POINTER_NAME
@@ -183,3 +183,26 @@ def test_a_state_another_process_holds_locked_is_busy_not_damaged(
         holder.close()
     assert text == "the knowledge state is locked by another process (nothing is wrong with it); try again in a moment"
     assert not call("knowledge.status", {"projectId": PROJECT_ID})["isError"]  # released: answered
+
+
+def test_migrate_apply_over_a_locked_state_stops_and_never_rebuilds_over_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read as damage, the locked state was rebuilt (and deleted), and the applied history the checksum check reads
+    was skipped."""
+    shop = new_shop(tmp_path / "shop")
+    pointer_before = (shop.root / STATE / POINTER_NAME).read_bytes()
+    state_file = shop.root / STATE / orjson.loads(pointer_before)["stateFile"]
+    MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z").op(
+        op="changeOwner", itemId=shop.item_id, owner="orders-team").write("pending")
+    monkeypatch.setattr(state, "READ_BUSY_SECONDS", 0.05)
+    holder = sqlite3.connect(state_file, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        with pytest.raises(StateBusyError):
+            migration_status(shop.root)
+        with pytest.raises(StateBusyError):
+            apply_migrations(shop.root)
+    finally:
+        holder.close()
+    assert state_file.is_file() and (shop.root / STATE / POINTER_NAME).read_bytes() == pointer_before
+    assert apply_migrations(shop.root).applied_now  # released: the pending migration applies
