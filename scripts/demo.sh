@@ -13,11 +13,12 @@ THEURIAN="$PWD/.venv/bin/theurian"
 DEMO="$(realpath -m "${THEURIAN_DEMO_DIR:-.demo}")"
 PORT="${THEURIAN_DEMO_PORT:-7419}"
 
-# What says a folder is one this script made, and so may be replaced whole: its mark, or (made before the mark
-# existed) the demo's own project inside it.
+# What says a folder is one this script made, and so may be replaced whole: its mark — or, for the default folder
+# only, a demo made before the mark existed (a project folder anywhere else may well hold `sample-project/`).
 MARK="$DEMO/.theurian-demo"
-if [ -e "$DEMO" ] && [ ! -e "$MARK" ] && [ ! -d "$DEMO/sample-project/.theurian" ] \
-    && [ -n "$(ls -A "$DEMO" 2>/dev/null)" ]; then
+LEGACY_DEMO=""
+if [ "$DEMO" = "$PWD/.demo" ] && [ -d "$DEMO/sample-project/.theurian" ]; then LEGACY_DEMO=1; fi
+if [ -e "$DEMO" ] && [ ! -e "$MARK" ] && [ -z "$LEGACY_DEMO" ] && [ -n "$(ls -A "$DEMO" 2>/dev/null)" ]; then
   echo "demo: $DEMO is not empty and is not a demo folder this script made; nothing was removed. Point" \
     "THEURIAN_DEMO_DIR at a new or empty folder (the demo replaces its folder whole on every run)." >&2
   exit 1

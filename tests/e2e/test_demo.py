@@ -70,3 +70,13 @@ def test_a_demo_folder_that_is_not_empty_and_not_a_demo_is_refused_untouched(tmp
     assert result.returncode == 1
     assert "is not empty and is not a demo folder this script made; nothing was removed" in result.stderr
     assert sorted(p.name for p in theirs.iterdir()) == ["notes.txt"]
+
+
+def test_a_folder_holding_a_sample_project_is_still_not_a_demo_folder(tmp_path: Path) -> None:
+    """`THEURIAN_DEMO_DIR=fixtures` matched the old "made before the mark" test and removed the checkout's fixtures."""
+    theirs = tmp_path / "demo"
+    (theirs / "sample-project/.theurian").mkdir(parents=True)
+    (theirs / "notes.txt").write_text("precious", encoding="utf-8")
+    result = _demo(tmp_path, free_port())
+    assert result.returncode == 1 and "nothing was removed" in result.stderr
+    assert (theirs / "notes.txt").read_text(encoding="utf-8") == "precious"
