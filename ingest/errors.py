@@ -15,6 +15,10 @@ request's headers. `UsageError` (from the kernel) covers a malformed OWNER/NAME.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from evidence.errors import RecordInvalidError, RecordKeyError
 from theurian.errors import TheurianError
 
 
@@ -53,3 +57,22 @@ class GitHubError(IngestError):
 class UpstreamShapeError(IngestError):
     """GitHub answered a node this ingest cannot read or store: the repository's run fails, named, and the
     invocation goes on to the next repository."""
+
+
+@contextmanager
+def reading_github(what: str) -> Iterator[None]:
+    """Where an answer of GitHub's is read or turned into a record: a field GitHub's schema promises that is missing
+    or null (KeyError, TypeError), or a record the evidence schema refuses, is GitHub's answer at fault — said so,
+    naming `what`. Kept to those places, so that a damaged lake file or a bug of ours is never blamed on GitHub.
+
+    Raises:
+        UpstreamShapeError: translated from the above.
+    """
+    try:
+        yield
+    except (RecordInvalidError, RecordKeyError) as exc:
+        raise UpstreamShapeError(f"GitHub answered {what} this ingest will not store: {exc.message}") from exc
+    except (KeyError, TypeError) as exc:
+        raise UpstreamShapeError(
+            f"GitHub's answer for {what} lacks a field this ingest reads ({type(exc).__name__}: {str(exc)[:200]})"
+        ) from exc

@@ -15,7 +15,7 @@ from typing import Any, Final
 from evidence.records import fold_repository
 from ingest import queries
 from ingest.client import GitHubClient, GitHubNotFoundError
-from ingest.errors import GitHubError, RepositoryRefusedError
+from ingest.errors import GitHubError, RepositoryRefusedError, reading_github
 
 Node = dict[str, Any]
 
@@ -87,14 +87,17 @@ class Fetcher:
                 raise RepositoryRefusedError(
                     f"GitHub does not answer {repository} (not found)", repository=repository
                 ) from None
-            repo = _require_public(repository, data.get("repository"), first_page=after is None)
-            connection = repo["pullRequests"]
-            nodes: list[Node] = connection["nodes"]
-            in_window = [n for n in nodes if since is None or parse_time(n["updatedAt"]) >= since]
-            pulls = [self._complete(node) for node in in_window]
-            yield PullRequestPage(repo["nameWithOwner"], connection["totalCount"], pulls)
-            info = connection["pageInfo"]
-            if len(in_window) < len(nodes) or not info["hasNextPage"]:
+            with reading_github(f"a page of pull requests of {repository}"):
+                repo = _require_public(repository, data.get("repository"), first_page=after is None)
+                connection = repo["pullRequests"]
+                nodes: list[Node] = connection["nodes"]
+                in_window = [n for n in nodes if since is None or parse_time(n["updatedAt"]) >= since]
+                page = PullRequestPage(repo["nameWithOwner"], connection["totalCount"],
+                                       [self._complete(node) for node in in_window])
+                info = connection["pageInfo"]
+                more = len(in_window) == len(nodes) and info["hasNextPage"]
+            yield page
+            if not more:
                 return
             after = _next_cursor(info, after, f"pull requests of {repository}")
 
@@ -114,8 +117,9 @@ class Fetcher:
             return None
         if not isinstance(node, dict) or node.get("__typename") != "PullRequest":
             return None
-        _require_public(repository, node["repository"], first_page=False)
-        return self._complete(node)
+        with reading_github(f"pull request {node_id[:60]}"):
+            _require_public(repository, node["repository"], first_page=False)
+            return self._complete(node)
 
     def _complete(self, pr: Node) -> FetchedPullRequest:
         """The pull request with every submitted review and every thread's submitted comments; a pending (draft)
@@ -145,9 +149,11 @@ class Fetcher:
             node = data.get("node")
             if not isinstance(node, dict) or field_name not in node:
                 raise GitHubError(f"GitHub stopped answering node {node_id[:60]} while paging {field_name}")
-            nodes.extend(node[field_name]["nodes"])
-            info = node[field_name]["pageInfo"]
-        return _each_once(nodes)
+            with reading_github(f"the {field_name} of node {node_id[:60]}"):
+                nodes.extend(node[field_name]["nodes"])
+                info = node[field_name]["pageInfo"]
+        with reading_github(f"the {field_name} of node {node_id[:60]}"):
+            return _each_once(nodes)
 
 
 def _each_once(nodes: list[Node]) -> list[Node]:

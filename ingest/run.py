@@ -15,7 +15,6 @@ from typing import Any, Final
 from ulid import ULID
 
 from evidence.batch import RecordBatch
-from evidence.errors import EvidenceError
 from evidence.lake import Lake, Outcome, PutResult
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -28,7 +27,7 @@ from evidence.records import (
 )
 from ingest import mapping
 from ingest.client import GitHubClient, Spend
-from ingest.errors import IngestError, UpstreamShapeError
+from ingest.errors import IngestError, reading_github
 from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
 
 # GitHub's updatedAt can trail the change it records; re-reading a little of the last window costs little.
@@ -104,19 +103,11 @@ class RepositoryRun:
         since_text = self.manifest["window"]["since"]
         since = parse_time(since_text) if since_text else None
         try:
-            try:
-                self._pages(since=since, states=None)
-                if self.options.rescan_open:
-                    self._pages(since=None, states=["OPEN"])
-                if self.options.full and self._manifest_started:
-                    self._mark_missing_pull_requests()
-            except EvidenceError as exc:
-                raise UpstreamShapeError(f"GitHub answered a record this ingest will not store: {exc.message}") \
-                    from exc
-            except (KeyError, TypeError) as exc:  # a field GitHub's schema promises was absent, or null
-                raise UpstreamShapeError(
-                    f"GitHub's answer lacks a field this ingest reads ({type(exc).__name__}: {str(exc)[:200]})"
-                ) from exc
+            self._pages(since=since, states=None)
+            if self.options.rescan_open:
+                self._pages(since=None, states=["OPEN"])
+            if self.options.full and self._manifest_started:
+                self._mark_missing_pull_requests()
         except IngestError as exc:
             self._finish("failed", exc.message)
             raise
@@ -154,25 +145,33 @@ class RepositoryRun:
         """Reviews and threads first, the pull request last (the batch renames in that order): its stored key
         lists are what a re-run compares against, so a run killed in between re-does this pull request whole."""
         repo, pr = self.repository, pull.node
-        number = pr["number"]
-        stored_pr = batch.load(repo, KIND_PULL_REQUEST, pr["id"])
+        with reading_github("a pull request"):
+            number, pr_id, url = pr["number"], pr["id"], pr["url"]
+            review_ids, thread_ids = [r["id"] for r in pull.reviews], [t["id"] for t, _ in pull.threads]
+        stored_pr = batch.load(repo, KIND_PULL_REQUEST, pr_id)
         for review in pull.reviews:
-            self._count(KIND_REVIEW_SUBMISSION, batch.put(mapping.review_record(repo, number, review)))
-        for thread, comments in pull.threads:
-            stored = batch.load(repo, KIND_REVIEW_THREAD, thread["id"]) or {}
+            with reading_github("a review"):
+                self._count(KIND_REVIEW_SUBMISSION, batch.put(mapping.review_record(repo, number, review)))
+        for (thread, comments), thread_id in zip(pull.threads, thread_ids, strict=True):
+            with reading_github("a review thread's comments"):
+                entries = [mapping.comment_entry(c) for c in comments]
+            stored = batch.load(repo, KIND_REVIEW_THREAD, thread_id) or {}
             kept = stored.get("comments", [])
-            merged = merge_comments([mapping.comment_entry(c) for c in comments], kept, run_id=self.run_id)
+            merged = merge_comments(entries, kept, run_id=self.run_id)
             marked_before = {c["recordKey"] for c in kept if "missingUpstreamSince" in c}
             newly = {c["recordKey"] for c in merged if c.get("missingUpstreamSince") == self.run_id}
             self.manifest["commentsMissingUpstream"] += len(newly - marked_before)
-            record = mapping.thread_record(repo, number, pr["url"], thread, merged)
-            self._count(KIND_REVIEW_THREAD, batch.put(record))
+            with reading_github("a review thread"):
+                self._count(KIND_REVIEW_THREAD, batch.put(mapping.thread_record(repo, number, url, thread, merged)))
         if stored_pr is not None:
-            self._mark_gone(batch, KIND_REVIEW_SUBMISSION, stored_pr["reviewKeys"], [r["id"] for r in pull.reviews])
-            self._mark_gone(batch, KIND_REVIEW_THREAD, stored_pr["threadKeys"], [t["id"] for t, _ in pull.threads])
-        record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
-        self._count(KIND_PULL_REQUEST, batch.put(record))
-        self.seen_pulls.add(pr["id"])
+            # A stored file damaged by hand has no key lists to compare: nothing is marked gone from it, and the
+            # pull request written below replaces it with a whole one.
+            self._mark_gone(batch, KIND_REVIEW_SUBMISSION, _keys(stored_pr, "reviewKeys"), review_ids)
+            self._mark_gone(batch, KIND_REVIEW_THREAD, _keys(stored_pr, "threadKeys"), thread_ids)
+        with reading_github("a pull request"):
+            record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
+            self._count(KIND_PULL_REQUEST, batch.put(record))
+        self.seen_pulls.add(pr_id)
         self.manifest["pullRequests"] += 1
 
     def _mark_gone(self, batch: RecordBatch, kind: str, before: list[str], now: list[str]) -> None:
@@ -214,3 +213,9 @@ class RepositoryRun:
         self._note_spend()  # a run that failed before its first page still spent requests
         if self._manifest_started:
             self._write_manifest()
+
+
+def _keys(stored: dict[str, Any], field: str) -> list[str]:
+    """A stored pull request's key list, or none when the file no longer holds one (damaged by hand)."""
+    keys = stored.get(field)
+    return [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []

@@ -33,11 +33,12 @@ def _pull(corpus: Node, number: int) -> Node:
     return pull
 
 
-def _ingest(root: Path, fake: FakeGitHub, sizes: PageSizes | None = None) -> RepositoryRun:
+def _ingest(root: Path, fake: FakeGitHub, sizes: PageSizes | None = None,
+            options: RunOptions | None = None) -> RepositoryRun:
     (root / ".theurian").mkdir(parents=True, exist_ok=True)
     with fake.running():
         client = GitHubClient(token="t", api_url=fake.url, max_wait=0)
-        run = RepositoryRun(Lake(root), client, PUBLIC_REPOSITORY, RunOptions(), sizes=sizes)
+        run = RepositoryRun(Lake(root), client, PUBLIC_REPOSITORY, options or RunOptions(), sizes=sizes)
         try:
             run.run()
         finally:
@@ -209,3 +210,16 @@ def test_a_full_run_asks_for_a_pull_request_its_pages_missed_before_calling_it_g
     stored = Lake(tmp_path).load(PUBLIC_REPOSITORY, "pull-request", fake.edited)
     assert stored is not None and "missingUpstreamSince" not in stored
     assert stored["title"] == "edited while the run read the pages"
+
+
+def test_a_stored_record_damaged_by_hand_is_never_blamed_on_github_and_is_rewritten_whole(tmp_path: Path) -> None:
+    """A broad catch called a lake file missing `reviewKeys` GitHub's answer lacking a field."""
+    corpus = _corpus({1, 2, 4})
+    _ingest(tmp_path, FakeGitHub(corpus))
+    [pull_file, *_] = sorted((tmp_path / ".theurian/review").glob("*/pull-request/*.json"))
+    stored = orjson.loads(pull_file.read_bytes())
+    damaged = {key: value for key, value in stored.items() if key != "reviewKeys"}
+    pull_file.write_bytes(orjson.dumps(damaged))
+    run = _ingest(tmp_path, FakeGitHub(corpus), options=RunOptions(full=True))  # the pull request read again
+    assert run.manifest["status"] == "completed"
+    assert orjson.loads(pull_file.read_bytes())["reviewKeys"] == stored["reviewKeys"]
