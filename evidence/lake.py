@@ -7,7 +7,6 @@ already on disk is not rewritten. Nothing here talks to the network; nothing her
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from evidence.validation import validate_manifest, validate_record
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory, write_bytes_durably
 from theurian.errors import PathEscapeError, TheurianError
+from theurian.folder_lock import folder_held
 from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"
@@ -178,19 +178,15 @@ class Lake:
         Raises:
             LakeBusyError: another process holds the lake.
         """
-        folder = self._ensure_dir("")
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-        try:
+        with contextlib.ExitStack() as held:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                held.enter_context(folder_held(self._ensure_dir(""), wait=False))
             except BlockingIOError:
                 raise LakeBusyError(
                     f"another `theurian review ingest` is writing {REVIEW_DIR} of this project; wait for it to "
                     "end, then run this one again (nothing was fetched or written)"
                 ) from None
             yield
-        finally:
-            os.close(fd)  # releases the lock
 
     def sweep_temporary_files(self, repository: str) -> int:
         """Remove temp files a killed writer left in a repository's folders and `runs/`; return how many."""

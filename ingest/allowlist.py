@@ -9,12 +9,9 @@ back.
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import tomllib
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final
 
@@ -25,6 +22,7 @@ from theurian import tomlwrite
 from theurian.containment import resolve_inside
 from theurian.durable import write_text_durably
 from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
+from theurian.folder_lock import folder_held
 from theurian.project import CONFIG_FILE, THEURIAN_DIR
 
 # GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
@@ -171,16 +169,9 @@ def disallow(project_root: Path, repository: str) -> None:
         _write(project_root, [e for e in entries if fold_repository(e) != fold_repository(repository)])
 
 
-@contextmanager
-def _config_lock(project_root: Path) -> Iterator[None]:
-    """An exclusive `flock` on the `.theurian` folder itself: the config file is replaced by each write, so a lock
-    on it would be a lock on a file the next writer no longer opens; the folder stays."""
-    fd = os.open(resolve_inside(project_root, THEURIAN_DIR), os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+def _config_lock(project_root: Path) -> AbstractContextManager[None]:
+    """The `.theurian` folder's lock: the config file itself is replaced by each write (`theurian.folder_lock`)."""
+    return folder_held(resolve_inside(project_root, THEURIAN_DIR))
 
 
 def _write(project_root: Path, entries: list[str]) -> None:

@@ -16,8 +16,6 @@ An accept and a reject of the same project's proposals never interleave: each ho
 
 from __future__ import annotations
 
-import fcntl
-import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,6 +55,7 @@ from knowledge.proposal_files import (
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError, PathEscapeError
+from theurian.folder_lock import folder_held
 
 PENDING: Final = "pending"
 MAX_SHOWN: Final = 80
@@ -157,12 +156,8 @@ def _proposals_held(root: Path) -> Iterator[None]:
     if not folder.is_dir():
         yield  # no proposal to accept or reject: `_folder` says so
         return
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with folder_held(folder):
         yield
-    finally:
-        os.close(fd)  # releases the lock
 
 
 def _own_body(folder: Path, proposal_id: str, relative: str) -> Path:

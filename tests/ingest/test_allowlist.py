@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import threading
 import tomllib
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import pytest
 from ingest import allowlist
 from ingest.errors import NotAllowlistedError
 from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
+from theurian.folder_lock import folder_held
 from theurian.project import init_project
 
 
@@ -137,27 +137,29 @@ def test_case_variant_duplicates_are_ingested_once_in_the_first_spelling() -> No
         "Acme/Widgets", "octo/x"]
 
 
-def test_a_disallow_and_an_allow_at_once_both_land(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Between the disallow's read and its write, the allow is let run (it waits for the lock, if there is one):
-    unlocked, the disallow's write put back what it had read and the allow's repository was lost — or, the other way
-    round, a repository reported disallowed stayed allowed."""
+def test_an_allow_or_disallow_holds_the_theurian_folder_from_its_read_to_its_write(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unlocked, a disallow racing an allow could report a repository removed while the other's rewrite put it
+    back. Between this disallow's read and its write, no other writer can take the lock."""
     allowlist.allow(project, "Acme/Secretish")
     real_read = allowlist.read_allowlist
-    other: list[threading.Thread] = []
+    probes: list[str] = []
 
-    def read_then_let_an_allow_run(project_root: Path) -> list[str]:
+    def read_then_probe(project_root: Path) -> list[str]:
         entries = real_read(project_root)
-        if not other:
-            other.append(threading.Thread(target=allowlist.allow, args=(project, "Beta/Gadgets")))
-            other[0].start()
-            other[0].join(0.5)  # long enough for an unlocked allow to finish; a locked one waits for us
+        try:
+            with folder_held(project / ".theurian", wait=False):
+                probes.append("free")
+        except BlockingIOError:
+            probes.append("held")
         return entries
 
-    monkeypatch.setattr(allowlist, "read_allowlist", read_then_let_an_allow_run)
+    monkeypatch.setattr(allowlist, "read_allowlist", read_then_probe)
     allowlist.disallow(project, "Acme/Secretish")
-    other[0].join(10)
     monkeypatch.undo()
-    assert allowlist.read_allowlist(project) == ["Beta/Gadgets"]
+    assert probes == ["held"]
+    with folder_held(project / ".theurian", wait=False):  # and released after
+        assert allowlist.read_allowlist(project) == []
 
 
 @pytest.mark.parametrize("spelling", ['"allowlist"', "'allowlist'"])

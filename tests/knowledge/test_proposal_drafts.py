@@ -35,6 +35,7 @@ from tests.knowledge.proposal_support import (
     refused,
 )
 from theurian.errors import AlreadyInPlaceError
+from theurian.folder_lock import folder_held
 from theurian.project import Project
 
 CHANGE = "knowledge.proposeChange"
@@ -180,33 +181,29 @@ def test_an_accept_stopped_after_the_migration_landed_has_accepted_and_accepting
     apply_migrations(shop.root)
 
 
-def test_a_reject_while_an_accept_links_waits_for_it_and_refuses_the_accepted_proposal(
+def test_an_accept_holds_the_proposals_folder_while_it_links_so_a_reject_cannot_interleave(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Unserialised, a reject that had seen "pending" removed the body the landing migration needed."""
+    """Unserialised, a reject that had seen "pending" removed the body the landing migration needed; a reject
+    after the accept refuses the accepted proposal."""
     shop = new_shop(tmp_path / "shop")
     payload = drafted(CHANGE, change_arguments(shop.item_id, shop.revision_id))
     real_link = proposal_lifecycle.link_new
-    rejected: list[BaseException | str] = []
-    rejecter: list[threading.Thread] = []
+    probes: list[str] = []
 
-    def reject() -> None:
-        try:
-            rejected.append(reject_proposal(shop.root, payload["proposalId"]))
-        except BaseException as exc:
-            rejected.append(exc)
-
-    def link(source: Path, destination: Path) -> None:
-        if destination.suffix == ".yaml" and not rejecter:
-            rejecter.append(threading.Thread(target=reject))
-            rejecter[0].start()
-            rejecter[0].join(0.5)  # long enough for an unserialised reject to finish; a held one waits for us
+    def link_then_probe(source: Path, destination: Path) -> None:
         real_link(source, destination)
+        try:
+            with folder_held(shop.root / ".theurian/proposals", wait=False):
+                probes.append("free")
+        except BlockingIOError:
+            probes.append("held")
 
-    monkeypatch.setattr(proposal_lifecycle, "link_new", link)
+    monkeypatch.setattr(proposal_lifecycle, "link_new", link_then_probe)
     accept_proposal(shop.root, payload["proposalId"])
-    rejecter[0].join(10)
-    [outcome] = rejected
-    assert isinstance(outcome, ProposalError) and "already accepted" in outcome.message
+    monkeypatch.undo()
+    assert probes == ["held", "held"]  # the body's link and the migration's
+    with pytest.raises(ProposalError, match="already accepted"):
+        reject_proposal(shop.root, payload["proposalId"])
     assert (shop.root / payload["bodyDestination"]).is_file()
     apply_migrations(shop.root)
 
