@@ -185,6 +185,9 @@ class RepositoryRun:
         moved ahead of the cursor and was never on a page; asked for, it is stored like any other."""
         stored = self.lake.record_keys(self.repository, KIND_PULL_REQUEST)
         for key in sorted(set(stored) - self.seen_pulls):
+            record = self.lake.load(self.repository, KIND_PULL_REQUEST, key)
+            if record is not None and "missingUpstreamSince" in record:
+                continue  # already known gone: a request each time would buy nothing
             fetched = self.fetcher.pull_request(self.repository, key)
             with RecordBatch(self.lake) as batch:
                 if fetched is not None:

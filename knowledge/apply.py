@@ -225,9 +225,9 @@ def _replay(connection: sqlite3.Connection, key: str, migrations: list[Migration
 
 
 def rehearse_with(root: Path, candidate: Migration) -> None:
-    """Whether the project's migrations and `candidate`, in apply order, would apply: replayed into a database
-    in memory, so nothing on disk changes. What `propose accept` asks before a migration lands where every
-    `migrate apply` would meet it.
+    """Replay the project's migrations and `candidate`, in apply order, into a database in memory (nothing on disk
+    changes), raising what `migrate apply` would raise once `candidate` landed: what `propose accept` asks before a
+    migration lands where every later apply would meet it.
 
     Raises:
         MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.

@@ -59,8 +59,8 @@ def read_yaml(file_name: str, data: bytes) -> Any:
     """The document in `data`, parsed with the strict safe loader.
 
     Raises:
-        MigrationInvalidError: naming `file_name` and the line: not UTF-8, not YAML, an anchor or alias, or a
-            key repeated in one mapping.
+        MigrationInvalidError: naming `file_name` and the line: not UTF-8, not YAML, an anchor or alias,
+            nesting past MAX_DEPTH, or a key repeated in one mapping.
     """
     try:
         text = data.decode("utf-8")
@@ -68,7 +68,7 @@ def read_yaml(file_name: str, data: bytes) -> Any:
         problem = f"not readable as UTF-8 YAML (not UTF-8 at byte {exc.start})"
         raise MigrationInvalidError(file_name, None, problem) from exc
     try:
-        _refuse_anchors(file_name, text)
+        _refuse_unsafe_structure(file_name, text)
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except _DuplicateKey as exc:
         shown = repr(exc.key) if len(repr(exc.key)) <= MAX_KEY_SHOWN else "a long key"
@@ -82,7 +82,7 @@ def read_yaml(file_name: str, data: bytes) -> Any:
         raise MigrationInvalidError(file_name, None, f"not readable as UTF-8 YAML ({_described(exc)})") from exc
 
 
-def _refuse_anchors(file_name: str, text: str) -> None:
+def _refuse_unsafe_structure(file_name: str, text: str) -> None:
     depth = 0
     for event in yaml.parse(text, Loader=_BASE):
         if isinstance(event, yaml.CollectionStartEvent):

@@ -58,6 +58,8 @@ from theurian.errors import AlreadyInPlaceError, PathEscapeError
 from theurian.folder_lock import folder_held
 
 PENDING: Final = "pending"
+# evidence.json: the gate's signals, the anchors and the reasoning of one draft; a few kilobytes.
+MAX_TRAIL_BYTES: Final = 16 * 1024 * 1024
 MAX_SHOWN: Final = 80
 ACCEPTED: Final = "accepted"
 DAMAGED: Final = "damaged"
@@ -233,7 +235,7 @@ def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
     try:
         # A link out of the folder, a FIFO or a runaway file is no readable trail: the proposal is damaged, and
         # list, accept and reject say so of it alone.
-        trail = orjson.loads(read_source(resolve_inside(folder, EVIDENCE_NAME), MAX_MIGRATION_BYTES))
+        trail = orjson.loads(read_source(resolve_inside(folder, EVIDENCE_NAME), MAX_TRAIL_BYTES))
         file_name = trail["migrationFile"]
     except (PathEscapeError, SourceUnreadable, OSError, orjson.JSONDecodeError, KeyError, TypeError) as exc:
         raise ProposalError(f"proposal {proposal_id} has no readable {EVIDENCE_NAME}; reject it") from exc

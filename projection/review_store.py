@@ -32,6 +32,7 @@ from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
+from theurian.text import is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
 # DuckDB's write-ahead log for a database file: the file's name plus this. DuckDB replays it on every attach,
@@ -164,7 +165,7 @@ def store_path(root: Path) -> Path:
         path = resolve_inside(state, STORE_NAME)
     except PathEscapeError as exc:
         raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
-    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS) or not _is_utf8(str(path)):
+    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS) or not is_utf8(str(path)):
         raise ReviewStorePathUnsupported
     return path
 
@@ -172,15 +173,6 @@ def store_path(root: Path) -> Path:
 # Characters DuckDB mishandles in a database path (measured with DuckDB 2.0: every other printable character,
 # tab and newline included, round-trips): the build's temp folder and the store share the state folder's path.
 _DUCKDB_PATH_BREAKERS: Final = ("?", "\\")
-
-
-def _is_utf8(text: str) -> bool:
-    """Whether a path Python decoded from the file system's bytes was UTF-8 (else it holds lone surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def publish_path(root: Path) -> Path:

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from theurian.text import is_utf8
+
 TRAILER_KEY: Final = "Review-Finding:"
 SEPARATOR: Final = " \u2014 "  # space, em dash (U+2014), space
 REVIEWERS: Final = ("code-review", "security", "adversarial")
@@ -84,7 +86,7 @@ def parse_message(message: str) -> CommitFindings:
     findings = []
     malformed = 0
     for position, line in enumerate(finding_lines(message)):
-        parsed = parse_line(line) if _is_utf8(line) else None
+        parsed = parse_line(line) if is_utf8(line) else None
         if parsed is None:
             malformed += 1
             continue
@@ -93,9 +95,3 @@ def parse_message(message: str) -> CommitFindings:
     return CommitFindings(tuple(findings), malformed)
 
 
-def _is_utf8(line: str) -> bool:
-    try:
-        line.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -11,6 +11,7 @@ import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.errors import MigrationInvalidError
+from knowledge.migration_yaml import MAX_DEPTH, read_yaml
 from knowledge.proposal_lifecycle import ProposalError, accept_proposal
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.knowledge.proposal_support import PROJECT_ID, drafted, new_shop
@@ -121,3 +122,14 @@ def test_unreadable_yaml_is_reported_with_the_problem_and_its_line_and_column(tm
         f"migration {path.name} is invalid at the document: not readable as UTF-8 YAML (found a tab character "
         f"that violates indentation at line {line}:1); nothing was changed"
     )
+
+
+def test_nesting_is_read_to_the_bound_and_refused_one_past_it() -> None:
+    """Collections nested MAX_DEPTH deep, the document's own mapping included, read; one more is refused, so the
+    bound can neither be clamped nor crash the composer."""
+    def nested(depth: int) -> bytes:  # the document's mapping, then depth - 1 flow sequences inside it
+        return ("key: " + "[" * (depth - 1) + "]" * (depth - 1) + "\n").encode("utf-8")
+
+    assert read_yaml("x.yaml", nested(MAX_DEPTH)) is not None
+    with pytest.raises(MigrationInvalidError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        read_yaml("x.yaml", nested(MAX_DEPTH + 1))

@@ -18,7 +18,7 @@ from knowledge.apply import apply_migrations, migration_status
 from knowledge.errors import MigrationInvalidError, StateBusyError
 from knowledge.index import INDEX_POINTER_NAME
 from knowledge.proposal_lifecycle import DAMAGED, PENDING, list_proposals, reject_proposal
-from knowledge.state import POINTER_NAME
+from knowledge.state import MAX_POINTER_BYTES, POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import PROJECT_ID, call, drafted, new_shop, refused
 
@@ -206,3 +206,13 @@ def test_migrate_apply_over_a_locked_state_stops_and_never_rebuilds_over_it(
         holder.close()
     assert state_file.is_file() and (shop.root / STATE / POINTER_NAME).read_bytes() == pointer_before
     assert apply_migrations(shop.root).applied_now  # released: the pending migration applies
+
+
+def test_a_state_pointer_is_read_to_its_bound_and_refused_one_byte_past_it(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    path = shop.root / STATE / POINTER_NAME
+    document = path.read_bytes().rstrip()
+    path.write_bytes(document + b" " * (MAX_POINTER_BYTES - len(document)))  # JSON with trailing whitespace
+    assert not call("knowledge.status", {"projectId": PROJECT_ID})["isError"]
+    path.write_bytes(document + b" " * (MAX_POINTER_BYTES + 1 - len(document)))
+    assert "pointer is damaged" in refused("knowledge.status", {"projectId": PROJECT_ID})

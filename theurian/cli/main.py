@@ -22,6 +22,7 @@ from theurian.cli import (
     serve_command,
 )
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
+from theurian.text import is_utf8
 
 app = typer.Typer(
     name="theurian",
@@ -86,9 +87,7 @@ def _not_utf8(arguments: list[str]) -> str | None:
     names are bytes, and every command that only reads and writes under it works there. One that stores the path as
     text refuses it itself (the registry, the review store)."""
     for argument in arguments:
-        try:
-            argument.encode("utf-8")
-        except UnicodeEncodeError:
+        if not is_utf8(argument):
             value = argument.split("=", 1)[1] if argument.startswith("--") and "=" in argument else argument
             if not os.path.lexists(value):
                 return repr(argument.encode("utf-8", "surrogateescape"))[2:-1]
