@@ -63,7 +63,10 @@ def _claimed(folder: Path, store_name: str, *, directory: bool) -> Iterator[Path
     for _ in range(_ATTEMPTS):
         if directory:
             name = tempfile.mkdtemp(prefix=f".{store_name}.", suffix=SUFFIX, dir=folder)
-            fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY)
+            except FileNotFoundError:
+                continue  # another build's sweep took it before this one could lock it: make another
         else:
             fd, name = tempfile.mkstemp(prefix=f".{store_name}.", suffix=SUFFIX, dir=folder)
         try:

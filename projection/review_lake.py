@@ -157,7 +157,8 @@ def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
     try:
         validate_record(record, path=relative)
     except RecordInvalidError as exc:
-        return LakeFile(relative, None, exc.message)
+        # The message leads with the path; the build's report names it already.
+        return LakeFile(relative, None, exc.message.removeprefix(f"{relative}: "))
     same_place = _folder_of(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")

@@ -246,17 +246,34 @@ def open_store(root: Path) -> OpenStore:
     key = str(path)
     secret = build_stamp_secret()
     with _path_lock(key):
-        identity = file_identity(path)
-        cached = _open_stores.get(key)
-        if cached is not None and (cached.identity, cached.secret) == (identity, secret):
-            return cached
-        if cached is not None:
-            del _open_stores[key]
-            if cached.identity[:2] == identity[:2]:  # same inode: DuckDB lets one attachment hold a file
-                cached.connection.close()
-        opened = _attach_and_verify(path, identity, secret)
-        _open_stores[key] = opened
-        return opened
+        for attempt in range(SWAP_RETRIES + 1):
+            identity = file_identity(path)
+            cached = _open_stores.get(key)
+            if cached is not None and (cached.identity, cached.secret) == (identity, secret):
+                return cached
+            if cached is not None:
+                del _open_stores[key]
+                if cached.identity[:2] == identity[:2]:  # same inode: DuckDB lets one attachment hold a file
+                    cached.connection.close()
+            try:
+                opened = _attach_and_verify(path, identity, secret)
+            except _SwappedWhileOpening:
+                if attempt == SWAP_RETRIES:
+                    raise ReviewStoreUnavailable("swapped while it was being opened, again and again") from None
+                continue  # a build published a new file between the look and the attach: open that one
+            _open_stores[key] = opened
+            return opened
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+# A build swapping the store in between the identity read and DuckDB's attach is a race the reader loses, not a
+# fault of the store: it opens the new file. Only builds finishing within milliseconds of each other, every time,
+# exhaust the retries.
+SWAP_RETRIES: Final = 3
+
+
+class _SwappedWhileOpening(Exception):  # noqa: N818 - an internal signal, never leaves `open_store`
+    """The file at the store's path changed between its identity read and its attach."""
 
 
 def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> OpenStore:
@@ -265,9 +282,9 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
         escaped = str(path).replace("'", "''")
         connection.execute(f"ATTACH '{escaped}' AS s (READ_ONLY)")
         if file_identity(path) != identity:
-            raise ReviewStoreUnavailable("swapped while it was being opened; call again")
+            raise _SwappedWhileOpening
         _verify(connection, secret, path, identity)
-    except ReviewStoreUnavailable:
+    except (ReviewStoreUnavailable, _SwappedWhileOpening):
         connection.close()
         raise
     except READ_FAULTS as exc:

@@ -6,8 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from projection.build_temp import building_folder
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE as FINDINGS_RELATIVE
 from projection.review_build import build_review_store
@@ -88,3 +93,22 @@ def test_a_leftover_held_by_a_build_still_running_is_left_alone(tmp_path: Path) 
     build_findings_store(root)
     assert not live.exists()
     assert os.listdir(state) == [Path(FINDINGS_RELATIVE).name]
+
+
+def test_a_temp_folder_swept_away_before_its_build_could_lock_it_costs_a_retry_not_the_build(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another build's sweep can remove a folder between `mkdtemp` and the open that locks it: the open failed and
+    the build with it (two of 64 overlapping builds, measured)."""
+    real_mkdtemp = tempfile.mkdtemp
+    made: list[str] = []
+
+    def mkdtemp_swept_once(*args: Any, **kwargs: Any) -> str:
+        name = real_mkdtemp(*args, **kwargs)
+        made.append(name)
+        if len(made) == 1:
+            os.rmdir(name)  # what the other build's sweep does, unlocked folder as it is
+        return name
+
+    monkeypatch.setattr(tempfile, "mkdtemp", mkdtemp_swept_once)
+    with building_folder(tmp_path, "review-store.duckdb") as claimed:
+        assert claimed.is_dir() and str(claimed) == made[1]

@@ -13,6 +13,7 @@ import pytest
 
 from evidence.lake import Lake
 from evidence.records import repository_folder
+from projection import review_store
 from projection.review_build import build_review_store
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import (
@@ -76,6 +77,7 @@ def test_an_invalid_file_is_reported_by_its_project_relative_path_and_skipped(tm
     )
     assert "2 invalid files skipped" in summary.describe()
     assert f"skipped .theurian/review/{paths[1]}: " in summary.describe()
+    assert f": {paths[1]}: " not in summary.describe()  # the path once, not again at the head of the reason
     assert _all(root) == ["PR_good"]
 
 
@@ -219,3 +221,31 @@ def _rewrite(root: Path, statements: list[str]) -> None:
         for statement in statements:
             connection.execute(statement)
     os.replace(copy, live)
+
+
+def test_a_store_swapped_in_between_the_look_and_the_attach_is_opened_not_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two builds finishing close together swapped a file in while a reader attached the last one: the reader
+    answered the store-unavailable constant, whose cure is a build, though the store was fine."""
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request("o/r", 1, "PR_first")])
+    build_review_store(root)
+    newer = tmp_path / "newer.duckdb"
+    write_lake(root, [pull_request("o/r", 2, "PR_second")])
+    build_review_store(root)
+    shutil.copy2(store_path(root), newer)  # a genuine second build's file, published below mid-open
+    write_lake(root, [pull_request("o/r", 3, "PR_third")])
+    build_review_store(root)
+    real_identity = review_store.file_identity
+    looks: list[int] = []
+
+    def identity_then_swap(path: Path) -> tuple[int, ...]:
+        looks.append(1)
+        if len(looks) == 2:  # the look taken just after the attach: a build publishes its file first
+            os.replace(newer, path)
+        return real_identity(path)
+
+    monkeypatch.setattr(review_store, "file_identity", identity_then_swap)
+    opened = open_store(root)
+    monkeypatch.undo()
+    assert opened.connection.execute("SELECT count(*) FROM s.records").fetchone() == (2,)  # the swapped-in store
