@@ -25,6 +25,7 @@ from serve.tooling import ServeSettings, Tool
 from serve.tools import registered_tools
 from serve.validation import InputValidator, bundled_input_schema
 from theurian import PROTOCOL_VERSION, __version__
+from theurian.text import one_line
 
 logger = logging.getLogger("theurian.serve")
 
@@ -107,8 +108,9 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
         finally:
             current_call.reset(token)
             elapsed_ms = (time.perf_counter() - started) * 1000
-            logger.info("call tool=%s project=%s outcome=%s ms=%.1f", record.tool, record.project, record.outcome,
-                        elapsed_ms)
+            # A registered id is whatever the registry holds, a hand-edited newline included: one line per call.
+            logger.info("call tool=%s project=%s outcome=%s ms=%.1f", record.tool, one_line(record.project),
+                        record.outcome, elapsed_ms)
 
     server: Server[Any] = Server(
         "theurian",

@@ -253,6 +253,24 @@ def test_each_call_logs_one_line_with_tool_outcome_and_time_but_no_argument_valu
     assert SECRET not in module_daemon.log()
 
 
+def test_a_registered_id_holding_a_newline_still_logs_one_line_per_call(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
+) -> None:
+    """The registry is the operator's file: a hand-edited id with a line break split the call's log line in two."""
+    registry = module_installation.home / "config" / "projects.toml"
+    registry.unlink(missing_ok=True)
+    module_installation.new_project(tmp_path / "demo")
+    entry = f'\n[projects."two\\nlines"]\nroot = "{tmp_path / "demo"}"\n'  # TOML's \n: a real line break in the id
+    registry.write_text(registry.read_text(encoding="utf-8") + entry, encoding="utf-8")
+    before = module_daemon.log().count("\n")
+    call_tool(module_daemon.mcp_url, "knowledge.status", {"projectId": "two\nlines"})
+    registry.unlink()
+    after = module_daemon.log().splitlines()[before:]
+    [line] = [entry for entry in after if " call " in entry]
+    assert "tool=knowledge.status project=two\\nlines outcome=" in line
+    assert not any(entry.startswith("lines") for entry in after)
+
+
 def test_a_call_the_sdk_refuses_after_our_check_is_logged_unanswered_not_ok(module_daemon: RunningDaemon) -> None:
     """A `_meta` that is no object passes our argument check and is refused by the SDK: no tool ran."""
     before = module_daemon.log().count("\n")

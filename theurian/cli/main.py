@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import unicodedata
 from typing import Annotated
 
 import typer
@@ -22,7 +21,7 @@ from theurian.cli import (
     serve_command,
 )
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
-from theurian.text import is_utf8
+from theurian.text import is_utf8, one_line
 
 app = typer.Typer(
     name="theurian",
@@ -58,16 +57,6 @@ app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
 
-
-def _one_line(message: str) -> str:
-    """An error as the one line it is meant to be: a line break of any kind, or a control character (a terminal
-    escape), that a path or any value carried is shown escaped, as Python would write it. Everything else stays as
-    typed, so a path with an ideographic space or a joiner can still be copied from the message."""
-    return "".join(c.encode("unicode_escape").decode("ascii") if _breaks_the_line(c) else c for c in message)
-
-
-def _breaks_the_line(character: str) -> bool:
-    return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029")
 
 
 def _with_cure(exc: PathEscapeError) -> str:
@@ -106,10 +95,10 @@ def run() -> None:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except PathEscapeError as exc:
-        typer.echo(f"theurian: {_one_line(_with_cure(exc))}", err=True)
+        typer.echo(f"theurian: {one_line(_with_cure(exc))}", err=True)
         sys.exit(exc.exit_code)
     except TheurianError as exc:
-        typer.echo(f"theurian: {_one_line(exc.message)}", err=True)
+        typer.echo(f"theurian: {one_line(exc.message)}", err=True)
         sys.exit(exc.exit_code)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -120,12 +109,12 @@ def run() -> None:
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # the file system said no: say what and where, on one line
         where = f": {exc.filename}" if exc.filename else ""
-        typer.echo(f"theurian: {_one_line(f'{exc.strerror or type(exc).__name__}{where}')}", err=True)
+        typer.echo(f"theurian: {one_line(f'{exc.strerror or type(exc).__name__}{where}')}", err=True)
         sys.exit(EXIT_FAILED)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
-        typer.echo(f"theurian: {_one_line(f'unexpected failure ({type(exc).__name__}: {exc})')}", err=True)
+        typer.echo(f"theurian: {one_line(f'unexpected failure ({type(exc).__name__}: {exc})')}", err=True)
         sys.exit(EXIT_FAILED)
     sys.exit(code if isinstance(code, int) else 0)
