@@ -44,8 +44,11 @@ def test_since_covers_exactly_the_pull_requests_updated_since_that_date_whatever
     newest_first = sorted(pulls(fake), key=lambda p: p["updatedAt"], reverse=True)
     since = newest_first[2]["updatedAt"]
     fresh = copy_project(template, tmp_path / "fresh")
-    run = only_run(ingest(installation, fresh, fake, "--since", since, "--json"))
+    result = ingest(installation, fresh, fake, "--since", since, "--json")
+    run = only_run(result)
     assert run["mode"] == "since" and run["window"]["since"].startswith(since.removesuffix("Z"))
+    # What it leaves out stays out of every plain ingest after it: said, with the cure, on stderr.
+    assert "older ones no earlier run read stay unread" in result.stderr and "--full" in result.stderr
     assert run["pullRequests"] == 3
     numbers = {r["pullRequest"] for (kind, _), r in stored(fresh).items() if kind == "pull-request"}
     assert numbers == {p["number"] for p in newest_first[:3]}

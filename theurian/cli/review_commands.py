@@ -112,6 +112,13 @@ def ingest(
     finally:
         client.close()
     _print_summary(manifests, as_json)
+    if options.since is not None:
+        # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
+        typer.echo(
+            "note: --since read only pull requests updated since then; older ones no earlier run read stay unread, "
+            "and the next plain ingest starts from this run: `theurian review ingest --full` reads them",
+            err=True,
+        )
     if failures:
         raise IngestError("; ".join(failures))
 
