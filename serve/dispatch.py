@@ -54,18 +54,27 @@ current_call: ContextVar[CallRecord | None] = ContextVar("current_call", default
 THREADS_PER_TOOL: Final = 8
 
 
+class ThreadLimits:
+    """One `anyio.CapacityLimiter` of `tokens` per name, made on first use: a limiter needs a running event loop,
+    which the daemon only has once it serves."""
+
+    def __init__(self, tokens: int) -> None:
+        self._tokens = tokens
+        self._limiters: dict[str, anyio.CapacityLimiter] = {}
+
+    def of(self, name: str) -> anyio.CapacityLimiter:
+        if name not in self._limiters:
+            self._limiters[name] = anyio.CapacityLimiter(self._tokens)
+        return self._limiters[name]
+
+
 class Dispatcher:
     def __init__(self, tools: list[Tool], settings: ServeSettings) -> None:
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings
         self.gates: dict[str, AdmissionGate | None] = {tool.name: tool.make_gate() for tool in tools}
         self.integer_keys = {tool.name: integer_keys(tool.input_schema) for tool in tools}
-        self._threads: dict[str, anyio.CapacityLimiter] = {}  # made on first use: a limiter needs a running loop
-
-    def _threads_of(self, name: str) -> anyio.CapacityLimiter:
-        if name not in self._threads:
-            self._threads[name] = anyio.CapacityLimiter(THREADS_PER_TOOL)
-        return self._threads[name]
+        self._threads = ThreadLimits(THREADS_PER_TOOL)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self.tools[name]
@@ -73,7 +82,7 @@ class Dispatcher:
         try:
             # The registry read and path resolution are file I/O: off the event loop, like the handler.
             project = await anyio.to_thread.run_sync(lambda: self._project_for(tool, arguments, record),
-                                                     limiter=self._threads_of(name))
+                                                     limiter=self._threads.of(name))
             call = Call(settings=self.settings, project=project)
             typed = integral_floats_as_ints(arguments, self.integer_keys[name])
             handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
@@ -107,7 +116,7 @@ class Dispatcher:
 
     async def _run(self, tool: Tool, call: Call, handler_args: dict[str, Any]) -> dict[str, Any]:
         result = await anyio.to_thread.run_sync(lambda: tool.handler(call, **handler_args),
-                                                limiter=self._threads_of(tool.name))
+                                                limiter=self._threads.of(tool.name))
         return dict(result)
 
 

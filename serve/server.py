@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import schemas
-from serve.dispatch import CallRecord, Dispatcher, current_call
+from serve.dispatch import CallRecord, Dispatcher, ThreadLimits, current_call
 from serve.http_guard import LOOPBACK_HOSTS, ASGIApp, LoopbackGuard
 from serve.refusal import describe_value, refusal_result
 from serve.tooling import ServeSettings, Tool
@@ -77,12 +77,7 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
     def input_schema_of(name: str) -> dict[str, Any] | None:
         return input_schemas.get(name)
 
-    limiters: list[anyio.CapacityLimiter] = []  # made on first use: a limiter needs a running loop
-
-    def validation_threads() -> anyio.CapacityLimiter:
-        if not limiters:
-            limiters.append(anyio.CapacityLimiter(VALIDATION_THREADS))
-        return limiters[0]
+    validation_threads = ThreadLimits(VALIDATION_THREADS)
 
     async def validate_tool_calls(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call" or not isinstance(ctx.params, dict):
@@ -96,7 +91,8 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None) -> Se
             # other caller, and must not take the tools' threads.
             arguments = ctx.params.get("arguments", {})
             problem = await anyio.to_thread.run_sync(
-                lambda: _admission_problem(validator, by_name, name, arguments), limiter=validation_threads()
+                lambda: _admission_problem(validator, by_name, name, arguments),
+                limiter=validation_threads.of("validation"),
             )
             if problem is None:
                 return await call_next(ctx)

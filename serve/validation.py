@@ -98,8 +98,8 @@ def _walk_problem(arguments: Mapping[str, Any], *, surrogates: bool) -> str | No
             for key, item in value.items():
                 if surrogates and _SURROGATE.search(str(key)):
                     return f"a key under {_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
-                stack.append((f"{path}.{_key_name(str(key)).strip('`')}" if path else _key_name(str(key)).strip("`"),
-                              item))
+                name = _key_name(str(key)).strip("`")
+                stack.append((f"{path}.{name}" if path else name, item))
         elif isinstance(value, list):
             stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
     return None

@@ -70,16 +70,23 @@ def test_project_list_answers_none_then_registered_then_unreadable(
     registry.unlink()
 
 
+def _registered_with_hand_edit(installation: Installation, tmp_path: Path, table: str) -> Path:
+    """A fresh registry holding one project registered by the CLI (`demo`), then `table` added by hand: returns the
+    registry, which the test removes when done (the module's daemon reads it live)."""
+    registry = installation.home / "config" / "projects.toml"
+    registry.unlink(missing_ok=True)
+    installation.new_project(tmp_path / "demo")
+    registry.write_text(registry.read_text(encoding="utf-8") + f"\n{table}\n", encoding="utf-8")
+    return registry
+
+
 def test_an_id_no_tool_admits_is_unreadable_not_counted(
     module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
 ) -> None:
     """count is how many projects can be queried: a hand-edited id past projectId's bound cannot be."""
-    registry = module_installation.home / "config" / "projects.toml"
-    registry.unlink(missing_ok=True)
-    module_installation.new_project(tmp_path / "demo")
     too_long = "l" * 201
-    registry.write_text(registry.read_text(encoding="utf-8") + f'\n[projects."{too_long}"]\nroot = "{tmp_path}"\n',
-                        encoding="utf-8")
+    registry = _registered_with_hand_edit(module_installation, tmp_path,
+                                          f'[projects."{too_long}"]\nroot = "{tmp_path}"')
     answer = call_tool(module_daemon.mcp_url, "project.list", {})
     registry.unlink()
     assert answer.structured is not None
@@ -257,11 +264,9 @@ def test_a_registered_id_holding_a_newline_still_logs_one_line_per_call(
     module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
 ) -> None:
     """The registry is the operator's file: a hand-edited id with a line break split the call's log line in two."""
-    registry = module_installation.home / "config" / "projects.toml"
-    registry.unlink(missing_ok=True)
-    module_installation.new_project(tmp_path / "demo")
-    entry = f'\n[projects."two\\nlines"]\nroot = "{tmp_path / "demo"}"\n'  # TOML's \n: a real line break in the id
-    registry.write_text(registry.read_text(encoding="utf-8") + entry, encoding="utf-8")
+    # TOML's \n: a real line break in the id.
+    registry = _registered_with_hand_edit(module_installation, tmp_path,
+                                          f'[projects."two\\nlines"]\nroot = "{tmp_path / "demo"}"')
     before = module_daemon.log().count("\n")
     call_tool(module_daemon.mcp_url, "knowledge.status", {"projectId": "two\nlines"})
     registry.unlink()

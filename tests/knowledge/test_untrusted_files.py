@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from knowledge import migrations, state
+from knowledge import migrations, proposal_lifecycle, state
 from knowledge.apply import apply_migrations, migration_status
 from knowledge.errors import MigrationInvalidError, StateBusyError
 from knowledge.index import INDEX_POINTER_NAME
@@ -216,3 +216,30 @@ def test_a_state_pointer_is_read_to_its_bound_and_refused_one_byte_past_it(tmp_p
     assert not call("knowledge.status", {"projectId": PROJECT_ID})["isError"]
     path.write_bytes(document + b" " * (MAX_POINTER_BYTES + 1 - len(document)))
     assert "pointer is damaged" in refused("knowledge.status", {"projectId": PROJECT_ID})
+
+
+def test_a_migration_is_read_to_its_bound_and_refused_one_byte_past_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shrunk here, so the test need not write 64 MiB; read where the file is read, at the call."""
+    shop = new_shop(tmp_path / "shop")
+    [applied] = (shop.root / ".theurian/migrations").glob("*.yaml")
+    size = applied.stat().st_size
+    monkeypatch.setattr(migrations, "MAX_MIGRATION_BYTES", size - 1)
+    with pytest.raises(MigrationInvalidError, match=f"larger than {size - 1} bytes"):
+        apply_migrations(shop.root)
+    monkeypatch.setattr(migrations, "MAX_MIGRATION_BYTES", size)
+    apply_migrations(shop.root)
+
+
+def test_a_proposal_trail_is_read_to_its_bound_and_damaged_one_byte_past_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shop = new_shop(tmp_path / "shop")
+    drafted("knowledge.generateMigrationDraft", {
+        "projectId": PROJECT_ID, "author": "agent-7", "description": "a proposal",
+        "operations": [{"op": "changeOwner", "itemId": shop.item_id, "owner": "orders-team"}]})
+    [trail] = (shop.root / ".theurian/proposals").glob("*/evidence.json")
+    size = trail.stat().st_size
+    monkeypatch.setattr(proposal_lifecycle, "MAX_TRAIL_BYTES", size - 1)
+    assert [s.status for s in list_proposals(shop.root)] == [DAMAGED]
+    monkeypatch.setattr(proposal_lifecycle, "MAX_TRAIL_BYTES", size)
+    assert [s.status for s in list_proposals(shop.root)] == [PENDING]
