@@ -19,6 +19,7 @@ from theurian.cli import (
     propose_commands,
     review_commands,
     serve_command,
+    sync_command,
 )
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.text import is_utf8, one_line
@@ -56,6 +57,7 @@ app.add_typer(findings_commands.app, name="findings")
 app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
+app.command("sync")(sync_command.sync)
 
 
 
