@@ -17,6 +17,7 @@ from theurian.cli import (
     migrate_commands,
     project_commands,
     propose_commands,
+    read_commands,
     review_commands,
     serve_command,
     sync_command,
@@ -58,6 +59,9 @@ app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
 app.command("sync")(sync_command.sync)
+review_commands.app.command("search")(read_commands.review_search)
+findings_commands.app.command("list")(read_commands.findings_list)
+app.add_typer(read_commands.knowledge_app, name="knowledge")
 
 
 
