@@ -30,13 +30,16 @@ SAME_QUESTIONS = [
     (["review", "search", "lock"], "review.search", {"q": "lock"}),
     (["review", "search", "--thread-state", "resolved", "--limit", "2"], "review.search",
      {"threadState": "resolved", "limit": 2}),
+    (["review", "search", "--limit", "50"], "review.search", {"limit": 50}),
     (["findings", "list", "--severity", "HIGH"], "review.findings", {"severity": "HIGH"}),
+    (["findings", "list", "--limit", "100"], "review.findings", {"limit": 100}),
     (["knowledge", "search", "retry flaky tests"], "knowledge.search", {"query": "retry flaky tests"}),
 ]
 SAME_REFUSALS = [
     (["review", "search", "--limit", "51"], "review.search", {"limit": 51}),
     (["review", "search", "--thread-state", "closed"], "review.search", {"threadState": "closed"}),
     (["review", "search", "x" * 401], "review.search", {"q": "x" * 401}),
+    (["findings", "list", "--limit", "101"], "review.findings", {"limit": 101}),
     (["findings", "list", "--severity", "high"], "review.findings", {"severity": "high"}),
     (["findings", "list", "--commit", "abc123"], "review.findings", {"commitSha": "abc123"}),
     (["knowledge", "search", "q", "--as-of", "yesterday"], "knowledge.search", {"query": "q", "asOf": "yesterday"}),
@@ -89,6 +92,20 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
     assert printed.stderr.splitlines() == [f"theurian: {answer.text}"]
     as_json = _cli(module_installation, shop, words, "--json")
     assert as_json.returncode == 1 and json.loads(as_json.stdout) == {"error": answer.text}
+
+
+@pytest.mark.parametrize(("words", "tool", "arguments"), [
+    (["review", "search", "x" * 400], "review.search", {"q": "x" * 400}),
+    (["knowledge", "search", "q" * 2000], "knowledge.search", {"query": "q" * 2000}),
+], ids=["q-at-400", "query-at-2000"])
+def test_a_value_exactly_at_its_bound_is_answered_not_refused(
+        module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
+        arguments: dict[str, Any]) -> None:
+    answer = call_tool(module_daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
+    assert not answer.is_error, answer.text
+    printed = _cli(module_installation, shop, words, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert json.loads(printed.stdout) == answer.structured
 
 
 def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: Installation, shop: Path) -> None:
