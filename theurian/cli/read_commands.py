@@ -108,16 +108,17 @@ def registered_id(root: Path) -> str:
 
 def _answer(tool: str, project: Path | None, arguments: dict[str, Any], json_out: bool,
             csv_out: bool) -> dict[str, Any]:
-    from serve.local_call import call_locally  # the serve package loads only for the read commands
-    from serve.refusal import ToolRefusal
-    from serve.tooling import ServeSettings
     from theurian.interrupts import import_duckdb_held
 
     if json_out and csv_out:
         raise UsageError("--json and --csv cannot be combined")
     sent = {"projectId": registered_id(project_root(project))}
     sent |= {key: value for key, value in arguments.items() if value is not None}
-    import_duckdb_held()  # the review tools read DuckDB
+    import_duckdb_held()  # before the tools' modules, which load DuckDB (its native start must not be interrupted)
+    from serve.local_call import call_locally  # the serve package loads only for the read commands
+    from serve.refusal import ToolRefusal
+    from serve.tooling import ServeSettings
+
     try:
         return call_locally(tool, sent, ServeSettings(disclosure_ceiling=disclosure_ceiling()))
     except ToolRefusal as refusal:
