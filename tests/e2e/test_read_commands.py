@@ -6,7 +6,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import pty
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +20,14 @@ from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.daemon import RunningDaemon
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
 from theurian.cli.read_commands import UNTRUSTED_NOTE
 from theurian.cli.read_output import cell
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_ID = "shop"
+WIDTH = 120  # the terminal the table test gives the command
 
 # (CLI words, tool, the same arguments as the tool takes them)
 SAME_QUESTIONS = [
@@ -152,3 +156,30 @@ def test_a_folder_no_registration_names_is_refused_as_an_agent_would_be(
 def test_json_and_csv_together_are_a_usage_error(module_installation: Installation, shop: Path) -> None:
     printed = _cli(module_installation, shop, ["findings", "list"], "--json", "--csv")
     assert printed.returncode == 2 and "--json and --csv cannot be combined" in printed.stderr
+
+
+def test_on_a_terminal_every_table_line_fits_its_width(module_installation: Installation, shop: Path) -> None:
+    words = ["review", "search", "--limit", "50", "--project", str(shop)]
+    whole = module_installation.cli(*words).stdout.splitlines()
+    assert max(len(line) for line in whole) > WIDTH, "some excerpt must be wider than the terminal"
+    controller, terminal = pty.openpty()
+    try:
+        with subprocess.Popen([str(THEURIAN_BIN), *words], env=module_installation.env | {"COLUMNS": str(WIDTH)},
+                              stdout=terminal, stderr=subprocess.DEVNULL) as process:
+            os.close(terminal)
+            chunks = []
+            while True:
+                try:
+                    chunk = os.read(controller, 65536)
+                except OSError:  # the terminal's other end closed: the command is done
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            assert process.wait(timeout=120) == 0
+    finally:
+        os.close(controller)
+    shown = b"".join(chunks).decode("utf-8").replace("\r\n", "\n").splitlines()
+    table = shown[:-1]  # the last line is the count and the note, not a table row
+    assert len(table) == len(whole) - 1 and all(len(line) <= WIDTH for line in table), shown
+    assert any(line.endswith("...") for line in table)
