@@ -48,9 +48,9 @@ class StageOutcome:
 
 @dataclass(frozen=True)
 class SyncOptions:
+    ceiling: str  # the installation's disclosure ceiling, which the index is built under
     api_url: str | None = None
-    max_wait: float | None = None
-    ceiling: str = "internal"
+    max_wait: float | None = None  # None: the ingest's own default
     earlier: list[StageOutcome] = field(default_factory=list)  # the stages already run, in order
 
 
