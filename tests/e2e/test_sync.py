@@ -127,3 +127,19 @@ def test_ctrl_c_during_the_ingest_stops_the_sync_with_exit_130_and_runs_no_later
     assert out == ""  # no summary: the sync stopped where it was
     assert not (root / ".theurian/state/review-store.duckdb").exists()
     assert TOKEN not in out + err
+
+
+def test_a_state_folder_linked_out_of_the_project_fails_its_stages_with_the_cure_and_writes_nothing_there(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".theurian/state").symlink_to(outside)
+    result = _sync(installation, root, "--json")
+    assert result.returncode == EXIT_FAILED
+    stages = _stages(result)
+    for stage in ("review build", "migrate apply"):
+        assert stages[stage]["outcome"] == "failed"
+        assert stages[stage]["error"].startswith(".theurian/state resolves outside the root it must stay under. "
+                                                 "Cure: remove .theurian/state"), stages[stage]
+    assert list(outside.iterdir()) == []

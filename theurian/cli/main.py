@@ -22,6 +22,7 @@ from theurian.cli import (
     serve_command,
     sync_command,
 )
+from theurian.cli.error_text import escape_text, os_error_text
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.text import is_utf8, one_line
 
@@ -65,15 +66,6 @@ app.add_typer(read_commands.knowledge_app, name="knowledge")
 
 
 
-def _with_cure(exc: PathEscapeError) -> str:
-    """An escape as the CLI shows it: what escaped, named, and the cure the daemon gives for the same place."""
-    if exc.cured:
-        return exc.message
-    from serve.refusal import escape_cure  # only on this path: the CLI's start does not pay for the serve package
-
-    return f"{exc.message}. {escape_cure(exc.relative)}"
-
-
 def _not_utf8(arguments: list[str]) -> str | None:
     """The first argument that is not UTF-8 text, as Python decoded it from the command line's bytes (each byte
     that is not UTF-8 kept as a lone surrogate), shown escaped; None when every one is text.
@@ -101,7 +93,7 @@ def run() -> None:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except PathEscapeError as exc:
-        typer.echo(f"theurian: {one_line(_with_cure(exc))}", err=True)
+        typer.echo(f"theurian: {one_line(escape_text(exc))}", err=True)
         sys.exit(exc.exit_code)
     except TheurianError as exc:
         typer.echo(f"theurian: {one_line(exc.message)}", err=True)
@@ -114,8 +106,7 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # the file system said no: say what and where, on one line
-        where = f": {exc.filename}" if exc.filename else ""
-        typer.echo(f"theurian: {one_line(f'{exc.strerror or type(exc).__name__}{where}')}", err=True)
+        typer.echo(f"theurian: {one_line(os_error_text(exc))}", err=True)
         sys.exit(EXIT_FAILED)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()

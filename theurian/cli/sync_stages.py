@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
+from theurian.cli.error_text import escape_text, os_error_text
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.text import one_line
 
@@ -60,15 +61,11 @@ def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
     try:
         return runner(root, options)
     except PathEscapeError as exc:
-        from serve.refusal import escape_cure  # the CLI's own words for the same escape (theurian.cli.main)
-
-        return StageOutcome(name, "failed", [one_line(exc.message if exc.cured else
-                                                      f"{exc.message}. {escape_cure(exc.relative)}")])
+        return StageOutcome(name, "failed", [one_line(escape_text(exc))])
     except TheurianError as exc:
         return StageOutcome(name, "failed", [one_line(exc.message)])
     except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        return StageOutcome(name, "failed", [one_line(f"{exc.strerror or type(exc).__name__}{where}")])
+        return StageOutcome(name, "failed", [one_line(os_error_text(exc))])
 
 
 def _ingest(root: Path, options: SyncOptions) -> StageOutcome:
@@ -91,6 +88,7 @@ def _ingest(root: Path, options: SyncOptions) -> StageOutcome:
 def _review_build(root: Path, options: SyncOptions) -> StageOutcome:
     from evidence.lake import Lake
     from theurian.cli.review_build_command import build_document, run_build
+    from theurian.containment import resolve_inside
     from theurian.interrupts import import_duckdb_held
 
     import_duckdb_held()  # the store's module loads DuckDB
@@ -98,7 +96,9 @@ def _review_build(root: Path, options: SyncOptions) -> StageOutcome:
 
     # An empty lake with no store to replace: building would publish an empty store, and review.search would then
     # answer "nothing found" where the truth is "nothing ingested". With a store in place, a build follows the lake.
-    if not Lake(root).repository_folders() and not os.path.lexists(root / STORE_RELATIVE):
+    # Resolved inside the project first: a store place that escapes fails the stage, naming the cure, as the build
+    # itself would, rather than being looked at outside the project.
+    if not Lake(root).repository_folders() and not os.path.lexists(resolve_inside(root, STORE_RELATIVE)):
         return StageOutcome(REVIEW_BUILD, "skipped", [
             "the evidence lake (.theurian/review/) holds no repository yet: nothing to build a review store from"])
     summary = run_build(root)
