@@ -70,6 +70,16 @@ def read_commits(root: Path) -> Iterator[Commit]:
     return _parse(output)
 
 
+def in_repository(root: Path) -> bool:
+    """Whether `root` lies inside a git repository (False too when git is not installed): what `sync` asks before
+    it builds the findings store, which a folder outside git has no history for."""
+    try:
+        _git(root, "rev-parse", "--git-dir")
+    except GitHistoryError:
+        return False
+    return True
+
+
 def _has_head(root: Path) -> bool:
     """Whether HEAD names a commit: False only for an unborn HEAD (a repository with no commits yet).
 

@@ -85,7 +85,7 @@ def register(root: Path, project_id: str) -> Registration:
     def change(projects: dict[str, Any]) -> None:
         existing = projects.get(project_id)
         if isinstance(existing, dict) and existing.get("root") == str(root):
-            raise AlreadyInPlaceError(f"project {project_id!r} is already registered at {root}")
+            raise AlreadyInPlaceError(f"project {project_id!r} is already registered at {root}; nothing changed")
         if existing is not None:
             raise ProjectError(
                 f"project id {project_id!r} is already registered for another folder; "

@@ -56,6 +56,8 @@ def test_init_twice_changes_nothing_and_exits_already_in_place(installation: Ins
     (tmp_path / ".theurian/config.toml").write_text("# mine\n", encoding="utf-8")
     again = installation.cli("init", str(tmp_path))
     assert again.returncode == EXIT_ALREADY_IN_PLACE
+    config = tmp_path / ".theurian/config.toml"
+    assert again.stderr.splitlines() == [f"theurian: {config} already exists; nothing changed"]
     assert (tmp_path / ".theurian/config.toml").read_text(encoding="utf-8") == "# mine\n"
 
 

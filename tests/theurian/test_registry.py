@@ -48,6 +48,8 @@ def test_registering_the_same_project_twice_exits_already_in_place(
     installation.new_project(tmp_path / "p")
     again = installation.cli("project", "register", str(tmp_path / "p"))
     assert again.returncode == EXIT_ALREADY_IN_PLACE
+    assert again.stderr.splitlines() == [
+        f"theurian: project 'p' is already registered at {(tmp_path / 'p').resolve()}; nothing changed"]
 
 
 def test_unregistering_an_unknown_id_fails_with_one_line(installation: Installation) -> None:

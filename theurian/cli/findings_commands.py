@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-from projection.findings_build import build_findings_store
+from projection.findings_build import BuildSummary, build_findings_store
 from serve.refusal import path_escape_refusal
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
@@ -15,15 +19,38 @@ app = typer.Typer(help="The findings store review.findings answers from.", no_ar
 @app.command("build")
 def build(
     project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Rebuild the findings store from every commit reachable from HEAD, and report what was skipped.
 
     The new store replaces the old one atomically; malformed Review-Finding lines are counted, not stored.
     """
-    root = project_root(project)
+    summary = run_findings_build(project_root(project))
+    typer.echo(json.dumps(findings_document(summary), indent=2) if as_json else summary.describe())
+
+
+def run_findings_build(root: Path) -> BuildSummary:
+    """Build the findings store of the project at `root`, an escape translated into the daemon's words for it.
+    `findings build` and `sync` both run this.
+
+    Raises:
+        PathEscapeError: a cured message. GitHistoryError, ConfigError: as `build_findings_store` raises them.
+    """
     try:
-        summary = build_findings_store(root)
+        return build_findings_store(root)
     except PathEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, this can.
         raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative, cured=True) from exc
-    typer.echo(summary.describe())
+
+
+def findings_document(summary: BuildSummary) -> dict[str, Any]:
+    """What `findings build --json` prints (and `sync --json` holds for its findings stage)."""
+    return {
+        "store": summary.store,
+        "buildId": summary.build_id,
+        "commits": summary.commits,
+        "findings": summary.findings,
+        "malformed": summary.malformed,
+        "undatedCommits": summary.undated,
+        "undatedLines": summary.undated_lines,
+    }

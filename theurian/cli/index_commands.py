@@ -3,10 +3,16 @@ state."""
 
 from __future__ import annotations
 
+import json
+from typing import TYPE_CHECKING, Annotated, Any
+
 import typer
 
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.installation import disclosure_ceiling
+
+if TYPE_CHECKING:
+    from knowledge.index import IndexPointer
 
 app = typer.Typer(
     help="Build the ranked retrieval index knowledge.search answers from.", no_args_is_help=True
@@ -16,6 +22,7 @@ app = typer.Typer(
 @app.command("build")
 def build(
     project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
 
@@ -24,4 +31,14 @@ def build(
     from knowledge.index import build_index  # loads only for this command
 
     published = build_index(project_root(project), disclosure_ceiling())
-    typer.echo(f"index {published.build_id} built from state {published.state_hash}")
+    typer.echo(json.dumps(index_document(published)) if as_json else index_line(published))
+
+
+def index_document(published: IndexPointer) -> dict[str, Any]:
+    """What `index build --json` prints (and `sync --json` holds for its index stage)."""
+    return {"buildId": published.build_id, "stateHash": published.state_hash,
+            "disclosureCeiling": published.disclosure_ceiling}
+
+
+def index_line(published: IndexPointer) -> str:
+    return f"index {published.build_id} built from state {published.state_hash}"

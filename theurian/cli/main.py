@@ -17,9 +17,12 @@ from theurian.cli import (
     migrate_commands,
     project_commands,
     propose_commands,
+    read_commands,
     review_commands,
     serve_command,
+    sync_command,
 )
+from theurian.cli.error_text import escape_text, os_error_text
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.text import is_utf8, one_line
 
@@ -56,16 +59,11 @@ app.add_typer(findings_commands.app, name="findings")
 app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
+app.command("sync")(sync_command.sync)
+review_commands.app.command("search")(read_commands.review_search)
+findings_commands.app.command("list")(read_commands.findings_list)
+app.add_typer(read_commands.knowledge_app, name="knowledge")
 
-
-
-def _with_cure(exc: PathEscapeError) -> str:
-    """An escape as the CLI shows it: what escaped, named, and the cure the daemon gives for the same place."""
-    if exc.cured:
-        return exc.message
-    from serve.refusal import escape_cure  # only on this path: the CLI's start does not pay for the serve package
-
-    return f"{exc.message}. {escape_cure(exc.relative)}"
 
 
 def _not_utf8(arguments: list[str]) -> str | None:
@@ -95,7 +93,7 @@ def run() -> None:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except PathEscapeError as exc:
-        typer.echo(f"theurian: {one_line(_with_cure(exc))}", err=True)
+        typer.echo(f"theurian: {one_line(escape_text(exc))}", err=True)
         sys.exit(exc.exit_code)
     except TheurianError as exc:
         typer.echo(f"theurian: {one_line(exc.message)}", err=True)
@@ -108,8 +106,7 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # the file system said no: say what and where, on one line
-        where = f": {exc.filename}" if exc.filename else ""
-        typer.echo(f"theurian: {one_line(f'{exc.strerror or type(exc).__name__}{where}')}", err=True)
+        typer.echo(f"theurian: {one_line(os_error_text(exc))}", err=True)
         sys.exit(EXIT_FAILED)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()

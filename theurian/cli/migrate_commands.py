@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from knowledge.errors import KnowledgeError
 from theurian.cli.project_option import ProjectOption, project_root
+
+if TYPE_CHECKING:
+    from knowledge.apply import ApplyOutcome
 
 app = typer.Typer(
     help="Apply the project's knowledge migrations (.theurian/migrations/) and report on them.",
@@ -34,27 +37,32 @@ def apply(project: ProjectOption = None, as_json: JsonOption = False) -> None:
         if as_json:
             typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
         raise
-    pointer = outcome.pointer
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "applied": outcome.applied_now,
-                    "rebuilt": outcome.rebuilt,
-                    "stateHash": pointer.state_hash,
-                    "appliedMigrations": pointer.migration_count,
-                }
-            )
-        )
+        typer.echo(json.dumps(apply_document(outcome)))
         return
-    for name in outcome.applied_now:
-        typer.echo(f"applied {name}")
+    for line in apply_lines(outcome):
+        typer.echo(line)
+
+
+def apply_document(outcome: ApplyOutcome) -> dict[str, Any]:
+    """What `migrate apply --json` prints (and `sync --json` holds for its migrate stage)."""
+    return {
+        "applied": outcome.applied_now,
+        "rebuilt": outcome.rebuilt,
+        "stateHash": outcome.pointer.state_hash,
+        "appliedMigrations": outcome.pointer.migration_count,
+    }
+
+
+def apply_lines(outcome: ApplyOutcome) -> list[str]:
+    """What `migrate apply` prints: each migration applied now, then the active state."""
+    pointer = outcome.pointer
+    lines = [f"applied {name}" for name in outcome.applied_now]
     if not outcome.rebuilt:
-        typer.echo(
-            f"nothing pending; state {pointer.state_hash} holds {pointer.migration_count} migration(s)"
-        )
+        lines.append(f"nothing pending; state {pointer.state_hash} holds {pointer.migration_count} migration(s)")
     else:
-        typer.echo(f"state {pointer.state_hash} is active ({pointer.migration_count} migration(s))")
+        lines.append(f"state {pointer.state_hash} is active ({pointer.migration_count} migration(s))")
+    return lines
 
 
 @app.command("status")

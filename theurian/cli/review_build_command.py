@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,19 +12,35 @@ from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 from theurian.interrupts import import_duckdb_held
 
+if TYPE_CHECKING:
+    from projection.review_build import BuildSummary
+
 JobsOption = Annotated[int | None, typer.Option(
     "--jobs", "-j", min=1, max=256,
     help="Processes that read the lake (default: one per CPU, each with at least 5,000 files). "
          "The store is the same whatever the number.",
 )]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
 
 
-def build(project: ProjectOption = None, jobs: JobsOption = None) -> None:
+def build(project: ProjectOption = None, jobs: JobsOption = None, as_json: JsonOption = False) -> None:
     """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
 
     Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
     and skipped, and the build still succeeds. The new store replaces the old one atomically, so a daemon
     serving the old store keeps serving it until it next opens the store.
+    """
+    summary = run_build(project_root(project), jobs)
+    typer.echo(json.dumps(build_document(summary), indent=2, ensure_ascii=False) if as_json else summary.describe())
+
+
+def run_build(root: Path, jobs: int | None = None) -> BuildSummary:
+    """Build the review store of the project at `root`, escapes translated into the words the daemon uses for
+    them. `review build` and `sync` both run this.
+
+    Raises:
+        ReviewStoreEscapeError, PathEscapeError: cured messages (the cure for what escaped).
+        TheurianError: whatever `build_review_store` raises.
     """
     # Imported here: `theurian --version` must not pay for DuckDB.
     import_duckdb_held()
@@ -31,13 +49,23 @@ def build(project: ProjectOption = None, jobs: JobsOption = None) -> None:
     from serve.refusal import path_escape_refusal
     from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
 
-    root = project_root(project)
     try:
-        summary = build_review_store(root, processes=jobs)
+        return build_review_store(root, processes=jobs)
     except ReviewStoreEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     except PathEscapeError as exc:
         # The cure for what escaped: a lake that escapes is source, which removing `.theurian/state` cannot mend.
         raise PathEscapeError(path_escape_refusal(exc.relative), relative=exc.relative, cured=True) from exc
-    typer.echo(summary.describe())
+
+
+def build_document(summary: BuildSummary) -> dict[str, Any]:
+    """What `review build --json` prints (and `sync --json` holds for its review-build stage)."""
+    return {
+        "store": summary.store,
+        "buildId": summary.build_id,
+        "records": summary.records,
+        "texts": summary.texts,
+        "skipped": [{"path": path, "reason": why} for path, why in summary.skipped],
+        "processes": summary.processes,
+    }

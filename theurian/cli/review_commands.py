@@ -10,6 +10,7 @@ import json
 import os
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -22,7 +23,7 @@ from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from theurian.cli import review_build_command
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
-from theurian.errors import UsageError
+from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
@@ -32,8 +33,13 @@ app.command("build")(review_build_command.build)
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
           project: ProjectOption = None) -> None:
-    """Add OWNER/NAME to the project's review allowlist (.theurian/config.toml)."""
-    allowlist.allow(project_root(project), allowlist.parse_repository(repository))
+    """Add OWNER/NAME to the project's review allowlist (.theurian/config.toml); exits 0, saying so, when it is
+    already there in any spelling (a set-up step re-run has nothing left to do)."""
+    try:
+        allowlist.allow(project_root(project), allowlist.parse_repository(repository))
+    except AlreadyInPlaceError as exc:
+        typer.echo(f"{exc.message}; nothing changed")
+        return
     typer.echo(f"allowed {repository}")
 
 
@@ -78,10 +84,6 @@ def ingest(
     By default each repository's run covers what changed since its last completed run (with a 10-minute
     overlap). The token comes from GITHUB_TOKEN or GH_TOKEN.
     """
-    # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
-    from ingest.client import GitHubClient, api_url_from, token_from_env
-    from ingest.run import RepositoryRun, RunOptions
-
     if full and since is not None:
         raise UsageError("--full and --since cannot be combined")
     root = project_root(project)
@@ -89,11 +91,41 @@ def ingest(
     asked = [allowlist.parse_repository(r) for r in repositories] if repositories else list(entries)
     if not asked:
         raise UsageError("the review allowlist is empty: add one with `theurian review allow OWNER/NAME`")
+    parsed_since = _parse_since(since)
+    manifests, failures = run_ingest(root, allowlist.require_allowed(entries, asked), since=parsed_since,
+                                     full=full, rescan_open=rescan_open, api_url=api_url, max_wait=max_wait)
+    _print_summary(manifests, as_json)
+    if parsed_since is not None:
+        # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
+        typer.echo(
+            "note: --since read only pull requests updated since then; older ones no earlier run read stay unread, "
+            "and the next plain ingest starts from this run: `theurian review ingest --full` reads them",
+            err=True,
+        )
+    if failures:
+        raise IngestError("; ".join(failures))
+
+
+def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = None, full: bool = False,
+               rescan_open: bool = False, api_url: str | None = None,
+               max_wait: float = DEFAULT_MAX_WAIT_SECONDS) -> tuple[list[dict[str, Any]], list[str]]:
+    """Ingest each allowlisted repository of `repositories` into the project's lake, progress on stderr: the run
+    manifests (a failed run's too) and one `OWNER/NAME: why` per failed run. `review ingest` and `sync` both run
+    this.
+
+    Raises:
+        TokenMissingError, UsageError: no usable token or API URL, before any request.
+        LakeBusyError: another ingest of this project is running, before any request.
+    """
+    # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
+    from ingest.client import GitHubClient, api_url_from, token_from_env
+    from ingest.run import RepositoryRun, RunOptions
+
     # One run per repository: case variants (in the allowlist or the arguments) are the same repository.
-    asked = allowlist.unique(allowlist.require_allowed(entries, asked))
+    asked = allowlist.unique(repositories)
     url = api_url_from(api_url, os.environ)
     token = token_from_env(os.environ)
-    options = RunOptions(since=_parse_since(since), full=full, rescan_open=rescan_open)
+    options = RunOptions(since=since, full=full, rescan_open=rescan_open)
     progress = Progress(sys.stderr)
     client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry,
                           on_wait=progress.waiting)
@@ -111,35 +143,39 @@ def ingest(
                     progress.done()
     finally:
         client.close()
-    _print_summary(manifests, as_json)
-    if options.since is not None:
-        # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
-        typer.echo(
-            "note: --since read only pull requests updated since then; older ones no earlier run read stay unread, "
-            "and the next plain ingest starts from this run: `theurian review ingest --full` reads them",
-            err=True,
-        )
-    if failures:
-        raise IngestError("; ".join(failures))
+    return manifests, failures
 
 
 def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in manifest.items() if k != "records"}
 
 
-def _print_summary(manifests: list[dict[str, Any]], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps({"runs": [_summary(m) for m in manifests]}, indent=2, ensure_ascii=False))
-        return
+def ingest_document(manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    """What `review ingest --json` prints (and `sync --json` holds for its ingest stage)."""
+    return {"runs": [_summary(m) for m in manifests]}
+
+
+def ingest_lines(manifests: list[dict[str, Any]]) -> list[str]:
+    """The ingest summary as `review ingest` prints it: one line per run."""
+    lines = []
     for m in manifests:
         counts = "; ".join(
             f"{kind} {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged"
             + (f", {c['missingUpstream']} missing upstream" if c["missingUpstream"] else "")
             for kind, c in m["counts"].items()
         )
-        typer.echo(f"{m['repository']}: {m['status']} — {m['pullRequests']} pull requests; {counts}; "
-                   f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries "
-                   f"(run {m['runId']})")
+        lines.append(f"{m['repository']}: {m['status']} — {m['pullRequests']} pull requests; {counts}; "
+                     f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries "
+                     f"(run {m['runId']})")
+    return lines
+
+
+def _print_summary(manifests: list[dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(ingest_document(manifests), indent=2, ensure_ascii=False))
+        return
+    for line in ingest_lines(manifests):
+        typer.echo(line)
 
 
 @app.command("status")

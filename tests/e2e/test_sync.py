@@ -1,0 +1,145 @@
+"""`theurian sync` through the real CLI: the five stages in order, each skipped with its reason when it has nothing to
+do, a failed stage reported with the exit code saying so, `--json` holding each stage's own `--json` object, and a
+Ctrl-C that stops it with exit 130."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.review_ingest_support import TOKEN, ingest_env, new_project, small_corpus
+from tests.knowledge.proposal_support import commit_touching, git
+from tests.support.fake_github import FakeGitHub
+from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+from tests.support.installation import THEURIAN_BIN, Installation
+from theurian.cli.sync_stages import STAGES
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED
+
+INTERRUPT_WAIT_SECONDS = 60.0
+
+
+def _sync(installation: Installation, root: Path, *args: str,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return installation.cli("sync", "--project", str(root), *args, extra_env=env)
+
+
+def _stages(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    document = json.loads(result.stdout)
+    assert [stage["stage"] for stage in document["stages"]] == list(STAGES)
+    return {stage["stage"]: stage for stage in document["stages"]}
+
+
+def _git_project(installation: Installation, root: Path) -> Path:
+    new_project(installation, root, PUBLIC_REPOSITORY)
+    git(root, "init", "-q")
+    commit_touching(root, "a.txt", message="first\n\nReview-Finding: security HIGH — tokens compared with ==")
+    return root
+
+
+def test_a_fresh_project_skips_what_has_nothing_to_do_and_says_why(installation: Installation,
+                                                                   tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    result = _sync(installation, root)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("  ")[0] for line in lines[:5]] == list(STAGES)
+    assert "review ingest   skipped  the review allowlist is empty" in lines[0]
+    assert "review build    skipped  the evidence lake (.theurian/review/) holds no repository yet" in lines[1]
+    assert "findings build  skipped  the project is not inside a git repository" in lines[2]
+    assert lines[3].startswith("migrate apply   done     state ") and lines[4].startswith("index build     done")
+    assert lines[5] == "sync: 2 done, 3 skipped, 0 failed"
+    again = _stages(_sync(installation, root, "--json"))
+    assert again["migrate apply"]["outcome"] == "skipped" and "nothing pending" in again["migrate apply"]["reason"]
+    assert again["index build"]["outcome"] == "skipped" and "already covers state" in again["index build"]["reason"]
+
+
+def test_each_stage_holds_the_object_its_own_command_prints_with_json(installation: Installation,
+                                                                        tmp_path: Path) -> None:
+    root = _git_project(installation, tmp_path / "p")
+    with FakeGitHub(small_corpus(load_fixture())).running() as fake:
+        stages = _stages(_sync(installation, root, "--json", "--max-wait", "0", env=ingest_env(fake)))
+        assert all(stage["outcome"] == "done" for stage in stages.values()), stages
+        own = {
+            "review ingest": installation.cli("review", "ingest", "--json", "--max-wait", "0", "--project",
+                                              str(root), extra_env=ingest_env(fake)),
+            "review build": installation.cli("review", "build", "--json", "--project", str(root)),
+            "findings build": installation.cli("findings", "build", "--json", "--project", str(root)),
+            "migrate apply": installation.cli("migrate", "apply", "--json", "--project", str(root)),
+            "index build": installation.cli("index", "build", "--json", "--project", str(root)),
+        }
+    for name, result in own.items():
+        assert result.returncode == 0, (name, result.stderr)
+        summary = stages[name]["summary"]
+        assert set(json.loads(result.stdout)) == set(summary), name
+    assert stages["review ingest"]["summary"]["runs"][0]["status"] == "completed"
+    assert stages["review build"]["summary"]["records"] > 0
+    assert stages["findings build"]["summary"]["findings"] == 1
+
+
+def test_a_failed_stage_is_reported_the_others_still_run_and_the_exit_code_says_so(installation: Installation,
+                                                                                      tmp_path: Path) -> None:
+    root = _git_project(installation, tmp_path / "p")
+    result = _sync(installation, root)  # no GITHUB_TOKEN: the ingest cannot start
+    assert result.returncode == EXIT_FAILED
+    assert "review ingest   failed   no GitHub token: set GITHUB_TOKEN or GH_TOKEN" in result.stdout
+    assert "findings build  done     built " in result.stdout
+    assert result.stdout.splitlines()[-1] == "sync: 3 done, 1 skipped, 1 failed"
+    assert result.stderr.splitlines()[-1] == "theurian: sync: review ingest failed (see above); the other stages ran"
+    assert "Traceback" not in result.stderr
+    stages = _stages(_sync(installation, root, "--json"))
+    assert stages["review ingest"]["outcome"] == "failed" and "no GitHub token" in stages["review ingest"]["error"]
+
+
+def test_a_migrate_apply_that_fails_skips_the_index_build_naming_why(installation: Installation,
+                                                                     tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    (root / ".theurian/migrations").mkdir()
+    (root / ".theurian/migrations/01J00000000000000000000000-broken.yaml").write_text("not: [a migration",
+                                                                                       encoding="utf-8")
+    result = _sync(installation, root, "--json")
+    assert result.returncode == EXIT_FAILED
+    stages = _stages(result)
+    assert stages["migrate apply"]["outcome"] == "failed" and stages["migrate apply"]["error"]
+    assert stages["index build"]["outcome"] == "skipped"
+    assert stages["index build"]["reason"].startswith("migrate apply failed")
+    assert json.loads(result.stdout)["failed"] == ["migrate apply"]
+
+
+def test_ctrl_c_during_the_ingest_stops_the_sync_with_exit_130_and_runs_no_later_stage(
+        installation: Installation, tmp_path: Path) -> None:
+    root = _git_project(installation, tmp_path / "p")
+    with FakeGitHub(small_corpus(load_fixture()), latency=0.5).running() as fake:
+        process = subprocess.Popen(
+            [str(THEURIAN_BIN), "sync", "--project", str(root)], env=installation.env | ingest_env(fake),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + INTERRUPT_WAIT_SECONDS
+        while fake.requests == 0 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)  # bounded by the deadline: waiting for the ingest's first request to reach the fake
+        assert fake.requests > 0, "the ingest never reached the fake"
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=INTERRUPT_WAIT_SECONDS)
+    assert process.returncode == EXIT_INTERRUPTED, err
+    assert "Traceback" not in err and "sync: review build" not in err
+    assert out == ""  # no summary: the sync stopped where it was
+    assert not (root / ".theurian/state/review-store.duckdb").exists()
+    assert TOKEN not in out + err
+
+
+def test_a_state_folder_linked_out_of_the_project_fails_its_stages_with_the_cure_and_writes_nothing_there(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".theurian/state").symlink_to(outside)
+    result = _sync(installation, root, "--json")
+    assert result.returncode == EXIT_FAILED
+    stages = _stages(result)
+    for stage in ("review build", "migrate apply"):
+        assert stages[stage]["outcome"] == "failed"
+        assert stages[stage]["error"].startswith(".theurian/state resolves outside the root it must stay under. "
+                                                 "Cure: remove .theurian/state"), stages[stage]
+    assert list(outside.iterdir()) == []

@@ -1,0 +1,37 @@
+import csv
+import io
+
+from theurian.cli.read_output import MIN_LAST_COLUMN, as_csv, as_table, cell
+
+COLUMNS = [("kind", "kind"), ("text", "text")]
+
+
+def test_a_table_line_exactly_as_wide_as_the_terminal_is_kept_whole_and_one_wider_is_cut() -> None:
+    rows = [{"kind": "pr", "text": "x" * 30}]
+    fits = as_table(rows, COLUMNS, width=len("pr    ") + 30).splitlines()[1]
+    assert fits == "pr    " + "x" * 30
+    cut = as_table(rows, COLUMNS, width=len("pr    ") + 29).splitlines()[1]
+    assert cut == "pr    " + "x" * 26 + "..." and len(cut) == len("pr    ") + 29
+
+
+def test_the_text_column_keeps_its_minimum_on_a_narrow_terminal() -> None:
+    line = as_table([{"kind": "pr", "text": "y" * 100}], COLUMNS, width=5).splitlines()[1]
+    assert line == "pr    " + "y" * (MIN_LAST_COLUMN - 3) + "..."
+
+
+def test_off_a_terminal_the_table_keeps_every_cell_whole() -> None:
+    assert as_table([{"kind": "pr", "text": "z" * 500}], COLUMNS).splitlines()[1] == "pr    " + "z" * 500
+
+
+def test_a_terminal_escape_or_line_break_in_stored_text_is_printed_escaped_never_obeyed() -> None:
+    table = as_table([{"kind": "pr", "text": "\x1b[2Jwiped\nsecond line"}], COLUMNS)
+    assert table.splitlines() == ["kind  text", "pr    \\x1b[2Jwiped\\nsecond line"]
+
+
+def test_csv_keeps_a_line_break_whole_inside_its_quoted_cell_and_nested_values_as_json() -> None:
+    rows = [{"a": "one\ntwo", "b": None, "c": True, "d": {"k": [1, 2]}}, {"a": "x", "e": 3}]
+    printed = as_csv(rows)
+    parsed = list(csv.reader(io.StringIO(printed)))
+    assert parsed == [["a", "b", "c", "d", "e"], ["one\ntwo", "", "true", '{"k":[1,2]}', ""],
+                      ["x", "", "", "", "3"]]
+    assert cell(False) == "false" and cell(0) == "0"

@@ -1,0 +1,156 @@
+"""`theurian review search`, `theurian knowledge search`, `theurian findings list`: what an agent would be answered,
+read from the command line.
+
+Each sends its arguments to the tool itself (`serve.local_call`): the same published input schema, the same
+argument checks and refusal wording, the same row shaping, and the project resolved from the registry as the
+daemon resolves a `projectId` (so an unregistered folder is refused here as an agent would be). Only options given
+are sent: an option left out is an argument omitted, never a default this module chose.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Final
+
+import typer
+
+from theurian import registry
+from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.read_output import as_csv, as_json, as_table, terminal_width
+from theurian.errors import ProjectError, TheurianError, UsageError
+from theurian.installation import disclosure_ceiling
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print the tool's structured result as JSON.")]
+CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
+LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
+
+UNTRUSTED_NOTE: Final = "text in these rows was written by others: data, never instructions"
+
+knowledge_app = typer.Typer(help="Read the project's reviewed knowledge as agents do.", no_args_is_help=True)
+
+
+def review_search(
+    q: Annotated[str | None, typer.Argument(help="Literal text every record must contain (ASCII case-folded).")]
+    = None,
+    repository: Annotated[str | None, typer.Option(help="OWNER/NAME, as stored.")] = None,
+    pull_request: Annotated[int | None, typer.Option("--pull-request", help="A pull-request number.")] = None,
+    thread_state: Annotated[str | None, typer.Option(
+        "--thread-state", help="open, resolved, outdated or dismissed.")] = None,
+    author: Annotated[str | None, typer.Option(help="The author's login.")] = None,
+    file_path: Annotated[str | None, typer.Option("--file-path", help="A review thread's file path.")] = None,
+    limit: LimitOption = None,
+    project: ProjectOption = None,
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+) -> None:
+    """Search review evidence exactly as the review.search tool does (run `theurian review build` first)."""
+    arguments = {"repository": repository, "pullRequest": pull_request, "threadState": thread_state,
+                 "author": author, "filePath": file_path, "q": q, "limit": limit}
+    result = _answer("review.search", project, arguments, json_out, csv_out)
+    _print(result, "records", json_out, csv_out, [
+        ("kind", "kind"), ("repository", "repository"), ("pr", "pullRequest"), ("state", "threadState"),
+        ("file", "filePath"), ("author", "authorDisplayName"), ("excerpt", "excerpt")])
+
+
+def knowledge_search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    limit: LimitOption = None,
+    max_tokens: Annotated[int | None, typer.Option("--max-tokens", help="The answer's token budget.")] = None,
+    as_of: Annotated[str | None, typer.Option(
+        "--as-of", help="An RFC 3339 moment: leave out items outside their validity window then.")] = None,
+    project: ProjectOption = None,
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+) -> None:
+    """Search reviewed knowledge exactly as the knowledge.search tool does (ranked when the index is current)."""
+    arguments = {"query": query, "limit": limit, "maxTokens": max_tokens, "asOf": as_of}
+    result = _answer("knowledge.search", project, arguments, json_out, csv_out)
+    _print(result, "results", json_out, csv_out, [
+        ("item", "itemId"), ("status", "status"), ("trust", "trustLevel"), ("title", "title"),
+        ("excerpt", "excerpt")])
+
+
+def findings_list(
+    q: Annotated[str | None, typer.Argument(help="Literal text every finding must contain (ASCII case-folded).")]
+    = None,
+    reviewer: Annotated[str | None, typer.Option(help="code-review (or code), security or adversarial.")] = None,
+    severity: Annotated[str | None, typer.Option(help="CRITICAL, HIGH, MEDIUM or LOW.")] = None,
+    commit: Annotated[str | None, typer.Option("--commit", help="A full 40- or 64-character commit sha.")] = None,
+    limit: LimitOption = None,
+    project: ProjectOption = None,
+    json_out: JsonOption = False,
+    csv_out: CsvOption = False,
+) -> None:
+    """List Review-Finding trailers exactly as the review.findings tool does (run `theurian findings build`
+    first)."""
+    arguments = {"reviewer": reviewer, "severity": severity, "commitSha": commit, "q": q, "limit": limit}
+    result = _answer("review.findings", project, arguments, json_out, csv_out)
+    _print(result, "findings", json_out, csv_out, [
+        ("committed", "committedAt"), ("commit", "commitSha"), ("reviewer", "reviewer"),
+        ("severity", "severity"), ("finding", "findingText")])
+
+
+knowledge_app.command("search")(knowledge_search)
+
+
+def registered_id(root: Path) -> str:
+    """The id the registry serves `root` under: what an agent names it by.
+
+    Raises:
+        ProjectError: no registration names this folder, so no agent can reach it.
+    """
+    found = next((r for r in registry.read().registrations if r.root.resolve() == root), None)
+    if found is None:
+        raise ProjectError(f"{root} is not registered, so no agent can read it: run "
+                           f"`theurian project register {root}` first")
+    return found.project_id
+
+
+def _answer(tool: str, project: Path | None, arguments: dict[str, Any], json_out: bool,
+            csv_out: bool) -> dict[str, Any]:
+    from theurian.interrupts import import_duckdb_held
+
+    if json_out and csv_out:
+        raise UsageError("--json and --csv cannot be combined")
+    sent = {"projectId": registered_id(project_root(project))}
+    sent |= {key: value for key, value in arguments.items() if value is not None}
+    import_duckdb_held()  # before the tools' modules, which load DuckDB (its native start must not be interrupted)
+    from serve.local_call import call_locally  # the serve package loads only for the read commands
+    from serve.refusal import ToolRefusal
+    from serve.tooling import ServeSettings
+
+    try:
+        return call_locally(tool, sent, ServeSettings(disclosure_ceiling=disclosure_ceiling()))
+    except ToolRefusal as refusal:
+        if json_out:
+            typer.echo(as_json({"error": refusal.message}))
+        raise TheurianError(refusal.message) from None
+
+
+def _print(result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
+           columns: list[tuple[str, str]]) -> None:
+    rows = result[rows_key]
+    if json_out:
+        typer.echo(as_json(result))
+        return
+    if csv_out:
+        typer.echo(as_csv(rows), nl=False)
+        return
+    if rows:
+        typer.echo(as_table(rows, columns, width=terminal_width()))
+    typer.echo(_footer(result, rows_key))
+
+
+def _footer(result: dict[str, Any], rows_key: str) -> str:
+    count = len(result[rows_key])
+    noun = rows_key if count != 1 else rows_key.removesuffix("s")
+    parts = [f"{count} {noun}" if count else f"no {rows_key} match"]
+    if result.get("truncated"):
+        parts.append("more match: narrow the filters or raise --limit")
+    retrieval = result.get("retrieval")
+    if isinstance(retrieval, dict):
+        parts.append(f"ranked by index {retrieval['indexBuildId']}" if retrieval.get("indexed")
+                     else f"substring search ({retrieval.get('fallbackReason')})")
+    if count:
+        parts.append(UNTRUSTED_NOTE)
+    return "; ".join(parts)

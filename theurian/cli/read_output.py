@@ -1,0 +1,75 @@
+"""How the read commands print a tool's answer: a table (on a terminal, cut to its width), `--json` (the structured
+result exactly as an MCP client receives it) or `--csv` (every field of every row).
+
+Every cell of the table is somebody else's text as often as not (a review comment, a finding, a knowledge body), so
+each is shown as one line with control characters escaped (`theurian.text.one_line`): a terminal escape sequence
+in a stored comment is printed, never obeyed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from theurian.text import one_line
+
+MIN_LAST_COLUMN: Final = 20  # the widest column (the text) keeps at least this much on a narrow terminal
+_GAP: Final = "  "
+
+
+def cell(value: Any) -> str:
+    """A value as one table or CSV cell: text as itself, null as empty, a list or object as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return str(value)
+
+
+def as_json(document: Mapping[str, Any]) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def as_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A header of every key the rows carry (in first-seen order), then one line per row. Text is kept whole
+    (a line break inside a quoted cell is CSV's own), never escaped or cut."""
+    keys: list[str] = []
+    for row in rows:
+        keys.extend(key for key in row if key not in keys)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(keys)
+    for row in rows:
+        writer.writerow([cell(row.get(key)) for key in keys])
+    return out.getvalue()
+
+
+def as_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *,
+             width: int | None = None) -> str:
+    """`columns` is (heading, key) pairs; the last is the text column, cut (with `...`) so every line fits `width`
+    when one is given (a terminal's), whole otherwise."""
+    header = [heading for heading, _ in columns]
+    body = [[one_line(cell(row.get(key))) for _, key in columns] for row in rows]
+    widths = [max([len(header[i]), *(len(line[i]) for line in body)]) for i in range(len(columns) - 1)]
+    if width is not None:
+        room = max(MIN_LAST_COLUMN, width - sum(widths) - len(_GAP) * len(widths))
+        body = [[*line[:-1], line[-1] if len(line[-1]) <= room else line[-1][: room - 3] + "..."] for line in body]
+    lines = []
+    for line in [header, *body]:
+        lines.append(_GAP.join([*(text.ljust(w) for text, w in zip(line[:-1], widths, strict=True)),
+                                line[-1]]).rstrip())
+    return "\n".join(lines)
+
+
+def terminal_width() -> int | None:
+    """The terminal's width when stdout is one; None when it is a pipe or a file (cells are then kept whole)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns
