@@ -7,7 +7,7 @@ import pytest
 
 from tests.support.installation import Installation
 from theurian import installation as inst
-from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, ConfigError
+from theurian.errors import EXIT_FAILED, ConfigError
 
 
 def _write_config(text: str) -> None:
@@ -51,13 +51,13 @@ def test_init_creates_an_empty_allowlist_and_ignores_only_state(installation: In
     assert (tmp_path / ".theurian/.gitignore").read_text(encoding="utf-8") == "state/\n"
 
 
-def test_init_twice_changes_nothing_and_exits_already_in_place(installation: Installation, tmp_path: Path) -> None:
+def test_init_twice_changes_nothing_says_so_and_exits_0(installation: Installation, tmp_path: Path) -> None:
     installation.cli("init", str(tmp_path), check=True)
     (tmp_path / ".theurian/config.toml").write_text("# mine\n", encoding="utf-8")
     again = installation.cli("init", str(tmp_path))
-    assert again.returncode == EXIT_ALREADY_IN_PLACE
+    assert again.returncode == 0
     config = tmp_path / ".theurian/config.toml"
-    assert again.stderr.splitlines() == [f"theurian: {config} already exists; nothing changed"]
+    assert again.stdout.splitlines() == [f"{config} already exists; nothing changed"]
     assert (tmp_path / ".theurian/config.toml").read_text(encoding="utf-8") == "# mine\n"
 
 

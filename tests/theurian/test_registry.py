@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import registry, tomlwrite
-from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, EXIT_USAGE
+from theurian.errors import EXIT_FAILED, EXIT_USAGE
 from theurian.installation import registry_path
 
 
@@ -42,14 +42,16 @@ def test_registering_a_folder_without_theurian_dir_names_the_init_command(
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_registering_the_same_project_twice_exits_already_in_place(
+def test_registering_the_same_project_twice_changes_nothing_says_so_and_exits_0(
     installation: Installation, tmp_path: Path
 ) -> None:
     installation.new_project(tmp_path / "p")
+    before = installation.cli("project", "list", "--json", check=True).stdout
     again = installation.cli("project", "register", str(tmp_path / "p"))
-    assert again.returncode == EXIT_ALREADY_IN_PLACE
-    assert again.stderr.splitlines() == [
-        f"theurian: project 'p' is already registered at {(tmp_path / 'p').resolve()}; nothing changed"]
+    assert again.returncode == 0
+    assert again.stdout.splitlines() == [
+        f"project 'p' is already registered at {(tmp_path / 'p').resolve()}; nothing changed"]
+    assert installation.cli("project", "list", "--json", check=True).stdout == before
 
 
 def test_unregistering_an_unknown_id_fails_with_one_line(installation: Installation) -> None:

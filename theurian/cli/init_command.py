@@ -7,13 +7,21 @@ from typing import Annotated
 
 import typer
 
+from theurian.errors import AlreadyInPlaceError
 from theurian.project import init_project
 
 
 def init(
     path: Annotated[Path, typer.Argument(help="The project folder (usually a git repository).")] = Path("."),
 ) -> None:
-    """Create .theurian/ in PATH: config.toml with an empty review allowlist, and a .gitignore for state/."""
-    created = init_project(path.resolve())
+    """Create .theurian/ in PATH: config.toml with an empty review allowlist, and a .gitignore for state/.
+
+    Re-run where .theurian/config.toml exists, it changes nothing, says so and exits 0: a set-up step whose work
+    is done has succeeded (a script re-running the README's lines must not stop there)."""
+    try:
+        created = init_project(path.resolve())
+    except AlreadyInPlaceError as exc:
+        typer.echo(exc.message)
+        return
     typer.echo(f"created {created}")
     typer.echo(f"next: theurian project register {path}")

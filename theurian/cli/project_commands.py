@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from theurian import registry
+from theurian.errors import AlreadyInPlaceError
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -22,9 +23,14 @@ def register(
         typer.Option("--id", help="The project id; default: the folder name in lowercase kebab-case."),
     ] = None,
 ) -> None:
-    """Register the project at PATH under an id agents name in every call."""
+    """Register the project at PATH under an id agents name in every call; re-run with the same id and folder, it
+    changes nothing, says so and exits 0."""
     root = path.resolve()
-    registration = registry.register(root, project_id or registry.default_project_id(root))
+    try:
+        registration = registry.register(root, project_id or registry.default_project_id(root))
+    except AlreadyInPlaceError as exc:
+        typer.echo(exc.message)
+        return
     typer.echo(f"registered {registration.project_id} -> {registration.root}")
 
 
