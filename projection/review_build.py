@@ -77,9 +77,10 @@ class BuildSummary:
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
         readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
+        lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
-            f"built {self.store}: {self.records} records ({self.texts} texts; {self.embedded} embedded, "
-            f"{self.reused} reused); {len(self.skipped)} invalid files skipped{readers}"
+            f"built {self.store}: {self.records} records ({self.texts} texts); "
+            f"{len(self.skipped)} invalid files skipped{readers}"
         )
         return "\n".join(lines)
 

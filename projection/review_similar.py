@@ -35,8 +35,8 @@ from theurian.embedding import ModelIdentity, load_model
 
 EMBEDDED_KINDS: Final = (KIND_REVIEW_THREAD, KIND_REVIEW_SUBMISSION)
 CANDIDATES: Final = 30
-SIMILARITY_FLOOR: Final = 0.26
-LEXICAL_WEIGHT: Final = 0.10
+SIMILARITY_FLOOR: Final = 0.32
+LEXICAL_WEIGHT: Final = 0.30
 FOUND_DENSE: Final = "dense"
 FOUND_LEXICAL: Final = "lexical"
 # Words too common in review prose to say what a situation is about.
@@ -77,19 +77,32 @@ class SimilarAnswer:
 class SimilarIndex:
     """One store's vectors as a matrix in ordinal order, with the filter columns dictionary-coded beside it."""
 
-    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, model: ModelIdentity, build_id: str, ordinals: numpy.typing.NDArray[numpy.int64],
+                 matrix: Vector, columns: tuple[list[object], list[object], list[object], list[object]]) -> None:
+        """`columns`: each vector's kind, repository, thread state and file path, in the matrix's row order."""
+        self.model, self.build_id, self.ordinals, self.matrix = model, build_id, ordinals, matrix
+        self._columns = [_Coded(values) for values in columns]
+
+    @classmethod
+    def load(cls, cursor: duckdb.DuckDBPyConnection) -> SimilarIndex:
+        """The index of the store attached as `s`.
+
+        Raises:
+            ReviewStoreUnavailable: the store has no model row or build id, or a vector is not its model's.
+        """
         model = stored_model(cursor, "s.")
         stamp = cursor.execute("SELECT build_id FROM s.build_stamp").fetchone()
         if model is None or stamp is None:
             raise ReviewStoreUnavailable("damaged: no embedding model or build id")
-        self.model, self.build_id = model, str(stamp[0])
         rows = cursor.execute(
             "SELECT v.ordinal, v.vector, r.kind, r.repository, r.thread_state, r.file_path FROM s.vectors v "
             "JOIN s.records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
         ).fetchall()
-        self.ordinals = numpy.array([int(str(row[0])) for row in rows], dtype=numpy.int64)
-        self.matrix = decode_vectors([str(row[1]) for row in rows], model.dimension)
-        self._columns = [_Coded([row[column] for row in rows]) for column in range(2, 6)]
+        ordinals = numpy.array([int(str(row[0])) for row in rows], dtype=numpy.int64)
+        matrix = decode_vectors([str(row[1]) for row in rows], model.dimension)
+        columns = ([row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows],
+                   [row[5] for row in rows])
+        return cls(model, str(stamp[0]), ordinals, matrix, columns)
 
     def __len__(self) -> int:
         return len(self.ordinals)
@@ -150,7 +163,7 @@ def similar_index(root: Path) -> tuple[OpenStore, SimilarIndex]:
             return cached
         cursor = store.cursor()
         try:
-            index = SimilarIndex(cursor)
+            index = SimilarIndex.load(cursor)
         except READ_FAULTS as exc:
             raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
         finally:

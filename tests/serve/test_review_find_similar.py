@@ -127,7 +127,7 @@ def test_a_long_excerpt_is_cut_as_review_search_cuts_it(project: Path) -> None:
 
 
 def test_a_review_submission_is_found_and_its_body_is_the_excerpt(project: Path) -> None:
-    [record] = answer(situation="storing money as a double", kind="review-submission")["records"]
+    [record] = answer(situation="adding up prices as floating point numbers", kind="review-submission")["records"]
     assert (record["recordKey"], record["excerptChannel"]) == ("PRR_money", "review-body")
 
 
@@ -145,8 +145,8 @@ def test_a_shared_content_word_adds_the_lexical_channel(project: Path) -> None:
 
 def test_filters_are_exact_and_anded(project: Path) -> None:
     situation = "two workers each hold one lock while waiting on the other"
-    assert keys(situation="release notes must mention the upgrade", repository="acme/web", filePath="x.py") == [
-        "PRRT_long"]
+    notes = "release notes must mention the upgrade instructions"
+    assert keys(situation=notes, repository="acme/web", filePath="x.py") == ["PRRT_long"]
     assert keys(situation=situation, repository="ACME/pay") == []
     assert "PRRT_locks" not in keys(situation=situation, threadState="open", limit=20)
     assert keys(situation=situation, kind="review-submission", repository="acme/pay") == []
