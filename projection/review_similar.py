@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -78,10 +79,19 @@ class SimilarIndex:
     """One store's vectors as a matrix in ordinal order, with the filter columns dictionary-coded beside it."""
 
     def __init__(self, model: ModelIdentity, build_id: str, ordinals: numpy.typing.NDArray[numpy.int64],
-                 matrix: Vector, columns: tuple[list[object], list[object], list[object], list[object]]) -> None:
-        """`columns`: each vector's kind, repository, thread state and file path, in the matrix's row order."""
+                 matrix: Vector, columns: tuple[Sequence[object], ...],
+                 texts: Sequence[list[tuple[str, str]]]) -> None:
+        """`columns`: each vector's kind, repository, thread state and file path; `texts`: each one's (channel,
+        body) texts in position order; both in the matrix's row order."""
         self.model, self.build_id, self.ordinals, self.matrix = model, build_id, ordinals, matrix
         self._columns = [_Coded(values) for values in columns]
+        # Held in memory: DuckDB decompresses a whole zstd segment to hand back one body, which cost more than the
+        # whole scan (tens of ms for 30 candidates at 100,000 units; docs/review-similar.md).
+        self._texts = texts
+
+    def texts_of(self, ordinal: int) -> list[tuple[str, str]]:
+        """The (channel, body) texts of the unit at `ordinal`, in position order."""
+        return self._texts[int(numpy.searchsorted(self.ordinals, ordinal))]
 
     @classmethod
     def load(cls, cursor: duckdb.DuckDBPyConnection) -> SimilarIndex:
@@ -102,7 +112,16 @@ class SimilarIndex:
         matrix = decode_vectors([str(row[1]) for row in rows], model.dimension)
         columns = ([row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows],
                    [row[5] for row in rows])
-        return cls(model, str(stamp[0]), ordinals, matrix, columns)
+        texts: list[list[tuple[str, str]]] = [[] for _ in rows]
+        at = {ordinal: position for position, ordinal in enumerate(ordinals.tolist())}
+        read = cursor.execute(
+            "SELECT t.ordinal, t.channel, t.body FROM s.texts t SEMI JOIN s.vectors v ON v.ordinal = t.ordinal "
+            "ORDER BY t.ordinal, t.position"
+        )
+        while batch := read.fetchmany(8192):
+            for ordinal, channel, body in batch:
+                texts[at[int(str(ordinal))]].append((str(channel), str(body)))
+        return cls(model, str(stamp[0]), ordinals, matrix, columns, texts)
 
     def __len__(self) -> int:
         return len(self.ordinals)
@@ -121,7 +140,7 @@ class SimilarIndex:
 class _Coded:
     """A column of strings (or nulls) as small integer codes and the vocabulary they index."""
 
-    def __init__(self, values: list[object]) -> None:
+    def __init__(self, values: Sequence[object]) -> None:
         vocabulary: dict[object, int] = {}
         self.codes = numpy.array([vocabulary.setdefault(value, len(vocabulary)) for value in values], dtype=numpy.int32)
         self.vocabulary = vocabulary
@@ -184,18 +203,17 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -
     nearest = index.nearest(query, where, CANDIDATES) if query.any() else []
     if not nearest or nearest[0][1] < SIMILARITY_FLOOR:
         return SimilarAnswer([], index.model, index.build_id)
+    wanted = content_words(situation)
+    scored = []
+    for ordinal, cosine in nearest:
+        share = lexical_share(wanted, index.texts_of(ordinal))
+        similarity = min(1.0, max(0.0, cosine))
+        scored.append((similarity + LEXICAL_WEIGHT * share, ordinal, similarity, share))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    kept = scored[:limit]
+    excerpts = {ordinal: _best_text(query, index.texts_of(ordinal)) for _, ordinal, _, _ in kept}
     cursor = store.cursor()
     try:
-        texts = _texts(cursor, [ordinal for ordinal, _ in nearest])
-        wanted = content_words(situation)
-        scored = []
-        for ordinal, cosine in nearest:
-            share = lexical_share(wanted, texts.get(ordinal, []))
-            similarity = min(1.0, max(0.0, cosine))
-            scored.append((similarity + LEXICAL_WEIGHT * share, ordinal, similarity, share))
-        scored.sort(key=lambda item: (-item[0], item[1]))
-        kept = scored[:limit]
-        excerpts = {ordinal: _best_text(query, texts.get(ordinal, [])) for _, ordinal, _, _ in kept}
         records = records_at(cursor, excerpts)
     finally:
         cursor.close()
@@ -218,21 +236,6 @@ def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float
         return 0.0
     held = content_words("\n".join(body for _, body in texts))
     return len(wanted & held) / len(wanted)
-
-
-def _texts(cursor: duckdb.DuckDBPyConnection, ordinals: list[int]) -> dict[int, list[tuple[str, str]]]:
-    try:
-        rows = cursor.execute(
-            "SELECT ordinal, channel, body FROM s.texts WHERE ordinal IN (SELECT unnest(?::BIGINT[])) "
-            "ORDER BY ordinal, position",
-            [ordinals],
-        ).fetchall()
-    except READ_FAULTS as exc:
-        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
-    found: dict[int, list[tuple[str, str]]] = {}
-    for ordinal, channel, body in rows:
-        found.setdefault(int(str(ordinal)), []).append((str(channel), str(body)))
-    return found
 
 
 def _best_text(query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:

@@ -136,19 +136,22 @@ def _text(rng: random.Random, vocabulary: list[str]) -> str:
     return " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 60)))
 
 
-def _generate(root: Path, count: int, rng: random.Random, vocabulary: list[str]) -> list[Path]:
-    review_dir = root / ".theurian/review"
-    files = []
+def _unit(index: int, text: str) -> dict[str, object]:
+    return thread(f"Bench/Repo-{index % 5}", index // 4 + 1, f"PRRT_s{index}", bodies=(text,),
+                  path=f"src/module_{index % 300}.py", state=("open", "resolved")[index % 2])
+
+
+def _write(root: Path, record: dict[str, object]) -> Path:
+    folder = root / ".theurian/review" / repository_folder(str(record["repository"])) / str(record["kind"])
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / record_file_name(str(record["recordKey"]))
+    path.write_bytes(canonical_bytes(record))
+    return path
+
+
+def _generate(root: Path, count: int, rng: random.Random, vocabulary: list[str]) -> None:
     for index in range(count):
-        repository = f"Bench/Repo-{index % 5}"
-        record = thread(repository, index // 4 + 1, f"PRRT_s{index}", bodies=(_text(rng, vocabulary),),
-                        path=f"src/module_{index % 300}.py", state=("open", "resolved")[index % 2])
-        folder = review_dir / repository_folder(repository) / record["kind"]
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / record_file_name(record["recordKey"])
-        path.write_bytes(canonical_bytes(record))
-        files.append(path)
-    return files
+        _write(root, _unit(index, _text(rng, vocabulary)))
 
 
 def _p95(run: Callable[[str], object], queries: list[str], rounds: int = 3) -> tuple[float, float]:
@@ -168,7 +171,7 @@ def test_find_similar_speed_and_the_build_s_embedding_cost(tmp_path: Path) -> No
     rng = random.Random(14)
     vocabulary = sorted({w for item in threads() for c in item["comments"] for w in c.split()})
     root = new_project(tmp_path / "p")
-    files = _generate(root, UNITS, rng, vocabulary)
+    _generate(root, UNITS, rng, vocabulary)
     started = time.perf_counter()
     first = build_review_store(root)
     build_seconds = time.perf_counter() - started
@@ -180,9 +183,8 @@ def test_find_similar_speed_and_the_build_s_embedding_cost(tmp_path: Path) -> No
     print(f"\nbuild of {UNITS} embedded units: {build_seconds:.1f} s ({first.embedded} embedded); embedding "
           f"{UNITS} texts of the same shape alone: {embed_seconds:.1f} s = {embed_seconds / UNITS * 1e6:.0f} µs a text"
           f" ({embed_seconds / UNITS * 100_000:.1f} s per 100,000)")
-    for path in rng.sample(files, UNITS // 100):
-        record = thread("Bench/Repo-0", 1, path.stem.split(".")[0], bodies=(_text(rng, vocabulary),))
-        path.write_bytes(canonical_bytes(record))
+    for index in rng.sample(range(UNITS), UNITS // 100):
+        _write(root, _unit(index, _text(rng, vocabulary)))
     started = time.perf_counter()
     again = build_review_store(root)
     print(f"rebuild after 1 % changed: {time.perf_counter() - started:.1f} s ({again.embedded} embedded, "
@@ -190,11 +192,11 @@ def test_find_similar_speed_and_the_build_s_embedding_cost(tmp_path: Path) -> No
     queries = [case.text for case in situations()]
     median, p95 = _p95(lambda q: find_similar(root, q, SimilarFilter(), 5), queries)
     print(f"findSimilar at {UNITS} units (exact scan, real store): median {median:.1f} ms, p95 {p95:.1f} ms")
-    median, p95 = _p95(lambda q: find_similar(root, q, SimilarFilter(repository="Bench/Repo-3", threadState="open"),
+    median, p95 = _p95(lambda q: find_similar(root, q, SimilarFilter(repository="Bench/Repo-3", thread_state="open"),
                                               5), queries)
     print(f"  with repository + threadState filters: median {median:.1f} ms, p95 {p95:.1f} ms")
-    _, index = similar_index(root)
-    median, p95 = _p95(lambda q: index.nearest(model.embed([q])[0], SimilarFilter(), similar.CANDIDATES), queries)
+    _, loaded = similar_index(root)
+    median, p95 = _p95(lambda q: loaded.nearest(model.embed([q])[0], SimilarFilter(), similar.CANDIDATES), queries)
     print(f"  of which embedding the situation and the scan: median {median:.1f} ms, p95 {p95:.1f} ms")
 
 
@@ -204,7 +206,9 @@ def test_the_dense_scan_at_a_million_units() -> None:
     matrix /= numpy.linalg.norm(matrix, axis=1, keepdims=True)
     columns = (["review-thread"] * BIG_UNITS, [f"Bench/Repo-{i % 5}" for i in range(BIG_UNITS)],
                ["open"] * BIG_UNITS, [f"src/module_{i % 300}.py" for i in range(BIG_UNITS)])
-    index = SimilarIndex(load_model().identity, "bench", numpy.arange(BIG_UNITS, dtype=numpy.int64), matrix, columns)
+    texts = [[("comment", "")]] * BIG_UNITS  # the scan reads no text
+    index = SimilarIndex(load_model().identity, "bench", numpy.arange(BIG_UNITS, dtype=numpy.int64), matrix, columns,
+                         texts)
     model = load_model()
     queries = [case.text for case in situations()]
     median, p95 = _p95(lambda q: index.nearest(model.embed([q])[0], SimilarFilter(), similar.CANDIDATES), queries)
