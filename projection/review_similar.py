@@ -21,11 +21,9 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import duckdb
-import numpy
-import numpy.typing
 
 from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
 from projection.review_query import StoredRecord, records_at
@@ -47,7 +45,13 @@ STOP_WORDS: Final = frozenset(
     "how all any each every one two up out about just only also more most some such own same other".split()
 )
 _WORD: Final = re.compile(r"[a-z0-9]+")
-Vector = numpy.typing.NDArray[numpy.float32]
+if TYPE_CHECKING:
+    # numpy is imported where it is used: importing the tool registry (as `review build` does, for a refusal's words)
+    # must start no BLAS thread, or the build could not fork its readers (`theurian.forked.fork_is_safe`).
+    import numpy
+    import numpy.typing
+
+    Vector = numpy.typing.NDArray[numpy.float32]
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,8 @@ class SimilarIndex:
 
     def texts_of(self, ordinal: int) -> list[tuple[str, str]]:
         """The (channel, body) texts of the unit at `ordinal`, in position order."""
+        import numpy
+
         return self._texts[int(numpy.searchsorted(self.ordinals, ordinal))]
 
     @classmethod
@@ -100,6 +106,8 @@ class SimilarIndex:
         Raises:
             ReviewStoreUnavailable: the store has no model row or build id, or a vector is not its model's.
         """
+        import numpy
+
         model = stored_model(cursor, "s.")
         stamp = cursor.execute("SELECT build_id FROM s.build_stamp").fetchone()
         if model is None or stamp is None:
@@ -128,6 +136,8 @@ class SimilarIndex:
 
     def nearest(self, query: Vector, where: SimilarFilter, count: int) -> list[tuple[int, float]]:
         """Up to `count` (ordinal, cosine) matching `where`, nearest first, ties in ordinal order."""
+        import numpy
+
         scores = self.matrix @ query
         wanted = (where.kind, where.repository, where.thread_state, where.file_path)
         for column, value in zip(self._columns, wanted, strict=True):
@@ -141,11 +151,15 @@ class _Coded:
     """A column of strings (or nulls) as small integer codes and the vocabulary they index."""
 
     def __init__(self, values: Sequence[object]) -> None:
+        import numpy
+
         vocabulary: dict[object, int] = {}
         self.codes = numpy.array([vocabulary.setdefault(value, len(vocabulary)) for value in values], dtype=numpy.int32)
         self.vocabulary = vocabulary
 
     def equals(self, value: str) -> numpy.typing.NDArray[numpy.bool_]:
+        import numpy
+
         code = self.vocabulary.get(value)
         return self.codes == code if code is not None else numpy.zeros(len(self.codes), dtype=bool)
 
@@ -155,6 +169,8 @@ def _top(scores: Vector, count: int) -> numpy.typing.NDArray[numpy.intp]:
 
     Every position tied with the last one kept is considered before the cut, so which of them is kept never
     depends on the partition's internal order."""
+    import numpy
+
     if len(scores) > count:
         kth = scores[numpy.argpartition(-scores, count - 1)[:count]].min()
         picked = numpy.flatnonzero(scores >= kth)
@@ -240,6 +256,8 @@ def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float
 
 def _best_text(query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:
     """(body, channel) of the text nearest `query`; the first of equals; ("", channel) for a record with none."""
+    import numpy
+
     present = [(channel, body) for channel, body in texts if body]
     if not present:
         return "", texts[0][0] if texts else "comment"

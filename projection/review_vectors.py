@@ -13,10 +13,7 @@ import base64
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
-
-import numpy
-import numpy.typing
+from typing import TYPE_CHECKING, Final
 
 from projection.review_digest import row_line
 from projection.review_rows import Projected
@@ -31,7 +28,13 @@ from projection.review_store import (
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
 
-STORED_DTYPE: Final = numpy.dtype("<f2")
+if TYPE_CHECKING:
+    # Imported where used: numpy's BLAS starts threads, and the build forks its readers only from a process with one.
+    import numpy
+    import numpy.typing
+
+STORED_DTYPE: Final = "<f2"  # little-endian float16
+_STORED_BYTES: Final = 2
 _EMBED_BATCH: Final = 4_096  # texts embedded at once: bounds the memory of one batch, not the result
 
 
@@ -45,8 +48,10 @@ def decode_vectors(encoded: Sequence[str], dimension: int) -> numpy.typing.NDArr
     Raises:
         ReviewStoreUnavailable: a row is not base64 of `dimension` float16 values.
     """
+    import numpy
+
     matrix = numpy.zeros((len(encoded), dimension), dtype=numpy.float32)
-    width = dimension * STORED_DTYPE.itemsize
+    width = dimension * _STORED_BYTES
     for index, text in enumerate(encoded):
         try:
             raw = base64.b64decode(text, validate=True)

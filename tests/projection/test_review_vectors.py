@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -95,3 +97,14 @@ def test_a_tampered_vector_fails_the_stamp_digest(tmp_path: Path) -> None:
     with pytest.raises(ReviewStoreUnavailable) as refused:
         open_store(root)
     assert refused.value.reason == "damaged: its rows are not the rows its build stamped"
+
+
+def test_importing_the_build_and_the_tool_registry_leaves_the_build_free_to_fork() -> None:
+    # numpy's BLAS starts threads on import; `review build` imports the tool registry for a refusal's words, and a
+    # process with a second thread never forks its lake readers (theurian.forked.fork_is_safe).
+    probe = ("import serve.tools, projection.review_build, theurian.cli.main\n"
+             "from theurian.forked import fork_is_safe\n"
+             "print(fork_is_safe())\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                            encoding="utf-8")
+    assert (result.returncode, result.stdout.strip()) == (0, "True"), result.stderr
