@@ -30,7 +30,7 @@ from projection.review_query import StoredRecord, records_at
 from projection.review_rows import fold
 from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
 from projection.review_vectors import decode_vectors
-from theurian.embedding import ModelIdentity, load_model
+from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
 
 EMBEDDED_KINDS: Final = (KIND_REVIEW_THREAD, KIND_REVIEW_SUBMISSION)
 CANDIDATES: Final = 30
@@ -215,6 +215,9 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -
     """
     store, index = similar_index(root)
     model = load_model()
+    if model.identity != index.model:
+        # The installation config now names another model than the one this store was verified against.
+        raise ReviewStoreUnavailable("superseded: built with another embedding model")
     query = model.embed([situation])[0]
     nearest = index.nearest(query, where, CANDIDATES) if query.any() else []
     if not nearest or nearest[0][1] < SIMILARITY_FLOOR:
@@ -227,7 +230,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -
         scored.append((similarity + LEXICAL_WEIGHT * share, ordinal, similarity, share))
     scored.sort(key=lambda item: (-item[0], item[1]))
     kept = scored[:limit]
-    excerpts = {ordinal: _best_text(query, index.texts_of(ordinal)) for _, ordinal, _, _ in kept}
+    excerpts = {ordinal: _best_text(model, query, index.texts_of(ordinal)) for _, ordinal, _, _ in kept}
     cursor = store.cursor()
     try:
         records = records_at(cursor, excerpts)
@@ -254,13 +257,13 @@ def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float
     return len(wanted & held) / len(wanted)
 
 
-def _best_text(query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:
+def _best_text(model: EmbeddingModel, query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:
     """(body, channel) of the text nearest `query`; the first of equals; ("", channel) for a record with none."""
     import numpy
 
     present = [(channel, body) for channel, body in texts if body]
     if not present:
         return "", texts[0][0] if texts else "comment"
-    scores = load_model().embed([body for _, body in present]) @ query
+    scores = model.embed([body for _, body in present]) @ query
     channel, body = present[int(numpy.argmax(scores))]  # argmax takes the first of equal maxima
     return body, channel

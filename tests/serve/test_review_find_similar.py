@@ -234,3 +234,18 @@ def test_a_rebuilt_store_is_served_without_restarting(project: Path) -> None:
     after = answer(situation="money kept in binary floating point", limit=20)
     assert after["retrieval"]["storeBuildId"] != before
     assert "PRRT_new" in [r["recordKey"] for r in after["records"]]
+
+
+def test_a_store_built_with_another_model_than_the_configured_one_is_refused(tmp_path: Path) -> None:
+    from tests.support.fake_model import write_fake_model
+    from theurian.installation import installation_config_path
+
+    config = installation_config_path()
+    config.parent.mkdir(parents=True)
+    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
+    built_project(tmp_path / "p", "p", [thread("o/r", 1, "PRRT_a", bodies=("a lock order",))])
+    assert answer(situation="lock order")["retrieval"]["model"] == "fake-3d"
+    # Back on the bundled model, in the same process that verified the store (a fresh one refuses it at open:
+    # tests/projection/test_review_vectors.py): its vectors are another model's, and comparing them would crash.
+    config.unlink()
+    assert refusal(situation="lock order") == FIND_SIMILAR_UNAVAILABLE_REFUSAL
