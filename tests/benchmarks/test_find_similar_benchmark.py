@@ -112,6 +112,10 @@ def test_find_similar_quality_lexical_dense_and_fused_on_both_halves(tmp_path: P
     assert best is not None
     print(f"\nlabelled set: {len(threads())} threads, {len(cases)} situations "
           f"({sum(1 for c in cases if not c.relevant)} with no matching thread); model {model.identity.name}")
+    shared = [len(similar.content_words(case.text) & similar.content_words(documents[key]))
+              for case in cases for key in case.relevant]
+    print(f"hardness: a situation shares {statistics.mean(shared):.2f} content words with a relevant thread on "
+          f"average; {shared.count(0)} of {len(shared)} (situation, relevant thread) pairs share none")
     print(f"chosen on the tuning half: floor {best[1]}, lexical weight {best[2]}; shipped: floor "
           f"{similar.SIMILARITY_FLOOR}, lexical weight {similar.LEXICAL_WEIGHT}")
     for half in HALVES:
