@@ -1,11 +1,11 @@
-"""The ranked retrieval index: an SQLite FTS5 table (BM25) over one canonical state, published beside it.
+"""The ranked retrieval index: SQLite FTS5 tables (BM25, trigram) over one canonical state, published beside it.
 
 `theurian index build` writes `knowledge-index-<buildId>.sqlite` and then the index pointer
 (`knowledge-index.json`) naming the build id, the state hash it was built from and the disclosure ceiling it
 was built under. Only items a caller could be shown go in — surfaceable status, sensitivity at or below the
 ceiling — so a withheld item never moves a BM25 statistic (term frequencies, document lengths) that ranks what
 is shown. A search uses the index only when both the state hash and the ceiling match; otherwise it falls
-back.
+back. The pointer and the index's `meta` table name the channels the build offers (knowledge/channels.py).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -22,6 +22,7 @@ from ulid import ULID
 
 from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
+from knowledge.channels import TRIGRAM_TABLE_SQL, WORD_CHANNELS, fill_trigram_table
 from knowledge.integrity import SURFACEABLE_SQL
 from knowledge.state import (
     is_regular_file,
@@ -38,9 +39,9 @@ from theurian.project import STATE_DIR
 
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
 INDEX_FILE: Final = re.compile(r"^knowledge-index-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
-INDEX_SCHEMA_VERSION: Final = 1
-TITLE_WEIGHT: Final = 4.0  # a term in the title says more about the item than the same term in the body
-_TOKEN: Final = re.compile(r"\w+", re.UNICODE)
+# 2: the trigram table, and the channels the build offers in the pointer and `meta`. A version-1 pointer is not
+# read (the search falls back with `no-index` until `theurian index build` runs again).
+INDEX_SCHEMA_VERSION: Final = 2
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class IndexPointer:
     state_hash: str
     disclosure_ceiling: str
     index_file: str
+    channels: tuple[str, ...] = field(default=WORD_CHANNELS)
 
 
 def build_index(root: Path, ceiling: str) -> IndexPointer:
@@ -80,6 +82,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "CREATE VIRTUAL TABLE docs USING fts5(item_id UNINDEXED, revision_id UNINDEXED, title, body, "
                 "tokenize = 'unicode61 remove_diacritics 2');"
+                + TRIGRAM_TABLE_SQL
             )
             index.execute("BEGIN")
             rows = state.execute(
@@ -90,6 +93,8 @@ def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
                 (key,),
             )
             index.executemany("INSERT INTO docs VALUES (?, ?, ?, ?)", rows)
+            fill_trigram_table(index)
+            channels = WORD_CHANNELS
             index.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [
@@ -97,19 +102,21 @@ def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
                     ("state_hash", pointer.state_hash),
                     ("disclosure_ceiling", ceiling),
                     ("schema_version", str(INDEX_SCHEMA_VERSION)),
+                    ("channels", ",".join(channels)),
                 ],
             )
             index.execute("COMMIT")
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    published = IndexPointer(build_id, pointer.state_hash, ceiling, name)
+    published = IndexPointer(build_id, pointer.state_hash, ceiling, name, channels)
     document = {
         "buildId": build_id,
         "stateHash": pointer.state_hash,
         "disclosureCeiling": ceiling,
         "indexFile": name,
         "schemaVersion": INDEX_SCHEMA_VERSION,
+        "channels": list(channels),
     }
     write_bytes_durably(folder / INDEX_POINTER_NAME, orjson.dumps(document, option=orjson.OPT_INDENT_2))
     current = read_index_pointer(root)
@@ -126,6 +133,7 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
             str(document["stateHash"]),
             str(document["disclosureCeiling"]),
             str(document["indexFile"]),
+            tuple(str(channel) for channel in document["channels"]),
         )
         if document["schemaVersion"] != INDEX_SCHEMA_VERSION or not INDEX_FILE.match(pointer.index_file):
             return None
@@ -137,36 +145,24 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
 
 
 def open_index(root: Path, pointer: IndexPointer) -> sqlite3.Connection | None:
-    """The index database, read-only, or None when it cannot be read."""
+    """The index database, read-only, or None when it cannot be read or is not the build the pointer names.
+
+    The probe reads `meta` alone (a counting probe read every row on every call); damage deeper in the file
+    surfaces as a `sqlite3.DatabaseError` from the channel queries, which the search also treats as unreadable.
+    """
     path = resolve_inside(root, f"{STATE_DIR}/{pointer.index_file}")
     if not is_regular_file(path):
         return None
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-        connection.execute("SELECT count(*) FROM docs").fetchone()
     except sqlite3.DatabaseError:
         return None
-    return connection
-
-
-def match_expression(query: str) -> str | None:
-    """The query's words as quoted FTS5 strings joined by OR: no FTS syntax in a query ever means anything."""
-    words = _TOKEN.findall(query)
-    if not words:
+    try:
+        row = connection.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
+    except sqlite3.DatabaseError:
+        connection.close()
         return None
-    return " OR ".join('"' + word.replace('"', '""') + '"' for word in dict.fromkeys(words))
-
-
-def ranked_channels(
-    index: sqlite3.Connection, expression: str, depth: int
-) -> dict[str, list[tuple[str, str]]]:
-    """Each channel's (item_id, revision_id) list, best first: `lexical` (title and body), `title` alone."""
-    lexical = index.execute(
-        "SELECT item_id, revision_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 0, ?, 1.0) LIMIT ?",
-        (expression, TITLE_WEIGHT, depth),
-    ).fetchall()
-    title = index.execute(
-        "SELECT item_id, revision_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT ?",
-        (f"title : ({expression})", depth),
-    ).fetchall()
-    return {"lexical": lexical, "title": title}
+    if row is None or row[0] != pointer.build_id:
+        connection.close()
+        return None
+    return connection
