@@ -26,7 +26,8 @@ SECRET_BYTES: Final = 32
 
 SENSITIVITY_LEVELS: Final = ("public", "internal", "confidential", "restricted")
 DEFAULT_DISCLOSURE_CEILING: Final = "internal"
-INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling"})
+EMBEDDING_MODEL_KEY: Final = "embedding_model"
+INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling", EMBEDDING_MODEL_KEY})
 
 
 def config_dir() -> Path:
@@ -64,10 +65,39 @@ def disclosure_ceiling() -> str:
         ConfigError: the file is not TOML, or the word is not a sensitivity level.
     """
     path = installation_config_path()
+    value = _installation_config(path).get("disclosure_ceiling", DEFAULT_DISCLOSURE_CEILING)
+    if value not in SENSITIVITY_LEVELS:
+        shown = repr(value) if isinstance(value, str) and len(value) <= 40 else "that value"
+        raise ConfigError(
+            f"{path}: disclosure_ceiling {shown} is not one of {', '.join(SENSITIVITY_LEVELS)}; "
+            "set one of those words (or remove the key for the default, internal)"
+        )
+    return str(value)
+
+
+def embedding_model_dir() -> Path | None:
+    """The local model folder the installation config names under `embedding_model`, or None for the bundled one.
+
+    A relative path is read from the config's own folder. The folder itself is checked when it is loaded
+    (`theurian.embedding.load_model`).
+
+    Raises:
+        ConfigError: the file is not TOML, or the value is not a non-empty string.
+    """
+    path = installation_config_path()
+    value = _installation_config(path).get(EMBEDDING_MODEL_KEY)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{path}: {EMBEDDING_MODEL_KEY} must be the path of a local model folder")
+    return (path.parent / Path(value).expanduser()).absolute()
+
+
+def _installation_config(path: Path) -> dict[str, object]:
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return DEFAULT_DISCLOSURE_CEILING
+        return {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
     except OSError as exc:
@@ -77,14 +107,7 @@ def disclosure_ceiling() -> str:
         # A misspelt key would otherwise leave the daemon at the default ceiling, maybe wider than intended.
         known = ", ".join(sorted(INSTALLATION_CONFIG_KEYS))
         raise ConfigError(f"{path}: unknown key {unknown[0][:40]!r}; the keys are: {known}")
-    value = document.get("disclosure_ceiling", DEFAULT_DISCLOSURE_CEILING)
-    if value not in SENSITIVITY_LEVELS:
-        shown = repr(value) if isinstance(value, str) and len(value) <= 40 else "that value"
-        raise ConfigError(
-            f"{path}: disclosure_ceiling {shown} is not one of {', '.join(SENSITIVITY_LEVELS)}; "
-            "set one of those words (or remove the key for the default, internal)"
-        )
-    return str(value)
+    return document
 
 
 def build_stamp_secret() -> bytes:

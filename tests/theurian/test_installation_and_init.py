@@ -67,7 +67,8 @@ def test_init_of_a_missing_folder_fails_with_one_line(installation: Installation
 
 def test_an_unknown_installation_key_is_refused_rather_than_ignored() -> None:
     _write_config('disclosure-ceiling = "public"\n')
-    with pytest.raises(ConfigError, match="unknown key 'disclosure-ceiling'; the keys are: disclosure_ceiling"):
+    expected = "unknown key 'disclosure-ceiling'; the keys are: disclosure_ceiling, embedding_model"
+    with pytest.raises(ConfigError, match=expected):
         inst.disclosure_ceiling()
 
 

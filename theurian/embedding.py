@@ -1,0 +1,194 @@
+"""The offline embedding model: one owner for where it comes from, loading it once, embedding and its identity.
+
+The bundled default is wordllama's `l2_supercat_256` static model, read straight from the files the `wordllama`
+wheel installs (its weights and tokenizer; the `wordllama` package itself is never imported — its loader reaches
+for a model hub when a file is missing, and it configures the root logger on import). Nothing downloads, ever.
+
+Another model is a local folder holding `theurian-model.toml` (see `MODEL_MANIFEST`), named by the installation
+config's `embedding_model` key (`theurian.installation.embedding_model_dir`) or passed as `model_dir`:
+
+    name = "my-model"                  # the name the store and every answer report
+    kind = "static"                    # the mean of per-token vectors, like wordllama
+    weights = "model.safetensors"      # a 2-D float matrix, one row per token id
+    tensor = "embedding.weight"        # the matrix's name inside the file
+    tokenizer = "tokenizer.json"       # a Hugging Face `tokenizers` file
+
+Every vector is float32 and L2-normalised, so a dot product is the cosine; a text with no token gives a zero row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import threading
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Protocol
+
+import numpy
+import numpy.typing
+
+from theurian.errors import ConfigError
+
+MODEL_MANIFEST: Final = "theurian-model.toml"
+MODEL_KINDS: Final = ("static",)
+DEFAULT_MODEL_NAME: Final = "wordllama-l2-supercat-256"
+_WORDLLAMA_PACKAGE: Final = "wordllama"
+_WORDLLAMA_WEIGHTS: Final = ("weights", "l2_supercat_256.safetensors")
+_WORDLLAMA_TOKENIZER: Final = ("tokenizers", "l2_supercat_tokenizer_config.json")
+_WORDLLAMA_TENSOR: Final = "embedding.weight"
+_BATCH: Final = 256  # texts per tokenizer call: bounds the padded id matrix, not the answer
+
+
+@dataclass(frozen=True)
+class ModelIdentity:
+    """What a stored vector was made with: a store built with another identity is superseded."""
+
+    name: str
+    dimension: int
+    weights_sha256: str  # sha256 of the weight file's bytes
+
+
+class EmbeddingModel(Protocol):
+    @property
+    def identity(self) -> ModelIdentity: ...
+
+    def embed(self, texts: Sequence[str]) -> numpy.typing.NDArray[numpy.float32]:
+        """(len(texts), dimension) float32, every row L2-normalised (an empty text gives a zero row)."""
+        ...
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """Where one static model's parts are on disk."""
+
+    name: str
+    weights: Path
+    tensor: str
+    tokenizer: Path
+
+
+class StaticModel:
+    """Mean-pooled static token vectors (wordllama's model family): a text is the mean of its tokens' rows."""
+
+    def __init__(self, files: ModelFiles) -> None:
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        try:
+            tensors = load_file(str(files.weights))
+            self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+        except Exception as exc:  # noqa: BLE001 - safetensors and tokenizers raise their own or plain Exception
+            raise ConfigError(f"model {files.name!r} cannot be loaded ({one_line_reason(exc)})") from exc
+        matrix = tensors.get(files.tensor)
+        if matrix is None or matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
+            raise ConfigError(f"model {files.name!r}: {files.weights.name} has no 2-D tensor {files.tensor!r}")
+        self._matrix = numpy.ascontiguousarray(matrix, dtype=numpy.float32)
+        self._tokenizer.no_padding()  # ids per text, no pads to average in
+        self._tokenizer.no_truncation()
+        self._identity = ModelIdentity(files.name, int(matrix.shape[1]), _sha256(files.weights))
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self._identity
+
+    def embed(self, texts: Sequence[str]) -> numpy.typing.NDArray[numpy.float32]:
+        out = numpy.zeros((len(texts), self._identity.dimension), dtype=numpy.float32)
+        vocabulary = self._matrix.shape[0]
+        for start in range(0, len(texts), _BATCH):
+            chunk = list(texts[start:start + _BATCH])
+            for offset, encoding in enumerate(self._tokenizer.encode_batch(chunk, add_special_tokens=False)):
+                ids = [token for token in encoding.ids if 0 <= token < vocabulary]
+                if ids:
+                    out[start + offset] = self._matrix[ids].mean(axis=0)
+        return normalise_rows(out)
+
+
+def normalise_rows(vectors: numpy.typing.NDArray[numpy.float32]) -> numpy.typing.NDArray[numpy.float32]:
+    """Each row scaled to unit length in place; a zero row stays zero."""
+    norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
+    numpy.divide(vectors, norms, out=vectors, where=norms > 0)
+    return vectors
+
+
+_loaded: dict[Path | None, EmbeddingModel] = {}
+_loading = threading.Lock()
+
+
+def load_model(model_dir: Path | None = None) -> EmbeddingModel:
+    """The installation's model, loaded once per process (cached); model_dir selects another local model folder.
+
+    With no `model_dir`, the installation config's `embedding_model` folder if it names one, else the bundled
+    default.
+
+    Raises:
+        ConfigError: the folder has no usable manifest, or its files cannot be read as the manifest says.
+    """
+    if model_dir is None:
+        from theurian.installation import embedding_model_dir
+
+        model_dir = embedding_model_dir()
+    key = model_dir.resolve() if model_dir is not None else None
+    with _loading:
+        model = _loaded.get(key)
+        if model is None:
+            files = bundled_model_files() if key is None else read_model_folder(key)
+            model = _loaded[key] = StaticModel(files)
+        return model
+
+
+def bundled_model_files() -> ModelFiles:
+    """The default model's files, found where the `wordllama` wheel installed them (without importing it)."""
+    spec = importlib.util.find_spec(_WORDLLAMA_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError("the bundled embedding model (package wordllama) is not installed; reinstall theurian")
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return ModelFiles(
+        DEFAULT_MODEL_NAME, root.joinpath(*_WORDLLAMA_WEIGHTS), _WORDLLAMA_TENSOR, root.joinpath(*_WORDLLAMA_TOKENIZER)
+    )
+
+
+def read_model_folder(folder: Path) -> ModelFiles:
+    """A local model folder's manifest, checked: its files must stay inside the folder.
+
+    Raises:
+        ConfigError: no manifest, not TOML, a missing or unknown key, an unknown kind, a file outside the folder.
+    """
+    manifest = folder / MODEL_MANIFEST
+    try:
+        document = tomllib.loads(manifest.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{folder} is not a model folder: it has no {MODEL_MANIFEST}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
+        raise ConfigError(f"{manifest} cannot be read as TOML ({one_line_reason(exc)})") from exc
+    values = {key: document.get(key) for key in ("name", "kind", "weights", "tensor", "tokenizer")}
+    missing = [key for key, value in values.items() if not isinstance(value, str) or not value]
+    if missing:
+        raise ConfigError(f"{manifest}: {missing[0]} must be a non-empty string")
+    if values["kind"] not in MODEL_KINDS:
+        raise ConfigError(f"{manifest}: kind {str(values['kind'])[:40]!r} is not one of {', '.join(MODEL_KINDS)}")
+    return ModelFiles(
+        str(values["name"]), _inside(folder, str(values["weights"]), manifest), str(values["tensor"]),
+        _inside(folder, str(values["tokenizer"]), manifest),
+    )
+
+
+def _inside(folder: Path, name: str, manifest: Path) -> Path:
+    path = (folder / name).resolve()
+    if not path.is_relative_to(folder.resolve()):
+        raise ConfigError(f"{manifest}: {name[:80]!r} is outside the model folder")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def one_line_reason(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200] or type(exc).__name__
