@@ -1,5 +1,8 @@
 """What a published index proposes for one query: every channel it offers, each a ranked list of item ids.
 
+The word channels always answer. `dense` (and `summary` over a `--raptor` index) answer only when this process's
+embedding model has the identity the index was built with and the stored vectors (and tree) match the digests
+the pointer recorded; otherwise the index offers its word channels alone, and `retrieval.channels` says so.
 The index only proposes; knowledge/retrieval.py fuses the lists (knowledge/fusion.py) and re-reads every
 candidate from the canonical state before serving it.
 """
@@ -11,8 +14,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.channels import word_channels
+from knowledge.channels import WORD_CHANNELS, word_channels
+from knowledge.dense import DenseVectors, dense_channel, load_dense
 from knowledge.index import IndexPointer
+from knowledge.raptor_store import Tree, load_tree, summary_channel
+from theurian.embedding import EmbeddingModel, load_model
+from theurian.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -22,12 +29,41 @@ class Proposal:
     raptor_paths: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
-def propose(index: sqlite3.Connection, pointer: IndexPointer, query: str, depth: int) -> Proposal:
-    """Each offered channel's candidates for `query`, at most `depth` each.
+def propose(
+    index: sqlite3.Connection, pointer: IndexPointer, query: str, depth: int, model: EmbeddingModel | None = None
+) -> Proposal:
+    """Each offered channel's candidates for `query`, at most `depth` each (`model`: the installation's when None).
 
     Raises:
         sqlite3.DatabaseError: the index is damaged past what `open_index` probed.
     """
-    offered = pointer.channels
-    channels = word_channels(index, query, depth, offered)
-    return Proposal(offered, channels)
+    words = tuple(c for c in pointer.channels if c in WORD_CHANNELS)
+    channels: dict[str, Sequence[str]] = dict(word_channels(index, query, depth, words))
+    serving, vectors, tree = _semantic(index, pointer, model)
+    if serving is None or vectors is None:
+        return Proposal(words, channels)
+    query_vector = serving.embed([query])[0]
+    channels["dense"] = dense_channel(vectors, query_vector, depth)
+    if tree is None:
+        return Proposal((*words, "dense"), channels)
+    channels["summary"] = summary_channel(tree, vectors, query_vector, depth)
+    return Proposal((*words, "dense", "summary"), channels, tree.paths)
+
+
+def _semantic(
+    index: sqlite3.Connection, pointer: IndexPointer, model: EmbeddingModel | None
+) -> tuple[EmbeddingModel | None, DenseVectors | None, Tree | None]:
+    if "dense" not in pointer.channels or pointer.model is None or pointer.dense_sha256 is None:
+        return None, None, None
+    try:
+        serving = model or load_model()
+    except ConfigError:
+        return None, None, None  # a model the installation names but cannot load: the word channels still answer
+    if serving.identity != pointer.model:
+        return None, None, None  # another model's vectors are not comparable with this model's query vectors
+    vectors = load_dense(index, pointer.build_id, pointer.dense_sha256)
+    if vectors is None or vectors.identity != pointer.model:
+        return None, None, None
+    if "summary" not in pointer.channels or pointer.raptor_sha256 is None:
+        return serving, vectors, None
+    return serving, vectors, load_tree(index, pointer.build_id, pointer.raptor_sha256, vectors)

@@ -123,7 +123,7 @@ def _ranked(
         ranking: dict[str, Any] = {"fusedScore": round(fused.score, 6), "foundBy": list(fused.found_by)}
         path = proposal.raptor_paths.get(fused.item_id)
         if path is not None:
-            ranking["raptorPath"] = path
+            ranking["raptorPath"] = [dict(node) for node in path]
         hits.append((row, ranking))
         if len(hits) == request.limit:
             break

@@ -1,7 +1,9 @@
-"""`theurian index build`: publish a ranked retrieval index (SQLite FTS5, BM25) over the active knowledge
-state."""
+"""`theurian index build`: publish a ranked retrieval index (SQLite FTS5 BM25 and trigram, dense vectors of the
+installation's embedding model, optionally a RAPTOR summary tree) over the active knowledge state."""
 
 from __future__ import annotations
+
+from typing import Annotated
 
 import typer
 
@@ -16,6 +18,9 @@ app = typer.Typer(
 @app.command("build")
 def build(
     project: ProjectOption = None,
+    raptor: Annotated[
+        bool, typer.Option("--raptor", help="Also build the extractive summary tree (the summary channel).")
+    ] = False,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
 
@@ -23,5 +28,9 @@ def build(
     """
     from knowledge.index import build_index  # loads only for this command
 
-    published = build_index(project_root(project), disclosure_ceiling())
-    typer.echo(f"index {published.build_id} built from state {published.state_hash}")
+    published = build_index(project_root(project), disclosure_ceiling(), raptor=raptor)
+    model = published.model.name if published.model else "none"
+    typer.echo(
+        f"index {published.build_id} built from state {published.state_hash} "
+        f"(channels: {', '.join(published.channels)}; embedding model: {model})"
+    )
