@@ -21,6 +21,16 @@ TRIGRAM: Final = 3
 # A run of CJK longer than this is a phrase, not a word: it is matched by its overlapping three-character windows.
 CJK_PHRASE_CHARS: Final = 4
 _TOKEN: Final = re.compile(r"\w+", re.UNICODE)
+# English function words: as substrings they occur in nearly every text ("the" in "other", "then", "theme"), so in
+# the trigram channel they would only add noise. The word channels keep them (BM25's idf already discounts them).
+TRIGRAM_STOPWORDS: Final = frozenset(
+    "a an the and or but if then else of to in on at by for with from into onto over under is are was were be "
+    "been being am it its this that these those i we you he she they my our your their me us them do does did "
+    "doing done how what which who whom whose when where why can could should would will shall may might must "
+    "not no nor so such too very just than also about again all any both each few more most other some own same "
+    "only once here there up down out off above below between through during before after while until because "
+    "as per via has have had having get gets got let lets".split()
+)
 WORD_CHANNELS: Final = ("lexical", "title", "trigram")
 
 TRIGRAM_TABLE_SQL: Final = "CREATE VIRTUAL TABLE tri USING fts5(title, body, content = '', tokenize = 'trigram');"
@@ -44,11 +54,12 @@ def _is_cjk(character: str) -> bool:
 
 
 def trigram_expression(query: str) -> str | None:
-    """The trigram channel's expression: each word of three or more characters as a substring; a CJK run longer
-    than CJK_PHRASE_CHARS as its three-character windows (an unsegmented phrase rarely occurs verbatim)."""
+    """The trigram channel's expression: each word of three or more characters that is not a TRIGRAM_STOPWORDS
+    entry, as a substring; a CJK run longer than CJK_PHRASE_CHARS as its three-character windows (an unsegmented
+    phrase rarely occurs verbatim)."""
     terms: list[str] = []
     for word in _TOKEN.findall(query):
-        if len(word) < TRIGRAM:
+        if len(word) < TRIGRAM or word.lower() in TRIGRAM_STOPWORDS:
             continue
         if len(word) > CJK_PHRASE_CHARS and any(_is_cjk(c) for c in word):
             terms.extend(word[i : i + TRIGRAM] for i in range(len(word) - TRIGRAM + 1))

@@ -4,7 +4,8 @@ At build time each item's title and body are embedded into one L2-normalised flo
 order) go into `dense_matrix` as one blob, the ids into `dense_items`, the model's identity and a sha256 over
 identity, ids and bytes into `meta`, and that digest into the index pointer. A search loads the matrix once per
 index file (the file is immutable; the digest is checked on load), and proposes the items whose cosine with the
-query is at least DENSE_FLOOR, best first.
+query is at least the tuned floor (knowledge/fusion.py), best first: a query the index holds nothing
+about gets no dense candidates rather than the least-bad ones.
 
 The index offers `dense` only to a daemon whose model has the identity the index was built with: vectors of
 another model are not comparable with its query vectors, so a mismatching index answers with its word channels.
@@ -27,9 +28,6 @@ from theurian.embedding import EmbeddingModel, ModelIdentity
 
 Matrix = numpy.typing.NDArray[numpy.float32]
 
-# A cosine below this proposes nothing: a query the index holds nothing about gets no dense candidates rather than
-# the least-bad ones. Calibrated on the tuning half of fixtures/knowledge-retrieval (docs/decisions.md).
-DENSE_FLOOR: Final = 0.30
 CACHED_INDEXES: Final = 4  # a daemon serving a few projects keeps each one's matrix; the oldest goes first
 
 
@@ -118,12 +116,12 @@ def _read(index: sqlite3.Connection, digest: str) -> DenseVectors | None:
     return DenseVectors(identity, item_ids, matrix.astype(numpy.float32, copy=False), digest)
 
 
-def dense_channel(vectors: DenseVectors, query_vector: Matrix, depth: int) -> list[str]:
-    """Item ids whose cosine with the query is at least DENSE_FLOOR, best first (ties by item id), at most depth."""
+def dense_channel(vectors: DenseVectors, query_vector: Matrix, depth: int, floor: float) -> list[str]:
+    """Item ids whose cosine with the query is at least `floor`, best first (ties by item id), at most depth."""
     if not vectors.item_ids or not query_vector.any():
         return []
     scores = vectors.matrix @ query_vector
-    above = numpy.flatnonzero(scores >= DENSE_FLOOR)
+    above = numpy.flatnonzero(scores >= floor)
     if above.size > depth:
         above = above[numpy.argpartition(-scores[above], depth - 1)[:depth]]
     # Rows are in item-id order, so the row number breaks a tie by item id.

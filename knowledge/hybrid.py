@@ -14,8 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from knowledge.channels import WORD_CHANNELS, word_channels
+import numpy
+
+from knowledge.channels import WORD_CHANNELS, match_expression, word_channels
 from knowledge.dense import DenseVectors, dense_channel, load_dense
+from knowledge.fusion import TUNED, Tuning
 from knowledge.index import IndexPointer
 from knowledge.raptor_store import Tree, load_tree, summary_channel
 from theurian.embedding import EmbeddingModel, load_model
@@ -30,7 +33,12 @@ class Proposal:
 
 
 def propose(
-    index: sqlite3.Connection, pointer: IndexPointer, query: str, depth: int, model: EmbeddingModel | None = None
+    index: sqlite3.Connection,
+    pointer: IndexPointer,
+    query: str,
+    depth: int,
+    tuning: Tuning = TUNED,
+    model: EmbeddingModel | None = None,
 ) -> Proposal:
     """Each offered channel's candidates for `query`, at most `depth` each (`model`: the installation's when None).
 
@@ -42,11 +50,12 @@ def propose(
     serving, vectors, tree = _semantic(index, pointer, model)
     if serving is None or vectors is None:
         return Proposal(words, channels)
-    query_vector = serving.embed([query])[0]
-    channels["dense"] = dense_channel(vectors, query_vector, depth)
+    # A query with no word in it (punctuation, FTS syntax alone) asks nothing of any channel.
+    query_vector = serving.embed([query])[0] if match_expression(query) else numpy.zeros(1, numpy.float32)
+    channels["dense"] = dense_channel(vectors, query_vector, depth, tuning.dense_floor)
     if tree is None:
         return Proposal((*words, "dense"), channels)
-    channels["summary"] = summary_channel(tree, vectors, query_vector, depth)
+    channels["summary"] = summary_channel(tree, vectors, query_vector, depth, tuning.summary_floor)
     return Proposal((*words, "dense", "summary"), channels, tree.paths)
 
 

@@ -22,9 +22,8 @@ from knowledge.dense import CACHED_INDEXES, DenseVectors, Matrix
 from knowledge.raptor import build_tree, summary_of
 from theurian.embedding import EmbeddingModel
 
-# The query is matched against every level-1 summary; the items under the best few, at this cosine or above, are
-# the channel's candidates (calibrated on the tuning half, docs/decisions.md).
-SUMMARY_FLOOR: Final = 0.30
+# The query is matched against every level-1 summary; the items under the best few (at the tuned floor or above,
+# knowledge/fusion.py) are the channel's candidates.
 SUMMARY_NODES: Final = 3
 
 
@@ -112,15 +111,15 @@ def _read(index: sqlite3.Connection, digest: str, vectors: DenseVectors) -> Tree
     return Tree(leaves, tuple(tuple(items[leaf]) for leaf in leaves), matrix[list(leaves)], paths)
 
 
-def summary_channel(tree: Tree, vectors: DenseVectors, query_vector: Matrix, depth: int) -> list[str]:
-    """The items under the SUMMARY_NODES level-1 summaries closest to the query (cosine at least SUMMARY_FLOOR),
+def summary_channel(tree: Tree, vectors: DenseVectors, query_vector: Matrix, depth: int, floor: float) -> list[str]:
+    """The items under the SUMMARY_NODES level-1 summaries closest to the query (cosine at least `floor`),
     node by node, each node's items by their own cosine; at most depth."""
     if not tree.leaves or not query_vector.any():
         return []
     scores = tree.leaf_matrix @ query_vector
-    best = sorted(
-        (i for i in range(len(tree.leaves)) if scores[i] >= SUMMARY_FLOOR), key=lambda i: (-float(scores[i]), i)
-    )[:SUMMARY_NODES]
+    best = sorted((i for i in range(len(tree.leaves)) if scores[i] >= floor), key=lambda i: (-float(scores[i]), i))[
+        :SUMMARY_NODES
+    ]
     found: list[str] = []
     for leaf in best:
         rows = tree.leaf_rows[leaf]
