@@ -1,26 +1,32 @@
-"""The word-index channels of a knowledge index: `lexical`, `title` (FTS5 unicode61, BM25) and `trigram`.
+"""The word channels of a knowledge index: `lexical`, `title` (BM25 over FTS5 unicode61 terms) and `trigram`.
 
-`trigram` is a second FTS5 table over the same rows with SQLite's `trigram` tokenizer: any three consecutive
-characters are a token, so a query word matches wherever it occurs as a substring (`serializ` finds
-`serialization`) and text in scripts written without spaces (CJK) matches by its parts, which unicode61 — one
-token per unbroken run — cannot do. A trigram can only match three or more characters, so shorter query words
-take no part in this channel.
+`trigram` matches a query word as a substring of the indexed terms, through an FTS5 `trigram` table over the
+index's vocabulary (knowledge/postings.py): any three consecutive characters are a token, so `serializ` finds
+`serialization`, and a part of a text in a script written without spaces (CJK) — which unicode61 holds as one
+token per unbroken run — matches too. A trigram can only match three or more characters, so shorter query words
+take no part in this channel, and neither do English function words (as substrings they are everywhere).
 
-No FTS syntax in a query ever means anything: every word becomes a quoted FTS5 string, joined by OR.
+No FTS syntax in a query ever means anything: every word becomes a quoted FTS5 string. The channels are computed
+in memory from the build's postings (knowledge/postings.py); a query word FTS5 would split into several tokens
+(`snake_case`) is a phrase, which only FTS5 itself can match, so such a query is ranked by FTS5's own SQL.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import unicodedata
 from typing import Final
+
+from knowledge.postings import Postings, bm25_ranked
 
 TITLE_WEIGHT: Final = 4.0  # a term in the title says more about the item than the same term in the body
 TRIGRAM: Final = 3
 # A run of CJK longer than this is a phrase, not a word: it is matched by its overlapping three-character windows.
 CJK_PHRASE_CHARS: Final = 4
 _TOKEN: Final = re.compile(r"\w+", re.UNICODE)
+WORD_CHANNELS: Final = ("lexical", "title", "trigram")
 # English function words: as substrings they occur in nearly every text ("the" in "other", "then", "theme"), so in
 # the trigram channel they would only add noise. The word channels keep them (BM25's idf already discounts them).
 TRIGRAM_STOPWORDS: Final = frozenset(
@@ -31,9 +37,11 @@ TRIGRAM_STOPWORDS: Final = frozenset(
     "only once here there up down out off above below between through during before after while until because "
     "as per via has have had having get gets got let lets".split()
 )
-WORD_CHANNELS: Final = ("lexical", "title", "trigram")
-
-TRIGRAM_TABLE_SQL: Final = "CREATE VIRTUAL TABLE tri USING fts5(title, body, content = '', tokenize = 'trigram');"
+_TOKENIZER_SQL: Final = (
+    "CREATE VIRTUAL TABLE words USING fts5(word, tokenize = 'unicode61 remove_diacritics 2');"
+    "CREATE VIRTUAL TABLE temp.word_terms USING fts5vocab(main, words, 'instance');"
+)
+_local = threading.local()
 
 
 def _quoted(word: str) -> str:
@@ -53,10 +61,10 @@ def _is_cjk(character: str) -> bool:
     return name.startswith(("CJK", "HIRAGANA", "KATAKANA", "HANGUL"))
 
 
-def trigram_expression(query: str) -> str | None:
-    """The trigram channel's expression: each word of three or more characters that is not a TRIGRAM_STOPWORDS
-    entry, as a substring; a CJK run longer than CJK_PHRASE_CHARS as its three-character windows (an unsegmented
-    phrase rarely occurs verbatim)."""
+def trigram_parts(query: str) -> list[str]:
+    """What the trigram channel looks for: each word of three or more characters that is not a TRIGRAM_STOPWORDS
+    entry, diacritics removed as the index removed them; a CJK run longer than CJK_PHRASE_CHARS as its
+    three-character windows (an unsegmented phrase rarely occurs verbatim)."""
     terms: list[str] = []
     for word in _TOKEN.findall(query):
         if len(word) < TRIGRAM or word.lower() in TRIGRAM_STOPWORDS:
@@ -64,56 +72,70 @@ def trigram_expression(query: str) -> str | None:
         if len(word) > CJK_PHRASE_CHARS and any(_is_cjk(c) for c in word):
             terms.extend(word[i : i + TRIGRAM] for i in range(len(word) - TRIGRAM + 1))
         else:
-            terms.append(word)
-    if not terms:
-        return None
-    return " OR ".join(_quoted(term) for term in dict.fromkeys(terms))
+            terms.append(_without_diacritics(word))
+    return list(dict.fromkeys(terms))
 
 
-def fill_trigram_table(index: sqlite3.Connection) -> None:
-    """Index every row of `docs` in `tri` under the same rowid (contentless: `docs` holds the text once)."""
-    index.execute("INSERT INTO tri (rowid, title, body) SELECT rowid, title, body FROM docs")
+def _without_diacritics(word: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFD", word) if not unicodedata.combining(c))
 
 
-def word_channels(index: sqlite3.Connection, query: str, depth: int, offered: tuple[str, ...]) -> dict[str, list[str]]:
+def _terms_of(words: list[str]) -> list[list[str]]:
+    """Each word as FTS5's unicode61 tokenizer (the index's) splits and folds it, asked of FTS5 itself."""
+    connection: sqlite3.Connection | None = getattr(_local, "tokenizer", None)
+    if connection is None:
+        connection = sqlite3.connect(":memory:")
+        connection.executescript(_TOKENIZER_SQL)
+        _local.tokenizer = connection
+    connection.executemany("INSERT INTO words (rowid, word) VALUES (?, ?)", enumerate(words, start=1))
+    terms: list[list[str]] = [[] for _ in words]
+    for doc, term in connection.execute("SELECT doc, term FROM temp.word_terms ORDER BY doc, offset"):
+        terms[doc - 1].append(term)
+    connection.execute("DELETE FROM words")
+    return terms
+
+
+def word_channels(
+    index: sqlite3.Connection, postings: Postings, query: str, depth: int, offered: tuple[str, ...]
+) -> dict[str, list[str]]:
     """Each offered word channel's item ids, best first, at most `depth` each; a channel the query gives nothing
     to search for (no word, no word of three characters) is an empty list."""
+    words = list(dict.fromkeys(_TOKEN.findall(query)))
     channels: dict[str, list[str]] = {}
-    expression = match_expression(query)
-    if "lexical" in offered:
-        channels["lexical"] = (
-            _ids(
-                index,
-                "SELECT item_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 0, ?, 1.0) LIMIT ?",
-                (expression, TITLE_WEIGHT, depth),
-            )
-            if expression
-            else []
-        )
-    if "title" in offered:
-        channels["title"] = (
-            _ids(
-                index,
-                "SELECT item_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs) LIMIT ?",
-                (f"title : ({expression})", depth),
-            )
-            if expression
-            else []
-        )
+    if words and ("lexical" in offered or "title" in offered):
+        terms = _terms_of(words)
+        if all(len(t) == 1 for t in terms):
+            phrases = [[postings.terms[t[0]]] if t[0] in postings.terms else [] for t in terms]
+            channels["lexical"] = bm25_ranked(postings, phrases, TITLE_WEIGHT, 1.0, depth)
+            channels["title"] = bm25_ranked(postings, phrases, 1.0, 0.0, depth)
+        else:
+            channels |= sql_word_channels(index, query, depth)
+    else:
+        channels |= {"lexical": [], "title": []}
     if "trigram" in offered:
-        trigrams = trigram_expression(query)
-        channels["trigram"] = (
-            _ids(
-                index,
-                "SELECT d.item_id FROM (SELECT rowid, bm25(tri, ?, 1.0) AS score FROM tri WHERE tri MATCH ? "
-                "ORDER BY score LIMIT ?) t JOIN docs d ON d.rowid = t.rowid ORDER BY t.score, d.item_id",
-                (TITLE_WEIGHT, trigrams, depth),
-            )
-            if trigrams
-            else []
-        )
-    return channels
+        parts = [_containing(index, part) for part in trigram_parts(query)]
+        channels["trigram"] = bm25_ranked(postings, parts, TITLE_WEIGHT, 1.0, depth) if parts else []
+    return {name: ids for name, ids in channels.items() if name in offered}
 
 
-def _ids(index: sqlite3.Connection, sql: str, parameters: tuple[object, ...]) -> list[str]:
-    return [row[0] for row in index.execute(sql, parameters)]
+def _containing(index: sqlite3.Connection, part: str) -> list[int]:
+    """The numbers of every indexed term that holds `part` as a substring."""
+    return [
+        row[0] - 1 for row in index.execute("SELECT rowid FROM vocab_tri WHERE vocab_tri MATCH ?", (_quoted(part),))
+    ]
+
+
+def sql_word_channels(index: sqlite3.Connection, query: str, depth: int) -> dict[str, list[str]]:
+    """`lexical` and `title` ranked by FTS5's own SQL: the reference the in-memory channels rank alike with."""
+    expression = match_expression(query)
+    if expression is None:
+        return {"lexical": [], "title": []}
+    lexical = index.execute(
+        "SELECT item_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs, 0, 0, ?, 1.0), rowid LIMIT ?",
+        (expression, TITLE_WEIGHT, depth),
+    )
+    title = index.execute(
+        "SELECT item_id FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT ?",
+        (f"title : ({expression})", depth),
+    )
+    return {"lexical": [r[0] for r in lexical], "title": [r[0] for r in title]}

@@ -18,8 +18,10 @@ import numpy
 
 from knowledge.channels import WORD_CHANNELS, match_expression, word_channels
 from knowledge.dense import DenseVectors, dense_channel, load_dense
+from knowledge.errors import IndexDamagedError
 from knowledge.fusion import TUNED, Tuning
 from knowledge.index import IndexPointer
+from knowledge.postings import load_postings
 from knowledge.raptor_store import Tree, load_tree, summary_channel
 from theurian.embedding import EmbeddingModel, load_model
 from theurian.errors import ConfigError
@@ -44,9 +46,13 @@ def propose(
 
     Raises:
         sqlite3.DatabaseError: the index is damaged past what `open_index` probed.
+        IndexDamagedError: its postings do not match the digest the pointer recorded.
     """
+    postings = load_postings(index, pointer.build_id, pointer.postings_sha256)
+    if postings is None:
+        raise IndexDamagedError("the index's word postings do not match their digest")
     words = tuple(c for c in pointer.channels if c in WORD_CHANNELS)
-    channels: dict[str, Sequence[str]] = dict(word_channels(index, query, depth, words))
+    channels: dict[str, Sequence[str]] = dict(word_channels(index, postings, query, depth, words))
     serving, vectors, tree = _semantic(index, pointer, model)
     if serving is None or vectors is None:
         return Proposal(words, channels)

@@ -22,9 +22,10 @@ from ulid import ULID
 
 from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
-from knowledge.channels import TRIGRAM_TABLE_SQL, WORD_CHANNELS, fill_trigram_table
+from knowledge.channels import WORD_CHANNELS
 from knowledge.dense import write_dense
 from knowledge.integrity import SURFACEABLE_SQL
+from knowledge.postings import write_postings
 from knowledge.raptor_store import write_raptor
 from knowledge.state import (
     is_regular_file,
@@ -42,7 +43,8 @@ from theurian.project import STATE_DIR
 
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
 INDEX_FILE: Final = re.compile(r"^knowledge-index-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
-# 2: the trigram table, and the channels the build offers in the pointer and `meta`. A version-1 pointer is not
+# 2: the word postings, the trigram vocabulary, the dense vectors and the summary tree, and the channels the build
+# offers in the pointer and `meta`. A version-1 pointer is not
 # read (the search falls back with `no-index` until `theurian index build` runs again).
 INDEX_SCHEMA_VERSION: Final = 2
 
@@ -57,6 +59,7 @@ class IndexPointer:
     model: ModelIdentity | None = None  # the embedding model the dense vectors were made with
     dense_sha256: str | None = None  # knowledge/dense.py's digest of those vectors
     raptor_sha256: str | None = None  # knowledge/raptor.py's digest of the summary tree (--raptor only)
+    postings_sha256: str = ""  # knowledge/postings.py's digest of the word postings
 
 
 def build_index(root: Path, ceiling: str, *, raptor: bool = False, model: EmbeddingModel | None = None) -> IndexPointer:
@@ -104,11 +107,11 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
             index.executescript(
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "CREATE VIRTUAL TABLE docs USING fts5(item_id UNINDEXED, revision_id UNINDEXED, title, body, "
-                "tokenize = 'unicode61 remove_diacritics 2');" + TRIGRAM_TABLE_SQL
+                "tokenize = 'unicode61 remove_diacritics 2');"
             )
             index.execute("BEGIN")
             index.executemany("INSERT INTO docs VALUES (?, ?, ?, ?)", rows)
-            fill_trigram_table(index)
+            postings_digest = write_postings(index)
             texts = [(item_id, title, body) for item_id, _, title, body in rows]
             vectors = write_dense(index, model, texts)
             raptor_digest = write_raptor(index, model, vectors, texts) if raptor else None
@@ -121,6 +124,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
                 vectors.identity,
                 vectors.digest,
                 raptor_digest,
+                postings_digest,
             )
             index.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
@@ -160,6 +164,7 @@ def _document(published: IndexPointer) -> dict[str, Any]:
         },
         "denseSha256": published.dense_sha256,
         "raptorSha256": published.raptor_sha256,
+        "postingsSha256": published.postings_sha256,
     }
 
 
@@ -176,6 +181,7 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
             _identity(document["embeddingModel"]),
             _optional(document["denseSha256"]),
             _optional(document["raptorSha256"]),
+            str(document["postingsSha256"]),
         )
         if document["schemaVersion"] != INDEX_SCHEMA_VERSION or not INDEX_FILE.match(pointer.index_file):
             return None

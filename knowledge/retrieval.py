@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from knowledge.errors import IndexDamagedError
 from knowledge.fusion import fuse
 from knowledge.hybrid import propose
 from knowledge.index import open_index, read_index_pointer
@@ -102,7 +103,7 @@ def _ranked(
     with closing(index):
         try:
             proposal = propose(index, pointer, query, CANDIDATE_DEPTH)
-        except sqlite3.DatabaseError:
+        except (sqlite3.DatabaseError, IndexDamagedError):
             # Damage in pages `open_index`'s probe never read: the index is unreadable, not the state, and the
             # substring search over the state still answers.
             envelope["fallbackReason"] = "index-unreadable"
