@@ -125,5 +125,5 @@ def dense_channel(vectors: DenseVectors, query_vector: Matrix, depth: int, floor
     if above.size > depth:
         above = above[numpy.argpartition(-scores[above], depth - 1)[:depth]]
     # Rows are in item-id order, so the row number breaks a tie by item id.
-    ordered = sorted(above.tolist(), key=lambda row: (-float(scores[row]), row))
-    return [vectors.item_ids[row] for row in ordered]
+    ordered = above[numpy.lexsort((above, -scores[above]))]
+    return [vectors.item_ids[row] for row in ordered.tolist()]

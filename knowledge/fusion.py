@@ -10,7 +10,7 @@ one index and one query give one order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -40,8 +40,9 @@ class Fused:
     found_by: tuple[str, ...]
 
 
-def fuse(channels: Mapping[str, Sequence[str]], offered: Sequence[str], tuning: Tuning = TUNED) -> list[Fused]:
-    """Every item a channel of positive weight proposed, best first (ties by item id).
+def fuse(channels: Mapping[str, Sequence[str]], offered: Sequence[str], tuning: Tuning = TUNED) -> Iterator[Fused]:
+    """Every item a channel of positive weight proposed, best first (ties by item id), made as it is asked for (a
+    search reads only as far as its limit).
 
     `channels` maps a channel to its item ids, best first; `offered` names every channel the index could answer
     with (the normaliser), whether or not it proposed anything for this query. `found_by` names every channel
@@ -56,7 +57,6 @@ def fuse(channels: Mapping[str, Sequence[str]], offered: Sequence[str], tuning: 
             scores[item_id] = scores.get(item_id, 0.0) + weights[name] / (k + rank)
             found.setdefault(item_id, set()).add(name)
     ordered = sorted((i for i in scores if scores[i] > 0), key=lambda item_id: (-scores[item_id], item_id))
-    return [
-        Fused(item_id, min(1.0, scores[item_id] / best), tuple(c for c in CHANNEL_ORDER if c in found[item_id]))
-        for item_id in ordered
-    ]
+    for item_id in ordered:
+        names = found[item_id]
+        yield Fused(item_id, min(1.0, scores[item_id] / best), tuple(c for c in CHANNEL_ORDER if c in names))
