@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
 
 import numpy
 import numpy.typing
 
+from knowledge.in_memory import BuildCache, top_rows
 from theurian.embedding import EmbeddingModel, ModelIdentity
 
 Matrix = numpy.typing.NDArray[numpy.float32]
 
-CACHED_INDEXES: Final = 4  # a daemon serving a few projects keeps each one's matrix; the oldest goes first
 
 
 @dataclass(frozen=True)
@@ -80,24 +77,13 @@ def _empty(model: EmbeddingModel) -> Matrix:
     return numpy.zeros((0, model.identity.dimension), dtype=numpy.float32)
 
 
-_cache: OrderedDict[tuple[str, str], DenseVectors | None] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: BuildCache[DenseVectors | None] = BuildCache()
 
 
 def load_dense(index: sqlite3.Connection, build_id: str, digest: str) -> DenseVectors | None:
     """The index's vectors (cached per build and digest), or None when they do not match the digest the pointer
     recorded — damage, which leaves the word channels answering."""
-    key = (build_id, digest)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    vectors = _read(index, digest)
-    with _cache_lock:
-        _cache[key] = vectors
-        while len(_cache) > CACHED_INDEXES:
-            _cache.popitem(last=False)
-    return vectors
+    return _cache.get(build_id, digest, lambda: _read(index, digest))
 
 
 def _read(index: sqlite3.Connection, digest: str) -> DenseVectors | None:
@@ -116,14 +102,19 @@ def _read(index: sqlite3.Connection, digest: str) -> DenseVectors | None:
     return DenseVectors(identity, item_ids, matrix.astype(numpy.float32, copy=False), digest)
 
 
+def cosines(matrix: Matrix, vector: Matrix) -> Matrix:
+    """Each row's dot product with `vector` (the cosine: both are unit length). einsum, not `@`: a matrix-vector
+    product through OpenBLAS spreads over every core, and on a loaded two-core machine that was 5x slower (36 ms
+    against 7 ms p50 at 30,000 rows) than this single-threaded loop."""
+    result: Matrix = numpy.einsum("ij,j->i", matrix, vector)
+    return result
+
+
 def dense_channel(vectors: DenseVectors, query_vector: Matrix, depth: int, floor: float) -> list[str]:
     """Item ids whose cosine with the query is at least `floor`, best first (ties by item id), at most depth."""
     if not vectors.item_ids or not query_vector.any():
         return []
-    scores = vectors.matrix @ query_vector
-    above = numpy.flatnonzero(scores >= floor)
-    if above.size > depth:
-        above = above[numpy.argpartition(-scores[above], depth - 1)[:depth]]
+    scores = cosines(vectors.matrix, query_vector)
     # Rows are in item-id order, so the row number breaks a tie by item id.
-    ordered = above[numpy.lexsort((above, -scores[above]))]
+    ordered = top_rows(numpy.flatnonzero(scores >= floor), scores, depth)
     return [vectors.item_ids[row] for row in ordered.tolist()]

@@ -23,7 +23,7 @@ class Tuning:
     """Everything the ranking was tuned by. `weights` must name every channel in CHANNEL_ORDER."""
 
     weights: Mapping[str, float] = field(
-        default_factory=lambda: {"lexical": 0.5, "title": 0.5, "trigram": 1.0, "dense": 1.0, "summary": 0.0}
+        default_factory=lambda: {"lexical": 0.5, "title": 0.5, "trigram": 1.0, "dense": 1.0, "summary": 0.5}
     )
     rrf_k: int = 5  # a small k lets a channel's first few ranks count for more than its long tail
     dense_floor: float = 0.15  # a cosine below this proposes nothing in the dense channel

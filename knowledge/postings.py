@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -25,7 +23,7 @@ import numpy
 import numpy.typing
 import orjson
 
-from knowledge.dense import CACHED_INDEXES
+from knowledge.in_memory import BuildCache, top_rows
 
 K1: Final = 1.2  # FTS5's bm25 constants
 B: Final = 0.75
@@ -46,12 +44,8 @@ class Postings:
     rows: Ints  # the row (docs rowid - 1) of each posting
     title_tf: Floats
     body_tf: Floats
-    length: Floats  # each row's token count over every column (FTS5's D)
+    norm: Floats  # each row's k1 * (1 - b + b * D / avgdl), D its token count over every column
     item_ids: tuple[str, ...]
-
-    @property
-    def average_length(self) -> float:
-        return float(self.length.sum()) / len(self.item_ids) if self.item_ids else 1.0
 
 
 def write_postings(index: sqlite3.Connection) -> str:
@@ -88,23 +82,12 @@ def write_postings(index: sqlite3.Connection) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-_cache: OrderedDict[tuple[str, str], Postings | None] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: BuildCache[Postings | None] = BuildCache()
 
 
 def load_postings(index: sqlite3.Connection, build_id: str, digest: str) -> Postings | None:
     """The build's postings (cached per build and digest), or None when they do not match the recorded digest."""
-    key = (build_id, digest)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    postings = _read(index, digest)
-    with _cache_lock:
-        _cache[key] = postings
-        while len(_cache) > CACHED_INDEXES:
-            _cache.popitem(last=False)
-    return postings
+    return _cache.get(build_id, digest, lambda: _read(index, digest))
 
 
 def _read(index: sqlite3.Connection, digest: str) -> Postings | None:
@@ -119,13 +102,15 @@ def _read(index: sqlite3.Connection, digest: str) -> Postings | None:
     postings = (len(values) - len(starts)) // 3
     rows, title, body = (values[len(starts) + n * postings : len(starts) + (n + 1) * postings] for n in range(3))
     length = numpy.bincount(rows, weights=title + body, minlength=len(item_ids)).astype(numpy.float64)
+    average = float(length.sum()) / len(item_ids) if item_ids else 1.0
+    norm = K1 * (1 - B + B * length / average)  # FTS5's order of operations, so the scores are its to the bit
     return Postings(
         {t: n for n, t in enumerate(terms)},
         starts,
         rows,
         title.astype(numpy.float64),
         body.astype(numpy.float64),
-        length,
+        norm,
         item_ids,
     )
 
@@ -138,7 +123,7 @@ def bm25_ranked(
     count = len(postings.item_ids)
     if count == 0:
         return []
-    norm = K1 * (1 - B + B * postings.length / postings.average_length)
+    norm = postings.norm
     score = numpy.zeros(count, dtype=numpy.float64)
     matched = numpy.zeros(count, dtype=bool)
     for terms in phrases:
@@ -154,6 +139,5 @@ def bm25_ranked(
         idf = idf if idf > 0 else IDF_FLOOR
         score[hit] += idf * (freq[hit] * (K1 + 1.0)) / (freq[hit] + norm[hit])
         matched |= hit
-    candidates = numpy.flatnonzero(matched)
-    order = candidates[numpy.lexsort((candidates, -score[candidates]))][:depth]
-    return [postings.item_ids[row] for row in order.tolist()]
+    return [postings.item_ids[row] for row in top_rows(numpy.flatnonzero(matched), score, depth).tolist()]
+

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy
 
-from knowledge.dense import CACHED_INDEXES, DenseVectors, Matrix
+from knowledge.dense import DenseVectors, Matrix, cosines
+from knowledge.in_memory import BuildCache, top_rows
 from knowledge.raptor import build_tree, summary_of
 from theurian.embedding import EmbeddingModel
 
@@ -66,23 +65,12 @@ def _digest(node_rows: Sequence[tuple[Any, ...]], member_rows: Sequence[tuple[in
     return digest.hexdigest()
 
 
-_cache: OrderedDict[tuple[str, str], Tree | None] = OrderedDict()
-_cache_lock = threading.Lock()
+_cache: BuildCache[Tree | None] = BuildCache()
 
 
 def load_tree(index: sqlite3.Connection, build_id: str, digest: str, vectors: DenseVectors) -> Tree | None:
     """The index's tree (cached per build and digest), or None when it does not match the recorded digest."""
-    key = (build_id, digest)
-    with _cache_lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    tree = _read(index, digest, vectors)
-    with _cache_lock:
-        _cache[key] = tree
-        while len(_cache) > CACHED_INDEXES:
-            _cache.popitem(last=False)
-    return tree
+    return _cache.get(build_id, digest, lambda: _read(index, digest, vectors))
 
 
 def _read(index: sqlite3.Connection, digest: str, vectors: DenseVectors) -> Tree | None:
@@ -116,13 +104,11 @@ def summary_channel(tree: Tree, vectors: DenseVectors, query_vector: Matrix, dep
     node by node, each node's items by their own cosine; at most depth."""
     if not tree.leaves or not query_vector.any():
         return []
-    scores = tree.leaf_matrix @ query_vector
-    best = sorted((i for i in range(len(tree.leaves)) if scores[i] >= floor), key=lambda i: (-float(scores[i]), i))[
-        :SUMMARY_NODES
-    ]
+    scores = cosines(tree.leaf_matrix, query_vector).astype(numpy.float64)
+    best = top_rows(numpy.flatnonzero(scores >= floor), scores, SUMMARY_NODES).tolist()
     found: list[str] = []
     for leaf in best:
         rows = tree.leaf_rows[leaf]
-        cosines = vectors.matrix[list(rows)] @ query_vector
-        found.extend(vectors.item_ids[row] for _, row in sorted(zip((-cosines).tolist(), rows, strict=True)))
+        near = cosines(vectors.matrix[list(rows)], query_vector)
+        found.extend(vectors.item_ids[row] for _, row in sorted(zip((-near).tolist(), rows, strict=True)))
     return found[:depth]
