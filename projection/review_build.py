@@ -15,7 +15,7 @@ import gc
 import os
 import shutil
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,9 +38,11 @@ from projection.review_store import (
     publish_path,
     wal_path,
 )
+from projection.review_vectors import Embedded, model_line, previous_vectors, vector_lines
 from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
+from theurian.embedding import load_model
 from theurian.errors import TheurianError
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
@@ -69,10 +71,13 @@ class BuildSummary:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     build_id: str = ""
     processes: int = 1  # how many processes read the lake
+    embedded: int = 0  # vectors made by this build
+    reused: int = 0  # vectors taken over from the store it replaced (records whose file is unchanged)
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
         readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
+        lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
             f"{len(self.skipped)} invalid files skipped{readers}"
@@ -162,9 +167,14 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSu
         target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
         sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
         build_id = new_build_id()
-        texts = _write_store(target, projected, build_id, secret, interrupts)
+        model = load_model()
+        previous = previous_vectors(root, model.identity)
+        counts = Embedded()
+        embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
+        texts = _write_store(target, projected, build_id, secret, interrupts, embeddings)
     skipped.sort()
-    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes)
+    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes,
+                        counts.embedded, counts.reused)
 
 
 def _default_processes(files: int, forking: bool) -> int:
@@ -205,7 +215,7 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
-                 interrupts: Interrupts) -> int:
+                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes]) -> int:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -213,7 +223,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         try:
             connection.execute(SCHEMA)
             with loading(connection, interrupts) as loader:
-                text_count = write_rows(temp, projected, digest, loader)
+                text_count = write_rows(temp, projected, digest, loader, embeddings)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)

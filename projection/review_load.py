@@ -25,7 +25,14 @@ import duckdb
 
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, ordinal_line
-from projection.review_store import BLOCK_COLUMNS, BLOCK_RECORDS, RECORD_COLUMNS, TEXT_COLUMNS
+from projection.review_store import (
+    BLOCK_COLUMNS,
+    BLOCK_RECORDS,
+    MODEL_COLUMNS,
+    RECORD_COLUMNS,
+    TEXT_COLUMNS,
+    VECTOR_COLUMNS,
+)
 from theurian.interrupts import Interrupts
 
 # Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel
@@ -35,7 +42,7 @@ FILE_ROWS: Final = 32_768
 _JOIN_ROWS: Final = 4_096  # lines joined into one write (and one digest update)
 _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
-    "block": "BIGINT",
+    "block": "BIGINT", "dimension": "INTEGER",
 }
 
 
@@ -90,9 +97,11 @@ def loading(connection: duckdb.DuckDBPyConnection, interrupts: Interrupts) -> It
         raise
 
 
-def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader) -> int:
+def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader,
+               embeddings: tuple[Iterable[bytes], bytes]) -> int:
     """Number the sorted rows, write and digest every table's lines, and queue each table's load; returns how
-    many text rows there are. `records` loads while the text lines are built and written.
+    many text rows there are. `records` loads while the text lines are built and written. `embeddings`: the
+    `vectors` lines in ordinal order and the one `embedding_model` line (`review_vectors`).
 
     Lines are made as they are written, one file's worth at a time: the rows already hold every text once, and
     a list of all the text lines would hold it all again."""
@@ -101,6 +110,9 @@ def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loa
     text_lines = (ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails)
     _write_table(folder, "texts", TEXT_COLUMNS, text_lines, digest, loader)
     _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
+    vector_lines, model_line = embeddings
+    _write_table(folder, "vectors", VECTOR_COLUMNS, vector_lines, digest, loader)
+    _write_table(folder, "embedding_model", MODEL_COLUMNS, [model_line], digest, loader)
     return sum(len(item.text_tails) for item in projected)
 
 

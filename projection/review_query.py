@@ -205,3 +205,28 @@ def _shaped(row: tuple[object, ...]) -> StoredRecord:
         None if run_id is None else str(run_id), None if seen_at is None else str(seen_at),
         "" if excerpt is None else str(excerpt), None if channel is None else str(channel),
     )
+
+
+def records_at(cursor: duckdb.DuckDBPyConnection, excerpts: dict[int, tuple[str, str]]) -> dict[int, StoredRecord]:
+    """The records at these ordinals, each with the excerpt given for it ((text, channel), cut here as `q`'s
+    excerpts are), shaped as `read_records` shapes its rows: for a ranked read that chose its own excerpts.
+
+    Raises:
+        ReviewStoreUnavailable: a row holds a value outside its column's vocabulary, or the read failed.
+    """
+    if not excerpts:
+        return {}
+    # One equality per record, UNION ALL'd: each is pushed into its scan and fetches only its own rows, where one
+    # `IN`/`ANY` list scanned and decompressed every column of the table (13 ms against 3.6 ms for 5 of 100,000).
+    wanted = sorted(excerpts)
+    sql = " UNION ALL ".join([f"(SELECT {_PAGE_COLUMNS} FROM s.records r WHERE r.ordinal = ?)"] * len(wanted))  # noqa: S608 - our own names
+    try:
+        rows = cursor.execute(sql, wanted).fetchall()
+    except READ_FAULTS as exc:
+        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+    found: dict[int, StoredRecord] = {}
+    for ordinal, *values in rows:
+        text, channel = excerpts[int(str(ordinal))]
+        cut = text[:MAX_EXCERPT_CHARS] + CUT_MARK if len(text) > MAX_EXCERPT_CHARS else text
+        found[int(str(ordinal))] = _shaped((*values, cut, channel))
+    return found

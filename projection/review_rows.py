@@ -45,6 +45,9 @@ class Projected(NamedTuple):
     # holds a NUL comes apart at it, which keeps the index sound: a `q` piece without a NUL still lies inside one
     # of the parts, and a `q` with one makes every block a candidate (`review_query._candidate_blocks`).
     words: str
+    content_sha256: str
+    # What `review.findSimilar` embeds for this record (`embedding_text`); None for a record it does not serve.
+    embedding_text: str | None
 
 
 def ordinal_line(ordinal: int, tail: bytes) -> bytes:
@@ -96,7 +99,17 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, 
         # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
         words.update(folded.split())
         tails.append(_tail({"position": position, "channel": channel, "body": text}))
-    return Projected(sort_key, _tail(row), tails, "\x00".join(words))
+    return Projected(sort_key, _tail(row), tails, "\x00".join(words), content_sha256, embedding_text(kind, texts))
+
+
+def embedding_text(kind: str, texts: Sequence[tuple[str, str]]) -> str | None:
+    """The text a record is embedded by: a thread's comments joined by line breaks (on the labelled set one vector
+    of the joined thread ranked as well as the best of per-comment vectors, at a fraction of the store), a review
+    submission's body; None for a pull request, or when the record holds no text."""
+    if kind == KIND_PULL_REQUEST:
+        return None
+    joined = "\n".join(text for _, text in texts if text)
+    return joined or None
 
 
 def _texts(kind: str, record: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -29,7 +29,8 @@ from evidence.records import FORMAT_VERSION
 from projection.review_digest import digest_tables, remember_verified, was_verified
 from projection.stamp import STAMP_COLUMNS, StampRejected, check_stamp_rows
 from theurian.containment import resolve_inside
-from theurian.errors import PathEscapeError, TheurianError
+from theurian.embedding import ModelIdentity, load_model
+from theurian.errors import ConfigError, PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.text import is_utf8
@@ -41,7 +42,8 @@ STORE_NAME: Final = "review-store.duckdb"
 WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
-REVIEW_SCHEMA_VERSION: Final = 4  # 3: no stored `folded`, bodies zstd; 4: each record file's content hash
+# 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model
+REVIEW_SCHEMA_VERSION: Final = 5
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -56,7 +58,9 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 # file's bytes as the build read them: a later reader of that file can tell it is still the file the store was
 # built from (`knowledge.stored_thread`). `word_blocks` is the candidate index `q` narrows with: for each block
 # of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its folded texts,
-# NUL-joined (docs/review-search.md, "The word-block index").
+# NUL-joined (docs/review-search.md, "The word-block index"). `vectors` holds one embedding per record
+# `review.findSimilar` serves (`review_rows.embedding_text`), base64 of little-endian float16, and
+# `embedding_model` the one identity of the model that made them (`theurian.embedding`; docs/review-similar.md).
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -86,6 +90,15 @@ CREATE TABLE word_blocks (
     block BIGINT NOT NULL,
     words VARCHAR NOT NULL
 );
+CREATE TABLE vectors (
+    ordinal BIGINT NOT NULL,
+    vector VARCHAR NOT NULL
+);
+CREATE TABLE embedding_model (
+    name VARCHAR NOT NULL,
+    dimension INTEGER NOT NULL,
+    weights_sha256 VARCHAR NOT NULL
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -111,12 +124,16 @@ FOLD_SQL: Final = (
     "ELSE translate(body, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') END"
 )
 BLOCK_COLUMNS: Final = ("block", "words")
+VECTOR_COLUMNS: Final = ("ordinal", "vector")
+MODEL_COLUMNS: Final = ("name", "dimension", "weights_sha256")
 BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
     ("records", RECORD_COLUMNS, "ordinal"),
     ("texts", TEXT_COLUMNS, "ordinal, position"),
     ("word_blocks", BLOCK_COLUMNS, "block"),
+    ("vectors", VECTOR_COLUMNS, "ordinal"),
+    ("embedding_model", MODEL_COLUMNS, "name"),
 )
 
 
@@ -306,11 +323,28 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
     except StampRejected as exc:
         raise ReviewStoreUnavailable(exc.reason) from exc
     _check_catalog(connection)
-    if was_verified(path, identity, fields.build_id, stamp, secret):
-        return  # this very file (same inode, size, mtime and ctime) was built or verified here
-    if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
-        raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
-    remember_verified(path, identity, fields.build_id, stamp, secret)
+    if not was_verified(path, identity, fields.build_id, stamp, secret):
+        if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
+            raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
+        remember_verified(path, identity, fields.build_id, stamp, secret)
+    try:
+        model = load_model().identity
+    except ConfigError as exc:
+        raise ReviewStoreUnavailable(f"the embedding model cannot be loaded: {exc.message}") from exc
+    if stored_model(connection, "s.") != model:
+        # Its vectors are another model's: a situation embedded by this one would be compared in another space.
+        raise ReviewStoreUnavailable("superseded: built with another embedding model")
+
+
+def stored_model(connection: duckdb.DuckDBPyConnection, schema: str = "") -> ModelIdentity | None:
+    """The identity of the model a store's vectors were made with; None when its one row is not there."""
+    rows = connection.execute(f"SELECT {', '.join(MODEL_COLUMNS)} FROM {schema}embedding_model").fetchall()  # noqa: S608
+    if len(rows) != 1:
+        return None
+    name, dimension, weights = rows[0]
+    if not (isinstance(name, str) and isinstance(dimension, int) and isinstance(weights, str)):
+        return None
+    return ModelIdentity(name, dimension, weights)
 
 
 # What a build's store holds besides its tables: nothing. A view in a table's place could show the digest its real

@@ -13,12 +13,21 @@ from mcp import Client
 QUESTIONS: list[tuple[str, dict[str, Any]]] = [
     ("system.capabilities", {}),
     ("review.search", {"projectId": "sample", "q": "slow reads", "limit": 2}),
+    # Shares no word with the thread it finds: found by meaning (docs/review-similar.md).
+    ("review.findSimilar", {"projectId": "sample", "limit": 1,
+                            "situation": "showing the raw stack trace to users when something goes wrong"}),
     ("review.findings", {"projectId": "sample", "severity": "HIGH", "limit": 2}),
     ("knowledge.search", {"projectId": "sample", "query": "retry", "limit": 2}),
 ]
 
 
 def _summary(name: str, structured: dict[str, Any]) -> str:
+    if name == "review.findSimilar":
+        lines = [f"count {structured['count']} (model {structured['retrieval']['model']})"]
+        for row in structured["records"]:
+            lines.append(f"  - similarity {row['similarity']:.2f}, found by {'+'.join(row['foundBy'])}: "
+                         f"{row['repository']}#{row['pullRequest']} {row['filePath']}: {row['excerpt'][:110]!r}")
+        return "\n".join(lines)
     if name == "system.capabilities":
         return f"tools: {', '.join(structured['tools'])}\n  capabilities: {json.dumps(structured['capabilities'])}"
     rows = structured.get("records") or structured.get("findings") or structured.get("results") or []

@@ -25,12 +25,15 @@ import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol
-
-import numpy
-import numpy.typing
+from typing import TYPE_CHECKING, Final, Protocol
 
 from theurian.errors import ConfigError
+
+if TYPE_CHECKING:
+    # numpy is imported where it is used, never at import: its BLAS starts threads, and `review build` forks its
+    # lake readers only from a process with one thread (`theurian.forked.fork_is_safe`).
+    import numpy
+    import numpy.typing
 
 MODEL_MANIFEST: Final = "theurian-model.toml"
 MODEL_KINDS: Final = ("static",)
@@ -74,6 +77,7 @@ class StaticModel:
     """Mean-pooled static token vectors (wordllama's model family): a text is the mean of its tokens' rows."""
 
     def __init__(self, files: ModelFiles) -> None:
+        import numpy
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -95,6 +99,8 @@ class StaticModel:
         return self._identity
 
     def embed(self, texts: Sequence[str]) -> numpy.typing.NDArray[numpy.float32]:
+        import numpy
+
         out = numpy.zeros((len(texts), self._identity.dimension), dtype=numpy.float32)
         vocabulary = self._matrix.shape[0]
         for start in range(0, len(texts), _BATCH):
@@ -108,6 +114,8 @@ class StaticModel:
 
 def normalise_rows(vectors: numpy.typing.NDArray[numpy.float32]) -> numpy.typing.NDArray[numpy.float32]:
     """Each row scaled to unit length in place; a zero row stays zero."""
+    import numpy
+
     norms = numpy.linalg.norm(vectors, axis=1, keepdims=True)
     numpy.divide(vectors, norms, out=vectors, where=norms > 0)
     return vectors

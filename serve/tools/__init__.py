@@ -11,6 +11,7 @@ from serve.tools.findings import findings_tools
 from serve.tools.knowledge import knowledge_tools
 from serve.tools.proposals import proposal_tools
 from serve.tools.review import review_tools
+from serve.tools.review_similar import review_similar_tools
 from serve.tools.system import system_tools
 
 
@@ -21,5 +22,6 @@ def registered_tools() -> list[Tool]:
     tools.extend(knowledge_tools())
     tools.extend(proposal_tools())
     tools.extend(review_tools())
+    tools.extend(review_similar_tools())
     tools.extend(system_tools(tools))  # the capabilities handler reads the final list, itself included
     return sorted(tools, key=lambda tool: tool.name)

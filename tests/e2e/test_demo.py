@@ -26,6 +26,9 @@ def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_an
     assert result.returncode == 0, output
     assert "Acme/Widgets: completed — 105 pull requests" in output
     assert "> review.search" in output and "slow reads hold it" in output
+    # A situation sharing no word with the thread it finds (fixtures/similar t088).
+    assert "> review.findSimilar" in output and "app/controllers/application_controller.rb" in output
+    assert "'Rendering exception.backtrace to the visitor" in output
     assert "> review.findings" in output and "count 2" in output
     assert "> knowledge.search" in output and "refused" not in output
     assert '"reviewIngestion": true' in output

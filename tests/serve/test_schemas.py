@@ -18,6 +18,7 @@ CONTRACT_TOOLS = {
     "knowledge.proposeChange": "knowledge-propose-change-input.schema.json",
     "knowledge.generateMigrationDraft": "knowledge-generate-migration-draft-input.schema.json",
     "project.list": "project-list-input.schema.json",
+    "review.findSimilar": "review-find-similar-input.schema.json",
     "review.findings": "review-findings-input.schema.json",
     "review.generateKnowledgeCandidate": "review-generate-knowledge-candidate-input.schema.json",
     "review.search": "review-search-input.schema.json",

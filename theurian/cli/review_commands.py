@@ -19,7 +19,7 @@ from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
-from theurian.cli import review_build_command
+from theurian.cli import review_build_command, review_similar_command
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import UsageError
@@ -28,6 +28,7 @@ from theurian.project import REVIEW_DIR
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
 app.command("build")(review_build_command.build)
+app.command("similar")(review_similar_command.similar)
 
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],

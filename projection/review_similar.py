@@ -1,0 +1,266 @@
+"""The read `review.findSimilar` serves: the review threads and review submissions nearest a described situation.
+
+Ranking (docs/review-similar.md has the measurements that chose each figure, on fixtures/similar's tuning half):
+
+1. Dense: the situation is embedded by the installation's model (`theurian.embedding`) and compared by cosine with
+   every stored vector matching the exact filters: an exact scan of one in-memory matrix, loaded once per store
+   file. The CANDIDATES nearest go on.
+2. "Nothing like this": when even the nearest candidate's cosine is below SIMILARITY_FLOOR, the answer is empty —
+   not the least-bad few.
+3. Lexical: each candidate gains LEXICAL_WEIGHT × the share of the situation's content words its text holds. A
+   light touch: on the labelled set a plain reciprocal-rank fusion with BM25 ranked worse than dense alone.
+
+Ties at every step fall back to the store's total order (the ordinal), so one store and one situation give the same
+answer every time. The excerpt is the record's text channel nearest the situation (a thread's best comment).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import duckdb
+
+from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
+from projection.review_query import StoredRecord, records_at
+from projection.review_rows import fold
+from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
+from projection.review_vectors import decode_vectors
+from theurian.embedding import ModelIdentity, load_model
+
+EMBEDDED_KINDS: Final = (KIND_REVIEW_THREAD, KIND_REVIEW_SUBMISSION)
+CANDIDATES: Final = 30
+SIMILARITY_FLOOR: Final = 0.32
+LEXICAL_WEIGHT: Final = 0.30
+FOUND_DENSE: Final = "dense"
+FOUND_LEXICAL: Final = "lexical"
+# Words too common in review prose to say what a situation is about.
+STOP_WORDS: Final = frozenset(
+    "a an the and or of to in on for is it this that with as at by be are was if we our you your i my not no so do "
+    "does from into then than but can will would should could has have had its their there here what which when who "
+    "how all any each every one two up out about just only also more most some such own same other".split()
+)
+_WORD: Final = re.compile(r"[a-z0-9]+")
+if TYPE_CHECKING:
+    # numpy is imported where it is used: importing the tool registry (as `review build` does, for a refusal's words)
+    # must start no BLAS thread, or the build could not fork its readers (`theurian.forked.fork_is_safe`).
+    import numpy
+    import numpy.typing
+
+    Vector = numpy.typing.NDArray[numpy.float32]
+
+
+@dataclass(frozen=True)
+class SimilarFilter:
+    """Already-validated exact filters; None means "no filter on this column"."""
+
+    repository: str | None = None
+    file_path: str | None = None
+    thread_state: str | None = None
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class SimilarHit:
+    record: StoredRecord
+    similarity: float  # the cosine, clipped to 0..1
+    fused_score: float
+    found_by: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SimilarAnswer:
+    hits: list[SimilarHit]
+    model: ModelIdentity
+    build_id: str
+
+
+class SimilarIndex:
+    """One store's vectors as a matrix in ordinal order, with the filter columns dictionary-coded beside it."""
+
+    def __init__(self, model: ModelIdentity, build_id: str, ordinals: numpy.typing.NDArray[numpy.int64],
+                 matrix: Vector, columns: tuple[Sequence[object], ...],
+                 texts: Sequence[list[tuple[str, str]]]) -> None:
+        """`columns`: each vector's kind, repository, thread state and file path; `texts`: each one's (channel,
+        body) texts in position order; both in the matrix's row order."""
+        self.model, self.build_id, self.ordinals, self.matrix = model, build_id, ordinals, matrix
+        self._columns = [_Coded(values) for values in columns]
+        # Held in memory: DuckDB decompresses a whole zstd segment to hand back one body, which cost more than the
+        # whole scan (tens of ms for 30 candidates at 100,000 units; docs/review-similar.md).
+        self._texts = texts
+
+    def texts_of(self, ordinal: int) -> list[tuple[str, str]]:
+        """The (channel, body) texts of the unit at `ordinal`, in position order."""
+        import numpy
+
+        return self._texts[int(numpy.searchsorted(self.ordinals, ordinal))]
+
+    @classmethod
+    def load(cls, cursor: duckdb.DuckDBPyConnection) -> SimilarIndex:
+        """The index of the store attached as `s`.
+
+        Raises:
+            ReviewStoreUnavailable: the store has no model row or build id, or a vector is not its model's.
+        """
+        import numpy
+
+        model = stored_model(cursor, "s.")
+        stamp = cursor.execute("SELECT build_id FROM s.build_stamp").fetchone()
+        if model is None or stamp is None:
+            raise ReviewStoreUnavailable("damaged: no embedding model or build id")
+        rows = cursor.execute(
+            "SELECT v.ordinal, v.vector, r.kind, r.repository, r.thread_state, r.file_path FROM s.vectors v "
+            "JOIN s.records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
+        ).fetchall()
+        ordinals = numpy.array([int(str(row[0])) for row in rows], dtype=numpy.int64)
+        matrix = decode_vectors([str(row[1]) for row in rows], model.dimension)
+        columns = ([row[2] for row in rows], [row[3] for row in rows], [row[4] for row in rows],
+                   [row[5] for row in rows])
+        texts: list[list[tuple[str, str]]] = [[] for _ in rows]
+        at = {ordinal: position for position, ordinal in enumerate(ordinals.tolist())}
+        read = cursor.execute(
+            "SELECT t.ordinal, t.channel, t.body FROM s.texts t SEMI JOIN s.vectors v ON v.ordinal = t.ordinal "
+            "ORDER BY t.ordinal, t.position"
+        )
+        while batch := read.fetchmany(8192):
+            for ordinal, channel, body in batch:
+                texts[at[int(str(ordinal))]].append((str(channel), str(body)))
+        return cls(model, str(stamp[0]), ordinals, matrix, columns, texts)
+
+    def __len__(self) -> int:
+        return len(self.ordinals)
+
+    def nearest(self, query: Vector, where: SimilarFilter, count: int) -> list[tuple[int, float]]:
+        """Up to `count` (ordinal, cosine) matching `where`, nearest first, ties in ordinal order."""
+        import numpy
+
+        scores = self.matrix @ query
+        wanted = (where.kind, where.repository, where.thread_state, where.file_path)
+        for column, value in zip(self._columns, wanted, strict=True):
+            if value is not None:
+                scores[~column.equals(value)] = -numpy.inf
+        picked = _top(scores, count)
+        return [(int(self.ordinals[at]), float(scores[at])) for at in picked]
+
+
+class _Coded:
+    """A column of strings (or nulls) as small integer codes and the vocabulary they index."""
+
+    def __init__(self, values: Sequence[object]) -> None:
+        import numpy
+
+        vocabulary: dict[object, int] = {}
+        self.codes = numpy.array([vocabulary.setdefault(value, len(vocabulary)) for value in values], dtype=numpy.int32)
+        self.vocabulary = vocabulary
+
+    def equals(self, value: str) -> numpy.typing.NDArray[numpy.bool_]:
+        import numpy
+
+        code = self.vocabulary.get(value)
+        return self.codes == code if code is not None else numpy.zeros(len(self.codes), dtype=bool)
+
+
+def _top(scores: Vector, count: int) -> numpy.typing.NDArray[numpy.intp]:
+    """Positions of the `count` highest finite scores, highest first; equal scores in position (ordinal) order.
+
+    Every position tied with the last one kept is considered before the cut, so which of them is kept never
+    depends on the partition's internal order."""
+    import numpy
+
+    if len(scores) > count:
+        kth = scores[numpy.argpartition(-scores, count - 1)[:count]].min()
+        picked = numpy.flatnonzero(scores >= kth)
+    else:
+        picked = numpy.arange(len(scores))
+    picked = picked[numpy.isfinite(scores[picked])]
+    return picked[numpy.lexsort((picked, -scores[picked]))][:count]
+
+
+_indexes: dict[str, tuple[OpenStore, SimilarIndex]] = {}
+_indexes_lock = threading.Lock()
+
+
+def similar_index(root: Path) -> tuple[OpenStore, SimilarIndex]:
+    """The project's verified store and its vectors, loaded once per store file.
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`.
+    """
+    store = open_store(root)
+    key = str(root.resolve())
+    with _indexes_lock:
+        cached = _indexes.get(key)
+        if cached is not None and cached[0] is store:
+            return cached
+        cursor = store.cursor()
+        try:
+            index = SimilarIndex.load(cursor)
+        except READ_FAULTS as exc:
+            raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
+        finally:
+            cursor.close()
+        _indexes[key] = (store, index)
+        return store, index
+
+
+def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -> SimilarAnswer:
+    """At most `limit` records nearest `situation` under `where`; empty when nothing is near enough.
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`.
+    """
+    store, index = similar_index(root)
+    model = load_model()
+    query = model.embed([situation])[0]
+    nearest = index.nearest(query, where, CANDIDATES) if query.any() else []
+    if not nearest or nearest[0][1] < SIMILARITY_FLOOR:
+        return SimilarAnswer([], index.model, index.build_id)
+    wanted = content_words(situation)
+    scored = []
+    for ordinal, cosine in nearest:
+        share = lexical_share(wanted, index.texts_of(ordinal))
+        similarity = min(1.0, max(0.0, cosine))
+        scored.append((similarity + LEXICAL_WEIGHT * share, ordinal, similarity, share))
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    kept = scored[:limit]
+    excerpts = {ordinal: _best_text(query, index.texts_of(ordinal)) for _, ordinal, _, _ in kept}
+    cursor = store.cursor()
+    try:
+        records = records_at(cursor, excerpts)
+    finally:
+        cursor.close()
+    hits = [
+        SimilarHit(records[ordinal], round(similarity, 6), round(fused, 6),
+                   (FOUND_DENSE, FOUND_LEXICAL) if share > 0 else (FOUND_DENSE,))
+        for fused, ordinal, similarity, share in kept if ordinal in records
+    ]
+    return SimilarAnswer(hits, index.model, index.build_id)
+
+
+def content_words(text: str) -> frozenset[str]:
+    """The folded words of `text` that say what it is about (letters and digits, no stop word)."""
+    return frozenset(word for word in _WORD.findall(fold(text)) if word not in STOP_WORDS)
+
+
+def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float:
+    """The share of `wanted` that a record's texts hold (0 when nothing is wanted)."""
+    if not wanted:
+        return 0.0
+    held = content_words("\n".join(body for _, body in texts))
+    return len(wanted & held) / len(wanted)
+
+
+def _best_text(query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:
+    """(body, channel) of the text nearest `query`; the first of equals; ("", channel) for a record with none."""
+    import numpy
+
+    present = [(channel, body) for channel, body in texts if body]
+    if not present:
+        return "", texts[0][0] if texts else "comment"
+    scores = load_model().embed([body for _, body in present]) @ query
+    channel, body = present[int(numpy.argmax(scores))]  # argmax takes the first of equal maxima
+    return body, channel

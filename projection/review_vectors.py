@@ -1,0 +1,116 @@
+"""The review store's embeddings: made at build (reusing the replaced store's where a record is unchanged), stored
+as text rows the stamp digests, and read back into one matrix for `review.findSimilar`.
+
+A vector is stored as base64 of its little-endian float16 values: a text column renders the same in the build's
+lines and in a reader's digest (`review_digest.row_line`), and float16 halves the store at no cost to a ranking
+that compares cosines to two decimals. A record is reused by its file's content hash: the same bytes give the same
+text to embed, so the same vector, and a rebuild after an incremental ingest embeds only what changed.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from projection.review_digest import row_line
+from projection.review_rows import Projected
+from projection.review_store import (
+    MODEL_COLUMNS,
+    READ_FAULTS,
+    VECTOR_COLUMNS,
+    ReviewStoreUnavailable,
+    open_store,
+    stored_model,
+)
+from theurian.embedding import EmbeddingModel, ModelIdentity
+from theurian.errors import PathEscapeError
+
+if TYPE_CHECKING:
+    # Imported where used: numpy's BLAS starts threads, and the build forks its readers only from a process with one.
+    import numpy
+    import numpy.typing
+
+STORED_DTYPE: Final = "<f2"  # little-endian float16
+_STORED_BYTES: Final = 2
+_EMBED_BATCH: Final = 4_096  # texts embedded at once: bounds the memory of one batch, not the result
+
+
+def encode_vector(vector: numpy.typing.NDArray[numpy.float32]) -> str:
+    return base64.b64encode(vector.astype(STORED_DTYPE).tobytes()).decode("ascii")
+
+
+def decode_vectors(encoded: Sequence[str], dimension: int) -> numpy.typing.NDArray[numpy.float32]:
+    """(len(encoded), dimension) float32 from stored rows.
+
+    Raises:
+        ReviewStoreUnavailable: a row is not base64 of `dimension` float16 values.
+    """
+    import numpy
+
+    matrix = numpy.zeros((len(encoded), dimension), dtype=numpy.float32)
+    width = dimension * _STORED_BYTES
+    for index, text in enumerate(encoded):
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except ValueError:
+            raw = b""
+        if len(raw) != width:
+            raise ReviewStoreUnavailable("damaged: a stored vector is not one of its model's")
+        matrix[index] = numpy.frombuffer(raw, dtype=STORED_DTYPE)
+    return matrix
+
+
+def previous_vectors(root: Path, model: ModelIdentity) -> dict[str, str]:
+    """content hash → stored vector, from the store a build replaces: only a store this installation verifies,
+    built with this very model; otherwise nothing (everything is embedded afresh)."""
+    try:
+        store = open_store(root)
+    except (ReviewStoreUnavailable, PathEscapeError):
+        return {}
+    cursor = store.cursor()
+    try:
+        if stored_model(cursor, "s.") != model:
+            return {}
+        rows = cursor.execute(
+            "SELECT r.content_sha256, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal"
+        ).fetchall()
+    except READ_FAULTS:
+        return {}
+    finally:
+        cursor.close()
+    return {str(sha): str(vector) for sha, vector in rows}
+
+
+@dataclass
+class Embedded:
+    """How many of a build's vectors were embedded and how many reused."""
+
+    embedded: int = 0
+    reused: int = 0
+
+
+def vector_lines(projected: Sequence[Projected], model: EmbeddingModel, previous: dict[str, str],
+                 counts: Embedded) -> Iterator[bytes]:
+    """The `vectors` rows of the sorted records, in ordinal order, embedding only what `previous` lacks."""
+    wanted = [(ordinal, item) for ordinal, item in enumerate(projected) if item.embedding_text is not None]
+    for start in range(0, len(wanted), _EMBED_BATCH):
+        batch = wanted[start:start + _EMBED_BATCH]
+        fresh = [item for _, item in batch if item.content_sha256 not in previous]
+        vectors = model.embed([str(item.embedding_text) for item in fresh]) if fresh else None
+        made = iter(range(len(fresh)))
+        for ordinal, item in batch:
+            stored = previous.get(item.content_sha256)
+            if stored is None:
+                assert vectors is not None
+                stored = encode_vector(vectors[next(made)])
+                counts.embedded += 1
+            else:
+                counts.reused += 1
+            yield row_line(VECTOR_COLUMNS, (ordinal, stored))
+
+
+def model_line(identity: ModelIdentity) -> bytes:
+    return row_line(MODEL_COLUMNS, (identity.name, identity.dimension, identity.weights_sha256))

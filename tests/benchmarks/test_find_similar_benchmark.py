@@ -1,0 +1,219 @@
+"""Printed figures for review.findSimilar (not run by default: `make benchmark`; the figures go to
+docs/review-similar.md). Nothing here asserts a quality figure or a time.
+
+Quality: the labelled set (fixtures/similar) built into a real store; recall@5 and MRR for lexical only (BM25, the
+untuned reference), dense only (the model's cosine over every unit) and fused (the served answer, floor and all), on
+the tuning half and on the held-out half side by side; the floor and the lexical weight are chosen on the tuning
+half only, and the constants the code ships are printed beside that choice.
+
+Speed: findSimilar p95 in-process over a real store of FIND_SIMILAR_BENCHMARK_UNITS (default 100,000) embedded
+units; the dense scan at 1,000,000 units (synthetic unit vectors: a store that size is not built here); the build's
+embedding overhead and the rebuild after 1 % of the records changed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import re
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy
+import pytest
+
+import projection.review_similar as similar
+from evidence.records import canonical_bytes, record_file_name, repository_folder
+from projection.review_build import build_review_store
+from projection.review_similar import SimilarFilter, SimilarIndex, find_similar, similar_index
+from tests.projection.review_records import new_project, thread, write_lake
+from tests.support.similar_set import Situation, lake_records, situations, threads
+from theurian.embedding import load_model
+
+UNITS = int(os.environ.get("FIND_SIMILAR_BENCHMARK_UNITS", "100000"))
+BIG_UNITS = 1_000_000
+HALVES = ("tune", "held-out")
+FLOORS = (0.0, 0.20, 0.22, 0.24, 0.26, 0.28, 0.30, 0.32)
+WEIGHTS = (0.0, 0.05, 0.10, 0.15, 0.20, 0.30)
+
+pytestmark = pytest.mark.benchmark
+
+
+def _recall_and_rank(ranked: Sequence[str], relevant: frozenset[str]) -> tuple[float, float]:
+    hits = len(set(ranked[:5]) & relevant) / min(5, len(relevant))
+    rank = next((index for index, key in enumerate(ranked) if key in relevant), None)
+    return hits, 0.0 if rank is None else 1 / (rank + 1)
+
+
+def _scores(rankings: dict[str, list[str]], cases: list[Situation]) -> tuple[float, float, int, int]:
+    """(recall@5, MRR) over the cases with relevant threads; (no-match cases answered empty, no-match cases)."""
+    pairs = [_recall_and_rank(rankings[case.id], case.relevant) for case in cases if case.relevant]
+    empty = sum(1 for case in cases if not case.relevant and not rankings[case.id])
+    return (statistics.mean(p[0] for p in pairs), statistics.mean(p[1] for p in pairs), empty,
+            sum(1 for case in cases if not case.relevant))
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _bm25(documents: dict[str, str], query: str, k1: float = 1.2, b: float = 0.75) -> list[str]:
+    """Keys by BM25 over content words (the stop words findSimilar drops), best first; ties by key."""
+    words = {key: [w for w in _WORD.findall(text.lower()) if w not in similar.STOP_WORDS]
+             for key, text in documents.items()}
+    average = statistics.mean(len(w) for w in words.values())
+    frequency: dict[str, int] = {}
+    for listed in words.values():
+        for word in set(listed):
+            frequency[word] = frequency.get(word, 0) + 1
+    scores = {}
+    for key, listed in words.items():
+        score = 0.0
+        for word in set(_WORD.findall(query.lower())) - similar.STOP_WORDS:
+            count = listed.count(word)
+            if count:
+                idf = math.log(1 + (len(words) - frequency[word] + 0.5) / (frequency[word] + 0.5))
+                score += idf * count * (k1 + 1) / (count + k1 * (1 - b + b * len(listed) / average))
+        scores[key] = score
+    return [key for key, score in sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])) if score > 0]
+
+
+def test_find_similar_quality_lexical_dense_and_fused_on_both_halves(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, lake_records())
+    build_review_store(root)
+    store, index = similar_index(root)
+    keys = dict(store.cursor().execute("SELECT ordinal, record_key FROM s.records").fetchall())
+    documents = {f"PRRT_similar_{item['id']}": "\n".join(item["comments"]) for item in threads()}
+    cases = situations()
+    model = load_model()
+
+    def served() -> dict[str, list[str]]:
+        return {case.id: [hit.record.record_key for hit in find_similar(root, case.text, SimilarFilter(), 20).hits]
+                for case in cases}
+
+    lexical = {case.id: _bm25(documents, case.text) for case in cases}
+    dense = {case.id: [keys[ordinal] for ordinal, _ in index.nearest(model.embed([case.text])[0], SimilarFilter(),
+                                                                     len(index))] for case in cases}
+    tune = [case for case in cases if case.half == "tune"]
+    best: tuple[float, float, float] | None = None
+    for floor in FLOORS:
+        for weight in WEIGHTS:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(similar, "SIMILARITY_FLOOR", floor)
+                patch.setattr(similar, "LEXICAL_WEIGHT", weight)
+                recall, mrr, empty, none = _scores(served(), tune)
+            objective = recall + mrr + empty / none
+            if best is None or objective > best[0]:
+                best = (objective, floor, weight)
+    fused = served()
+    assert best is not None
+    print(f"\nlabelled set: {len(threads())} threads, {len(cases)} situations "
+          f"({sum(1 for c in cases if not c.relevant)} with no matching thread); model {model.identity.name}")
+    print(f"chosen on the tuning half: floor {best[1]}, lexical weight {best[2]}; shipped: floor "
+          f"{similar.SIMILARITY_FLOOR}, lexical weight {similar.LEXICAL_WEIGHT}")
+    for half in HALVES:
+        chosen = [case for case in cases if case.half == half]
+        for name, rankings in (("lexical only (BM25)", lexical), ("dense only", dense), ("fused (served)", fused)):
+            recall, mrr, empty, none = _scores(rankings, chosen)
+            answered = f"; no-match answered empty {empty}/{none}" if name.startswith("fused") else ""
+            print(f"  {half:<8} {name:<20} recall@5 {recall:.2f}  MRR {mrr:.2f}{answered}")
+        lost = sum(1 for case in chosen if case.relevant and not fused[case.id])
+        print(f"  {half:<8} situations with a match answered empty by the floor: {lost}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(similar, "SIMILARITY_FLOOR", best[1])
+        patch.setattr(similar, "LEXICAL_WEIGHT", best[2])
+        tuned = served()
+    for half in HALVES:
+        recall, mrr, empty, none = _scores(tuned, [case for case in cases if case.half == half])
+        print(f"  {half:<8} fused with the tuning half's choice: recall@5 {recall:.2f}  MRR {mrr:.2f}; "
+              f"no-match answered empty {empty}/{none}")
+
+
+def _text(rng: random.Random, vocabulary: list[str]) -> str:
+    return " ".join(rng.choice(vocabulary) for _ in range(rng.randint(12, 60)))
+
+
+def _unit(index: int, text: str) -> dict[str, object]:
+    return thread(f"Bench/Repo-{index % 5}", index // 4 + 1, f"PRRT_s{index}", bodies=(text,),
+                  path=f"src/module_{index % 300}.py", state=("open", "resolved")[index % 2])
+
+
+def _write(root: Path, record: dict[str, object]) -> Path:
+    folder = root / ".theurian/review" / repository_folder(str(record["repository"])) / str(record["kind"])
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / record_file_name(str(record["recordKey"]))
+    path.write_bytes(canonical_bytes(record))
+    return path
+
+
+def _generate(root: Path, count: int, rng: random.Random, vocabulary: list[str]) -> None:
+    for index in range(count):
+        _write(root, _unit(index, _text(rng, vocabulary)))
+
+
+def _p95(run: Callable[[str], object], queries: list[str], rounds: int = 3) -> tuple[float, float]:
+    for query in queries[:3]:
+        run(query)  # warm: the index loads on the first call
+    timings = []
+    for _ in range(rounds):
+        for query in queries:
+            started = time.perf_counter()
+            run(query)
+            timings.append((time.perf_counter() - started) * 1000)
+    timings.sort()
+    return statistics.median(timings), timings[int(len(timings) * 0.95) - 1]
+
+
+def test_find_similar_speed_and_the_build_s_embedding_cost(tmp_path: Path) -> None:
+    rng = random.Random(14)
+    vocabulary = sorted({w for item in threads() for c in item["comments"] for w in c.split()})
+    root = new_project(tmp_path / "p")
+    _generate(root, UNITS, rng, vocabulary)
+    started = time.perf_counter()
+    first = build_review_store(root)
+    build_seconds = time.perf_counter() - started
+    model = load_model()
+    texts = [_text(rng, vocabulary) for _ in range(UNITS)]
+    started = time.perf_counter()
+    model.embed(texts)
+    embed_seconds = time.perf_counter() - started
+    print(f"\nbuild of {UNITS} embedded units: {build_seconds:.1f} s ({first.embedded} embedded); embedding "
+          f"{UNITS} texts of the same shape alone: {embed_seconds:.1f} s = {embed_seconds / UNITS * 1e6:.0f} µs a text"
+          f" ({embed_seconds / UNITS * 100_000:.1f} s per 100,000)")
+    for index in rng.sample(range(UNITS), UNITS // 100):
+        _write(root, _unit(index, _text(rng, vocabulary)))
+    started = time.perf_counter()
+    again = build_review_store(root)
+    print(f"rebuild after 1 % changed: {time.perf_counter() - started:.1f} s ({again.embedded} embedded, "
+          f"{again.reused} reused)")
+    queries = [case.text for case in situations()]
+    median, p95 = _p95(lambda q: find_similar(root, q, SimilarFilter(), 5), queries)
+    print(f"findSimilar at {UNITS} units (exact scan, real store): median {median:.1f} ms, p95 {p95:.1f} ms")
+    median, p95 = _p95(lambda q: find_similar(root, q, SimilarFilter(repository="Bench/Repo-3", thread_state="open"),
+                                              5), queries)
+    print(f"  with repository + threadState filters: median {median:.1f} ms, p95 {p95:.1f} ms")
+    _, loaded = similar_index(root)
+    median, p95 = _p95(lambda q: loaded.nearest(model.embed([q])[0], SimilarFilter(), similar.CANDIDATES), queries)
+    print(f"  of which embedding the situation and the scan: median {median:.1f} ms, p95 {p95:.1f} ms")
+
+
+def test_the_dense_scan_at_a_million_units() -> None:
+    rng = numpy.random.default_rng(14)
+    matrix = rng.standard_normal((BIG_UNITS, load_model().identity.dimension), dtype=numpy.float32)
+    matrix /= numpy.linalg.norm(matrix, axis=1, keepdims=True)
+    columns = (["review-thread"] * BIG_UNITS, [f"Bench/Repo-{i % 5}" for i in range(BIG_UNITS)],
+               ["open"] * BIG_UNITS, [f"src/module_{i % 300}.py" for i in range(BIG_UNITS)])
+    texts = [[("comment", "")]] * BIG_UNITS  # the scan reads no text
+    index = SimilarIndex(load_model().identity, "bench", numpy.arange(BIG_UNITS, dtype=numpy.int64), matrix, columns,
+                         texts)
+    model = load_model()
+    queries = [case.text for case in situations()]
+    median, p95 = _p95(lambda q: index.nearest(model.embed([q])[0], SimilarFilter(), similar.CANDIDATES), queries)
+    print(f"\ndense scan at {BIG_UNITS} units (embed + exact scan + top {similar.CANDIDATES}): median {median:.1f} ms, "
+          f"p95 {p95:.1f} ms")
+    median, p95 = _p95(lambda q: index.nearest(model.embed([q])[0], SimilarFilter(repository="Bench/Repo-3"),
+                                               similar.CANDIDATES), queries)
+    print(f"  with a repository filter: median {median:.1f} ms, p95 {p95:.1f} ms")

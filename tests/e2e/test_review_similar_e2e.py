@@ -1,0 +1,106 @@
+"""review.findSimilar end to end: the labelled threads ingested by the real CLI from the loopback fake GitHub, the
+store built by the real CLI, then a real MCP client (both protocol eras) and `theurian review similar`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+
+import schemas
+from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL
+from tests.e2e.review_ingest_support import ingest, new_project
+from tests.support.daemon import RunningDaemon
+from tests.support.fake_github import FakeGitHub
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
+from tests.support.similar_set import pull_requests
+from theurian.embedding import DEFAULT_MODEL_NAME
+
+REPOSITORY = "Acme/Labelled"
+RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-find-similar-response.schema.json"))
+# Shares no word with the thread it must find (t088: "Rendering exception.backtrace to the visitor shows file
+# paths, gem versions and SQL. Show a generic page and keep the details server-side.").
+PARAPHRASE = "showing the raw stack trace to users when something goes wrong"
+EXPECTED_PATH = "app/controllers/application_controller.rb"
+
+
+@pytest.fixture(scope="module")
+def project(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    pulls, node_ids = pull_requests(REPOSITORY, 1)
+    corpus = {"repositories": [{"nameWithOwner": REPOSITORY, "isPrivate": False, "visibility": "PUBLIC",
+                                "pullRequests": pulls}]}
+    root = new_project(module_installation, tmp_path_factory.mktemp("similar") / "p", REPOSITORY)
+    with FakeGitHub(corpus).running() as fake:
+        assert ingest(module_installation, root, fake).returncode == 0
+    built = module_installation.cli("review", "build", "--project", str(root), check=True)
+    module_installation.cli("project", "register", str(root), "--id", "labelled", check=True)
+    unbuilt = new_project(module_installation, tmp_path_factory.mktemp("unbuilt") / "p")
+    module_installation.cli("project", "register", str(unbuilt), "--id", "unbuilt", check=True)
+    return {"root": root, "node_ids": node_ids, "built": built}
+
+
+def test_the_build_embeds_every_ingested_thread(project: dict[str, Any]) -> None:
+    lines = project["built"].stdout.strip().splitlines()
+    assert lines[-2] == f"embeddings: {len(project['node_ids'])} made, 0 reused from the store it replaces"
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_real_client_finds_the_paraphrased_thread_first(module_daemon: RunningDaemon, project: dict[str, Any],
+                                                          mode: Mode) -> None:
+    found, nothing, unbuilt, capabilities = call_tools(module_daemon.mcp_url, [
+        ("review.findSimilar", {"projectId": "labelled", "situation": PARAPHRASE}),
+        ("review.findSimilar", {"projectId": "labelled",
+                                "situation": "tuning the CUDA kernel launch parameters for the training job"}),
+        ("review.findSimilar", {"projectId": "unbuilt", "situation": PARAPHRASE}),
+        ("system.capabilities", {}),
+    ], mode)
+    assert found.is_error is False and found.structured is not None
+    RESPONSE.validate(found.structured)
+    assert orjson.loads(found.text) == found.structured
+    first = found.structured["records"][0]
+    assert first["recordKey"] == project["node_ids"]["t088"]
+    assert first["repository"] == REPOSITORY and first["filePath"] == EXPECTED_PATH
+    assert first["foundBy"] == ["dense"]
+    assert found.structured["retrieval"]["model"] == DEFAULT_MODEL_NAME
+    assert nothing.structured is not None and nothing.structured["records"] == []
+    assert (unbuilt.is_error, unbuilt.text) == (True, FIND_SIMILAR_UNAVAILABLE_REFUSAL)
+    assert capabilities.structured is not None
+    assert capabilities.structured["capabilities"]["reviewSimilarity"] is True
+    assert "review.findSimilar" in capabilities.structured["tools"]
+
+
+def test_the_cli_answers_the_same_as_the_tool(module_installation: Installation, module_daemon: RunningDaemon,
+                                              project: dict[str, Any]) -> None:
+    root: Path = project["root"]
+    as_json = module_installation.cli("review", "similar", PARAPHRASE, "--json", "--project", str(root), check=True)
+    [tool] = call_tools(module_daemon.mcp_url, [("review.findSimilar", {"projectId": "labelled",
+                                                                        "situation": PARAPHRASE})])
+    assert json.loads(as_json.stdout) == tool.structured
+    table = module_installation.cli("review", "similar", PARAPHRASE, "--project", str(root), check=True)
+    lines = table.stdout.strip().splitlines()
+    assert lines[0].split() == ["sim", "fused", "found", "by", "record", "excerpt"]
+    assert f"{REPOSITORY}#" in lines[1] and EXPECTED_PATH[:20] in lines[1]
+    assert lines[-1].startswith("(5 records; model wordllama-l2-supercat-256; store ")
+
+
+def test_the_cli_says_so_when_nothing_came_near(module_installation: Installation, project: dict[str, Any]) -> None:
+    result = module_installation.cli("review", "similar", "which printer driver the office laptops should install",
+                                     "--project", str(project["root"]), check=True)
+    assert result.stdout.startswith("nothing like this came up in review")
+
+
+def test_the_cli_refuses_a_bad_limit_and_an_overlong_situation_in_one_line(module_installation: Installation,
+                                                                           project: dict[str, Any]) -> None:
+    over = module_installation.cli("review", "similar", "x", "--limit", "21", "--project", str(project["root"]))
+    assert over.returncode == 2
+    assert over.stderr.strip().splitlines() == [
+        "theurian: `limit` must be between 1 and MAX_FIND_SIMILAR_LIMIT (20); the default is 5. Nothing was "
+        "clamped; send a limit in that range."]
+    long = module_installation.cli("review", "similar", "x" * 2001, "--project", str(project["root"]))
+    assert (long.returncode, long.stderr.strip()) == (2, "theurian: SITUATION must be 1 to 2000 characters; "
+                                                         "2001 were given")

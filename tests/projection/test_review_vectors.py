@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import numpy
+import pytest
+
+from projection.review_build import build_review_store
+from projection.review_store import ReviewStoreUnavailable, open_store, store_path
+from projection.review_vectors import decode_vectors
+from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
+from tests.support.fake_model import write_fake_model
+from theurian.embedding import load_model
+from theurian.installation import installation_config_path
+
+
+def _stored(root: Path) -> dict[str, numpy.typing.NDArray[numpy.float32]]:
+    cursor = open_store(root).cursor()
+    rows = cursor.execute(
+        "SELECT r.record_key, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
+    ).fetchall()
+    vectors = decode_vectors([str(vector) for _, vector in rows], load_model().identity.dimension)
+    return {str(key): vectors[index] for index, (key, _) in enumerate(rows)}
+
+
+def test_a_build_embeds_each_thread_and_each_review_with_a_body_and_no_pull_request(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [
+        pull_request("o/r", 1, "PR_1", body="a body"),
+        review("o/r", 1, "PRR_text", body="please take the locks in one order"),
+        review("o/r", 1, "PRR_empty", body=""),
+        thread("o/r", 1, "PRRT_1", bodies=("the token is printed", "in the debug log")),
+    ])
+    summary = build_review_store(root)
+    stored = _stored(root)
+    assert sorted(stored) == ["PRRT_1", "PRR_text"]
+    expected = load_model().embed(["please take the locks in one order", "the token is printed\nin the debug log"])
+    assert numpy.allclose(stored["PRR_text"], expected[0], atol=2e-3)  # stored as float16
+    assert numpy.allclose(stored["PRRT_1"], expected[1], atol=2e-3)
+    assert (summary.embedded, summary.reused) == (2, 0)
+
+
+def test_a_rebuild_embeds_only_the_records_whose_file_changed(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("first",)), thread("o/r", 2, "PRRT_b", bodies=("second",))])
+    build_review_store(root)
+    before = _stored(root)
+    write_lake(root, [thread("o/r", 2, "PRRT_b", bodies=("second, edited",)), thread("o/r", 3, "PRRT_c")])
+    summary = build_review_store(root)
+    after = _stored(root)
+    assert (summary.embedded, summary.reused) == (2, 1)
+    assert numpy.array_equal(after["PRRT_a"], before["PRRT_a"])
+    assert not numpy.allclose(after["PRRT_b"], before["PRRT_b"])
+
+
+def test_a_store_built_with_another_model_is_refused_as_superseded(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",))])
+    config = installation_config_path()
+    config.parent.mkdir(parents=True)
+    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
+    build_review_store(root)
+    config.unlink()  # the installation is back on the bundled model
+    with pytest.raises(ReviewStoreUnavailable) as refused:
+        open_store(root)
+    assert refused.value.reason == "superseded: built with another embedding model"
+
+
+def test_a_rebuild_after_the_model_changed_embeds_everything_afresh(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",))])
+    config = installation_config_path()
+    config.parent.mkdir(parents=True)
+    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
+    build_review_store(root)
+    config.unlink()
+    summary = build_review_store(root)
+    assert (summary.embedded, summary.reused) == (1, 0)
+    assert open_store(root) is not None
+
+
+def test_a_tampered_vector_fails_the_stamp_digest(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",)), thread("o/r", 2, "PRRT_b", bodies=("log",))])
+    build_review_store(root)
+    live = store_path(root)
+    copy = live.with_name("tampered.duckdb")
+    shutil.copy(live, copy)
+    with duckdb.connect(str(copy)) as connection:
+        connection.execute("UPDATE vectors SET vector = (SELECT max(vector) FROM vectors)")
+    os.replace(copy, live)
+    with pytest.raises(ReviewStoreUnavailable) as refused:
+        open_store(root)
+    assert refused.value.reason == "damaged: its rows are not the rows its build stamped"
+
+
+def test_importing_the_build_and_the_tool_registry_leaves_the_build_free_to_fork() -> None:
+    # numpy's BLAS starts threads on import; `review build` imports the tool registry for a refusal's words, and a
+    # process with a second thread never forks its lake readers (theurian.forked.fork_is_safe).
+    probe = ("import serve.tools, projection.review_build, theurian.cli.main\n"
+             "from theurian.forked import fork_is_safe\n"
+             "print(fork_is_safe())\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                            encoding="utf-8")
+    assert (result.returncode, result.stdout.strip()) == (0, "True"), result.stderr

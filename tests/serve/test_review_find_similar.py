@@ -1,0 +1,236 @@
+"""In-process review.findSimilar behind the real dispatcher: ranking by meaning, the floor's empty answer, the
+filters, every bound and refusal, the excerpt, determinism; inputs pass the published input schema first, answers
+validate against the response schema."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+import jsonschema
+import pytest
+
+import schemas
+from projection.review_similar import SIMILARITY_FLOOR
+from serve.dispatch import Dispatcher
+from serve.tooling import Call, ServeSettings
+from serve.tools.review import MAX_FILTER_CHARS
+from serve.tools.review_similar import (
+    FIND_SIMILAR_CAPACITY_REFUSAL,
+    FIND_SIMILAR_UNAVAILABLE_REFUSAL,
+    MAX_FIND_SIMILAR_LIMIT,
+    MAX_SITUATION_CHARS,
+    TOOL_NAME,
+    review_find_similar,
+    review_similar_tools,
+)
+from serve.validation import InputValidator
+from tests.projection.review_records import pull_request, review, thread, write_lake
+from tests.serve.test_review_search import built_project
+from theurian import registry
+from theurian.embedding import DEFAULT_MODEL_NAME
+from theurian.project import init_project
+from theurian.safety import SAFETY_TRIPLE
+
+SETTINGS = ServeSettings("internal")
+INPUT_SCHEMA = "review-find-similar-input.schema.json"
+RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-find-similar-response.schema.json"))
+INPUT = InputValidator()
+BOUND_SECONDS = 30.0
+LONG = "The changelog entry should say which release this lands in and link the migration guide for users. " * 4
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return built_project(tmp_path / "p", "p", [
+        pull_request("acme/pay", 1, "PR_1", title="Transfers", body="the lock order in transfers"),
+        thread("acme/pay", 1, "PRRT_locks", path="ledger/transfer.py", state="resolved", bodies=(
+            "Rename this variable please.",
+            "Please always take the locks in the same order everywhere; otherwise two threads can deadlock.",
+        )),
+        thread("acme/pay", 2, "PRRT_logs", path="clients/http.py", state="open", bodies=(
+            "This debug line prints the Authorization bearer value into our log aggregator for anyone to read.",)),
+        thread("acme/web", 3, "PRRT_css", path="app/site.css", state="resolved", bodies=(
+            "The footer links wrap awkwardly on tablets; use flex-wrap and a smaller gap.",)),
+        review("acme/web", 3, "PRR_money", body="Summing prices as floats drifts; keep amounts in integer cents."),
+        thread("acme/web", 4, "PRRT_long", path="x.py", bodies=(LONG,)),
+    ])
+
+
+def call(**arguments: Any) -> dict[str, Any]:
+    arguments = {"projectId": "p", **arguments}
+    assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments) is None
+    result = asyncio.run(Dispatcher(review_similar_tools(), SETTINGS).call(TOOL_NAME, arguments))
+    if not result["isError"]:
+        RESPONSE.validate(result["structuredContent"])
+    return result
+
+
+def answer(**arguments: Any) -> dict[str, Any]:
+    result = call(**arguments)
+    assert result["isError"] is False, result
+    content: dict[str, Any] = result["structuredContent"]
+    return content
+
+
+def keys(**arguments: Any) -> list[str]:
+    return [record["recordKey"] for record in answer(**arguments)["records"]]
+
+
+def refusal(**arguments: Any) -> str:
+    result = call(**arguments)
+    assert result["isError"] is True and "structuredContent" not in result
+    text: str = result["content"][0]["text"]
+    return text
+
+
+def test_the_handler_takes_exactly_the_input_schema_keys() -> None:
+    parameters = inspect.signature(review_find_similar).parameters
+    declared = set(schemas.load("mcp", INPUT_SCHEMA)["properties"])
+    assert {n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY} == declared
+
+
+def test_the_record_shape_is_review_search_s_plus_the_three_scores() -> None:
+    search = schemas.load("mcp", "review-search-response.schema.json")["$defs"]["record"]
+    similar = schemas.load("mcp", "review-find-similar-response.schema.json")["$defs"]["record"]
+    assert set(similar["properties"]) == set(search["properties"]) | {"similarity", "fusedScore", "foundBy"}
+    assert similar["required"] == search["required"] + ["similarity", "fusedScore", "foundBy"]
+
+
+def test_a_situation_sharing_no_word_with_a_thread_finds_it_first(project: Path) -> None:
+    found = answer(situation="secret credentials leaked via logging output")
+    first = found["records"][0]
+    assert first["recordKey"] == "PRRT_logs"
+    assert first["foundBy"] == ["dense"]
+    assert 0 < first["similarity"] <= 1 and first["fusedScore"] == first["similarity"]
+    assert {key: first[key] for key in SAFETY_TRIPLE} == SAFETY_TRIPLE
+    assert found["retrieval"]["model"] == DEFAULT_MODEL_NAME
+    assert found["retrieval"]["similarityFloor"] == SIMILARITY_FLOOR
+
+
+def test_the_excerpt_is_the_comment_nearest_the_situation(project: Path) -> None:
+    first = answer(situation="threads acquiring locks in different orders can deadlock")["records"][0]
+    assert first["recordKey"] == "PRRT_locks"
+    assert first["excerpt"].startswith("Please always take the locks")
+    assert first["excerptChannel"] == "comment"
+
+
+def test_a_long_excerpt_is_cut_as_review_search_cuts_it(project: Path) -> None:
+    [record] = answer(situation="release notes must mention the upgrade instructions", filePath="x.py")["records"]
+    assert record["excerpt"] == LONG[:280] + "..."
+
+
+def test_a_review_submission_is_found_and_its_body_is_the_excerpt(project: Path) -> None:
+    [record] = answer(situation="adding up prices as floating point numbers", kind="review-submission")["records"]
+    assert (record["recordKey"], record["excerptChannel"]) == ("PRR_money", "review-body")
+
+
+def test_nothing_like_this_is_an_empty_answer_not_the_least_bad_threads(project: Path) -> None:
+    found = answer(situation="tuning the CUDA kernel launch parameters for the GPU training job")
+    assert (found["count"], found["records"]) == (0, [])
+
+
+def test_a_shared_content_word_adds_the_lexical_channel(project: Path) -> None:
+    first = answer(situation="the bearer credential ends up in the log")["records"][0]
+    assert first["recordKey"] == "PRRT_logs"
+    assert first["foundBy"] == ["dense", "lexical"]
+    assert first["fusedScore"] > first["similarity"]
+
+
+def test_filters_are_exact_and_anded(project: Path) -> None:
+    situation = "two workers each hold one lock while waiting on the other"
+    notes = "release notes must mention the upgrade instructions"
+    assert keys(situation=notes, repository="acme/web", filePath="x.py") == ["PRRT_long"]
+    assert keys(situation=situation, repository="ACME/pay") == []
+    assert "PRRT_locks" not in keys(situation=situation, threadState="open", limit=20)
+    assert keys(situation=situation, kind="review-submission", repository="acme/pay") == []
+
+
+def test_the_same_store_and_situation_give_the_same_answer_byte_for_byte(project: Path) -> None:
+    first = call(situation="secrets leaking into logs", limit=20)
+    assert call(situation="secrets leaking into logs", limit=20) == first
+
+
+def test_limit_is_bounded_at_exactly_twenty_and_refused_past_it(project: Path) -> None:
+    assert answer(situation="lock order", limit=MAX_FIND_SIMILAR_LIMIT)["count"] <= MAX_FIND_SIMILAR_LIMIT
+    text = refusal(situation="lock order", limit=MAX_FIND_SIMILAR_LIMIT + 1)
+    assert text.startswith("review.findSimilar: `limit` must be between 1 and MAX_FIND_SIMILAR_LIMIT (20)")
+    assert refusal(situation="lock order", limit=0).startswith("review.findSimilar: `limit` must be between 1")
+
+
+def test_the_default_limit_is_five(tmp_path: Path) -> None:
+    records = [thread("o/r", n, f"PRRT_{n}", bodies=(f"the lock order differs in path {n}",)) for n in range(1, 9)]
+    built_project(tmp_path / "many", "p", records)
+    assert answer(situation="lock order differs")["count"] == 5
+
+
+def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refused_at_the_wire(project: Path) -> None:
+    assert answer(situation="x" * MAX_SITUATION_CHARS)["count"] >= 0
+    arguments = {"projectId": "p", "situation": "x" * (MAX_SITUATION_CHARS + 1)}
+    problem = INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments)
+    assert problem is not None and "maxLength 2000" in problem
+    assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p", "situation": ""}) is not None
+    assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p"}) is not None
+
+
+def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -> None:
+    assert answer(situation="lock", repository="r" * MAX_FILTER_CHARS)["count"] == 0
+    text = refusal(situation="lock", repository="r" * (MAX_FILTER_CHARS + 1))
+    assert text.startswith("review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS (400) characters")
+    assert "a value of 401 characters" in text
+    assert refusal(situation="lock", threadState="closed").startswith(
+        "review.findSimilar: `threadState` 'closed' is not one of open, resolved, outdated, dismissed")
+    assert refusal(situation="lock", kind="pull-request").startswith(
+        "review.findSimilar: `kind` 'pull-request' is not one of review-thread, review-submission")
+    assert "NUL" in refusal(situation="lock\x00order")
+    assert "NUL" in refusal(situation="lock", filePath="a\x00b")
+
+
+def test_a_project_without_a_store_is_refused_with_the_constant(tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "p")
+    assert refusal(situation="lock order") == FIND_SIMILAR_UNAVAILABLE_REFUSAL
+
+
+def test_a_fifth_concurrent_call_is_refused_with_its_own_constant(project: Path) -> None:
+    release, entered = threading.Event(), threading.Semaphore(0)
+
+    def blocking(call: Call, **arguments: Any) -> Mapping[str, Any]:
+        entered.release()
+        assert release.wait(BOUND_SECONDS)
+        return review_find_similar(call, **arguments)
+
+    [tool] = review_similar_tools()
+    dispatcher = Dispatcher([dataclasses.replace(tool, handler=blocking)], SETTINGS)
+    arguments = {"projectId": "p", "situation": "lock order"}
+
+    async def scenario() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        holders = [asyncio.create_task(dispatcher.call(TOOL_NAME, arguments)) for _ in range(4)]
+        for _ in range(4):
+            assert await anyio.to_thread.run_sync(lambda: entered.acquire(timeout=BOUND_SECONDS))
+        refused = await dispatcher.call(TOOL_NAME, arguments)
+        release.set()
+        return list(await asyncio.gather(*holders)), refused
+
+    held, refused = asyncio.run(scenario())
+    assert refused == {"content": [{"type": "text", "text": FIND_SIMILAR_CAPACITY_REFUSAL}], "isError": True}
+    assert [h["isError"] for h in held] == [False] * 4
+
+
+def test_a_rebuilt_store_is_served_without_restarting(project: Path) -> None:
+    before = answer(situation="money kept in binary floating point")["retrieval"]["storeBuildId"]
+    write_lake(project, [thread("acme/web", 5, "PRRT_new", bodies=("Use Decimal for currency amounts.",))])
+    from projection.review_build import build_review_store
+
+    build_review_store(project)
+    after = answer(situation="money kept in binary floating point", limit=20)
+    assert after["retrieval"]["storeBuildId"] != before
+    assert "PRRT_new" in [r["recordKey"] for r in after["records"]]
