@@ -26,7 +26,6 @@ TRIGRAM: Final = 3
 # A run of CJK longer than this is a phrase, not a word: it is matched by its overlapping three-character windows.
 CJK_PHRASE_CHARS: Final = 4
 _TOKEN: Final = re.compile(r"\w+", re.UNICODE)
-WORD_CHANNELS: Final = ("lexical", "title", "trigram")
 # English function words: as substrings they occur in nearly every text ("the" in "other", "then", "theme"), so in
 # the trigram channel they would only add noise. The word channels keep them (BM25's idf already discounts them).
 TRIGRAM_STOPWORDS: Final = frozenset(

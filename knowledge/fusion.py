@@ -16,6 +16,7 @@ from typing import Final
 
 # The order channels are named in `foundBy`, and every channel a hit can be found by.
 CHANNEL_ORDER: Final = ("lexical", "title", "trigram", "dense", "summary")
+WORD_CHANNELS: Final = CHANNEL_ORDER[:3]  # every index offers these; dense and summary need the embedding model
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy
 
-from knowledge.channels import WORD_CHANNELS, match_expression, word_channels
+from knowledge.channels import match_expression, word_channels
 from knowledge.dense import DenseVectors, dense_channel, load_dense
 from knowledge.errors import IndexDamagedError
-from knowledge.fusion import TUNED, Tuning
+from knowledge.fusion import TUNED, WORD_CHANNELS, Tuning
 from knowledge.index import IndexPointer
 from knowledge.postings import load_postings
 from knowledge.raptor_store import Tree, load_tree, summary_channel

@@ -22,11 +22,8 @@ from ulid import ULID
 
 from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
-from knowledge.channels import WORD_CHANNELS
-from knowledge.dense import write_dense
+from knowledge.fusion import WORD_CHANNELS
 from knowledge.integrity import SURFACEABLE_SQL
-from knowledge.postings import write_postings
-from knowledge.raptor_store import write_raptor
 from knowledge.state import (
     is_regular_file,
     open_read_only,
@@ -94,6 +91,12 @@ def _disclosable_rows(state: sqlite3.Connection, ceiling: str) -> list[tuple[str
 
 
 def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: EmbeddingModel) -> IndexPointer:
+    # numpy is imported only where it is used: its BLAS starts threads, and `review build`, which imports the tool
+    # registry (and so this module), forks its lake readers only from a process with one thread.
+    from knowledge.dense import write_dense
+    from knowledge.postings import write_postings
+    from knowledge.raptor_store import write_raptor
+
     pointer = require_pointer(root, root.name)
     build_id = str(ULID())
     name = f"knowledge-index-{build_id}.sqlite"

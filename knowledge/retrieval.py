@@ -16,7 +16,6 @@ from typing import Any, Final
 
 from knowledge.errors import IndexDamagedError
 from knowledge.fusion import fuse
-from knowledge.hybrid import propose
 from knowledge.index import open_index, read_index_pointer
 from knowledge.integrity import with_integrity
 from knowledge.reading import (
@@ -100,6 +99,8 @@ def _ranked(
     if index is None:
         envelope["fallbackReason"] = "index-unreadable"
         return None
+    from knowledge.hybrid import propose  # numpy, only when an index answers (knowledge/index.py says why)
+
     with closing(index):
         try:
             proposal = propose(index, pointer, query, CANDIDATE_DEPTH)
