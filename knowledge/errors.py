@@ -97,3 +97,8 @@ class StateUnreadableError(KnowledgeError):
 class StateBusyError(StateUnreadableError):
     """Another process holds a lock on the state database for longer than a reader waits. Nothing is wrong with
     it: `migrate apply` must stop rather than rebuild over it as if it were damaged."""
+
+
+class IndexDamagedError(KnowledgeError):
+    """A published index whose stored postings no longer match the digest its pointer recorded: the search falls
+    back to the substring path (`index-unreadable`), exactly as for an index SQLite cannot read."""

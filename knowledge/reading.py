@@ -18,13 +18,20 @@ import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateUnreadableError
-from knowledge.integrity import INTEGRITY_REMEDY, SURFACEABLE_SQL, damage_detected, with_integrity
+from knowledge.integrity import (
+    INTEGRITY_REMEDY,
+    SURFACEABLE_SQL,
+    damage_detected,
+    damage_detected_once,
+    with_integrity,
+)
 from knowledge.state import (
     Pointer,
     open_read_only,
     project_key,
     require_pointer,
     rows_as_dicts,
+    state_file_stat,
     state_read_failure,
 )
 from knowledge.vocabulary import (
@@ -88,6 +95,7 @@ def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
         StateMissingError, StateUnreadableError: there is no state this build can read.
     """
     pointer = require_pointer(project.root, project.project_id)
+    opened = state_file_stat(project.root, pointer)
     with closing(open_read_only(project.root, pointer)) as connection:
         connection.row_factory = sqlite3.Row
         try:
@@ -97,7 +105,11 @@ def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
                 raise StateUnreadableError(
                     f"the knowledge state pointer and its database disagree; {STATE_REBUILD_CURE}"
                 )
-            damaged = damage_detected(connection, key, pointer.migration_count)
+            damaged = (
+                damage_detected(connection, key, pointer.migration_count)
+                if opened is None
+                else damage_detected_once(connection, key, pointer.migration_count, opened)
+            )
             yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling))
         except sqlite3.DatabaseError as exc:
             raise state_read_failure(exc) from exc

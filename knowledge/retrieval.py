@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
-from knowledge.index import match_expression, open_index, ranked_channels, read_index_pointer
+from knowledge.errors import IndexDamagedError
+from knowledge.fusion import fuse
+from knowledge.index import open_index, read_index_pointer
 from knowledge.integrity import with_integrity
 from knowledge.reading import (
     ITEM_COLUMNS,
@@ -36,7 +38,6 @@ MAX_MAX_TOKENS: Final = 20000
 CHARS_PER_TOKEN: Final = 4  # the usual estimate for English prose; the budget is approximate by contract
 MAX_EXCERPT_CHARS: Final = 600
 CUT_MARK: Final = "..."
-RRF_K: Final = 60  # reciprocal rank fusion's customary constant: rank 1 scores 1/61
 CANDIDATE_DEPTH: Final = 200
 _ASCII_FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SPACES: Final = re.compile(r"\s+")
@@ -65,6 +66,7 @@ def search(project: Project, ceiling: str, request: SearchRequest) -> dict[str, 
             "indexed": False,
             "fallbackReason": None,
             "stale": None,
+            "channels": [],
         }
         ranked = _ranked(reading, ceiling, query, request, envelope)
         hits = ranked if ranked is not None else _substring(reading, query, request)
@@ -97,30 +99,22 @@ def _ranked(
     if index is None:
         envelope["fallbackReason"] = "index-unreadable"
         return None
-    expression = match_expression(query)
+    from knowledge.hybrid import propose  # numpy, only when an index answers (knowledge/index.py says why)
+
     with closing(index):
         try:
-            channels = ranked_channels(index, expression, CANDIDATE_DEPTH) if expression is not None else {}
-        except sqlite3.DatabaseError:
+            proposal = propose(index, pointer, query, CANDIDATE_DEPTH)
+        except (sqlite3.DatabaseError, IndexDamagedError):
             # Damage in pages `open_index`'s probe never read: the index is unreadable, not the state, and the
             # substring search over the state still answers.
             envelope["fallbackReason"] = "index-unreadable"
             return None
-    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False)
-    if expression is None:
-        return []
-    fused: dict[str, float] = {}
-    found: dict[str, list[str]] = {}
-    for channel, rows in channels.items():
-        for rank, (item_id, _revision) in enumerate(rows, start=1):
-            fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + rank)
-            found.setdefault(item_id, []).append(channel)
-    best = len(channels) / (RRF_K + 1)
+    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False, channels=list(proposal.offered))
     hits = []
-    for item_id in sorted(fused, key=lambda i: (-fused[i], i)):
+    for fused in fuse(proposal.channels, proposal.offered):
         row = reading.db.execute(
             f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
-            (reading.key, item_id),
+            (reading.key, fused.item_id),
         ).fetchone()
         if (
             row is None
@@ -128,7 +122,11 @@ def _ranked(
             or (request.as_of and not within_validity(row, request.moment))
         ):
             continue
-        hits.append((row, {"fusedScore": round(fused[item_id] / best, 6), "foundBy": found[item_id]}))
+        ranking: dict[str, Any] = {"fusedScore": round(fused.score, 6), "foundBy": list(fused.found_by)}
+        path = proposal.raptor_paths.get(fused.item_id)
+        if path is not None:
+            ranking["raptorPath"] = [dict(node) for node in path]
+        hits.append((row, ranking))
         if len(hits) == request.limit:
             break
     return hits

@@ -211,6 +211,14 @@ def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
     return connection
 
 
+def state_file_stat(root: Path, pointer: Pointer) -> os.stat_result | None:
+    """The stat of the database the pointer names, or None when it cannot be taken (the open then refuses)."""
+    try:
+        return os.stat(resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}"))
+    except OSError:
+        return None
+
+
 def state_read_failure(exc: sqlite3.DatabaseError) -> StateUnreadableError:
     """What a read of the state that SQLite refused means: busy (another process holds a lock on the file, for longer
     than READ_BUSY_SECONDS), which a retry mends, or unreadable, which only a rebuild does. Telling a caller of a

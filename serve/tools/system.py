@@ -10,6 +10,7 @@ import schemas
 from knowledge import CANONICAL_SCHEMA_VERSION
 from serve.refusal import ToolRefusal
 from serve.tooling import Call, Tool, ToolKind
+from serve.tools.retrieval_capabilities import knowledge_retrieval
 from theurian import PROTOCOL_VERSION, __version__, registry
 from theurian.errors import RegistryError
 
@@ -79,6 +80,7 @@ def system_tools(registered: Sequence[Tool]) -> list[Tool]:
             "schemaVersion": CANONICAL_SCHEMA_VERSION,
             "tools": sorted(tool.name for tool in registered),
             "capabilities": capabilities_of(registered),
+            "knowledgeRetrieval": knowledge_retrieval(registered, call.settings.disclosure_ceiling),
             "note": CAPABILITIES_NOTE,
         }
 

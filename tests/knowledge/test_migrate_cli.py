@@ -8,6 +8,7 @@ from pathlib import Path
 from knowledge.state import POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.installation import Installation
+from theurian.embedding import DEFAULT_MODEL_NAME
 
 STATE = Path(".theurian/state")
 
@@ -115,8 +116,10 @@ def test_index_build_publishes_a_build_id_and_the_state_hash_it_was_built_from(i
         "stateHash"]
     out = installation.cli("index", "build", "--project", str(root), check=True).stdout
     published = json.loads((root / STATE / "knowledge-index.json").read_text(encoding="utf-8"))
-    assert out.strip() == f"index {published['buildId']} built from state {state_hash}"
+    assert out.strip() == (f"index {published['buildId']} built from state {state_hash} "
+                           f"(channels: lexical, title, trigram, dense; embedding model: {DEFAULT_MODEL_NAME})")
     assert published["stateHash"] == state_hash and published["disclosureCeiling"] == "internal"
+    assert published["channels"] == ["lexical", "title", "trigram", "dense"] and published["raptorSha256"] is None
 
 
 def test_index_build_without_a_state_names_migrate_apply(installation: Installation, tmp_path: Path) -> None:

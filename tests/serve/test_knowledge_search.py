@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from knowledge.apply import apply_migrations
+from knowledge.index import build_index
 from knowledge.retrieval import DEFAULT_SEARCH_LIMIT, MAX_MAX_TOKENS, MAX_SEARCH_LIMIT, MIN_MAX_TOKENS
 from knowledge.vocabulary import parse_rfc3339
 from tests.knowledge.authoring import MigrationWriter
@@ -47,17 +48,18 @@ def test_a_matching_index_answers_on_the_ranked_path_with_scores_and_channels(de
     assert hits == sorted(hits, key=lambda h: -h["fusedScore"])
 
 
-def test_a_title_match_is_found_by_both_channels_and_outranks_a_body_match(demo: Path) -> None:
+def test_a_title_match_is_found_by_every_word_channel_and_outranks_a_body_match(demo: Path) -> None:
     hits = search(query="cache policy")["results"]
     assert hits[0]["itemId"] == "decision.cache-policy"
-    assert hits[0]["foundBy"] == ["lexical", "title"] and hits[0]["fusedScore"] == 1.0
+    assert hits[0]["foundBy"][:3] == ["lexical", "title", "trigram"]
 
 
 def test_without_an_index_the_substring_fallback_answers_with_no_scores(demo: Path) -> None:
     _drop_index(demo)
     response = search(query="jwt")
     assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
-                                     "indexed": False, "fallbackReason": "no-index", "stale": None}
+                                     "indexed": False, "fallbackReason": "no-index", "stale": None,
+                                     "channels": []}
     ids = [h["itemId"] for h in response["results"]]
     assert ids == ["architecture.auth-policy", "decision.cache-policy"]  # ASCII case folded, id order
     assert all("fusedScore" not in h and "foundBy" not in h for h in response["results"])
@@ -79,16 +81,24 @@ def test_an_index_file_that_cannot_be_read_falls_back_with_index_unreadable(demo
     (demo / ".theurian/state" / pointer["indexFile"]).write_bytes(b"not an SQLite database at all" * 100)
     response = search(query="widgets", limit=1)
     assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
-                                     "indexed": False, "fallbackReason": "index-unreadable", "stale": None}
+                                     "indexed": False, "fallbackReason": "index-unreadable", "stale": None,
+                                     "channels": []}
     assert response["count"] == 1 and "fusedScore" not in response["results"][0]
 
 
-def test_an_index_damaged_past_the_pages_its_probe_reads_falls_back_too_and_blames_the_index(demo: Path) -> None:
-    """The probe counts rows; a MATCH reads the term data. Damage there was refused as an unreadable *state*
-    (with the cure of deleting it) although the state was whole and the substring search could answer."""
+@pytest.mark.parametrize("damage", [
+    "UPDATE word_postings SET data = zeroblob(length(data))",  # the postings a ranked search reads, same size
+    "DELETE FROM vocab_tri_data WHERE id > 1",  # the trigram vocabulary's term pages; its rows stay
+])
+def test_an_index_damaged_past_the_pages_its_probe_reads_falls_back_too_and_blames_the_index(
+        demo: Path, damage: str) -> None:
+    """The probe reads meta; the channels read the postings and the trigram vocabulary. Damage there was refused as
+    an unreadable *state* (with the cure of deleting it) although the state was whole and the substring search
+    could answer."""
+    build_index(demo, "internal")  # a build no earlier test loaded: what it holds is read (and checked) afresh
     pointer = json.loads((demo / ".theurian/state/knowledge-index.json").read_text(encoding="utf-8"))
     with sqlite3.connect(demo / ".theurian/state" / pointer["indexFile"]) as index:
-        index.execute("DELETE FROM docs_data WHERE id > 10")  # FTS5's term pages; the row count stays right
+        index.execute(damage)
     response = search(query="widgets", limit=1)
     assert response["retrieval"]["fallbackReason"] == "index-unreadable"
     assert response["retrieval"]["indexed"] is False and response["retrieval"]["indexBuildId"] is None

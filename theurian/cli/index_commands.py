@@ -1,5 +1,5 @@
-"""`theurian index build`: publish a ranked retrieval index (SQLite FTS5, BM25) over the active knowledge
-state."""
+"""`theurian index build`: publish a ranked retrieval index (SQLite FTS5 BM25 and trigram, dense vectors of the
+installation's embedding model, optionally a RAPTOR summary tree) over the active knowledge state."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ app = typer.Typer(
 @app.command("build")
 def build(
     project: ProjectOption = None,
+    raptor: Annotated[
+        bool, typer.Option("--raptor", help="Also build the extractive summary tree (the summary channel).")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
@@ -30,15 +33,18 @@ def build(
     """
     from knowledge.index import build_index  # loads only for this command
 
-    published = build_index(project_root(project), disclosure_ceiling())
+    published = build_index(project_root(project), disclosure_ceiling(), raptor=raptor)
     typer.echo(json.dumps(index_document(published)) if as_json else index_line(published))
 
 
 def index_document(published: IndexPointer) -> dict[str, Any]:
     """What `index build --json` prints (and `sync --json` holds for its index stage)."""
     return {"buildId": published.build_id, "stateHash": published.state_hash,
-            "disclosureCeiling": published.disclosure_ceiling}
+            "disclosureCeiling": published.disclosure_ceiling, "channels": list(published.channels),
+            "embeddingModel": published.model.name if published.model else None}
 
 
 def index_line(published: IndexPointer) -> str:
-    return f"index {published.build_id} built from state {published.state_hash}"
+    model = published.model.name if published.model else "none"
+    return (f"index {published.build_id} built from state {published.state_hash} "
+            f"(channels: {', '.join(published.channels)}; embedding model: {model})")

@@ -129,6 +129,7 @@ def _migrate_apply(root: Path, options: SyncOptions) -> StageOutcome:
 
 def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
     from knowledge.index import build_index, open_index, read_index_pointer
+    from theurian.embedding import load_model
     from knowledge.state import read_pointer
     from theurian.cli.index_commands import index_document, index_line
 
@@ -137,15 +138,19 @@ def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
             "migrate apply failed, so the active state did not change: the published index still matches it "
             "if it did before"])
     state, index = read_pointer(root), read_index_pointer(root)
+    # An index built with another embedding model still answers, but without its dense and summary channels.
+    model = load_model()
     if (state is not None and index is not None and index.state_hash == state.state_hash
-            and index.disclosure_ceiling == options.ceiling):
+            and index.disclosure_ceiling == options.ceiling and index.model == model.identity):
         connection = open_index(root, index)  # the check knowledge.search makes before it ranks with an index
         if connection is not None:
             connection.close()
             return StageOutcome(INDEX_BUILD, "skipped", [
                 f"index {index.build_id} already covers state {state.state_hash} under the "
                 f"{options.ceiling} ceiling"])
-    published = build_index(root, options.ceiling)
+    # The daily refresh keeps the summary tree of an index an operator built with --raptor.
+    raptor = index is not None and index.raptor_sha256 is not None
+    published = build_index(root, options.ceiling, raptor=raptor, model=model)
     return StageOutcome(INDEX_BUILD, "done", [index_line(published)], index_document(published))
 
 
