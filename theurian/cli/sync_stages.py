@@ -129,9 +129,9 @@ def _migrate_apply(root: Path, options: SyncOptions) -> StageOutcome:
 
 def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
     from knowledge.index import build_index, open_index, read_index_pointer
-    from theurian.embedding import load_model
     from knowledge.state import read_pointer
     from theurian.cli.index_commands import index_document, index_line
+    from theurian.embedding import load_model
 
     if any(earlier.stage == MIGRATE_APPLY and earlier.outcome == "failed" for earlier in options.earlier):
         return StageOutcome(INDEX_BUILD, "skipped", [
