@@ -17,6 +17,7 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 import schemas
+from serve.refusal import escape_unprintable
 
 MCP_FAMILY = "mcp"
 _MAX_KEY_CHARS_SHOWN = 80
@@ -50,9 +51,12 @@ class InputValidator:
     def validator(self, schema_name: str) -> jsonschema.Draft202012Validator:
         return self._validators[schema_name]
 
-    def problem(self, tool_name: str, schema_name: str, arguments: Any) -> str | None:
-        """A refusal message when `arguments` fail the schema, else None."""
+    def problem(self, tool_name: str, schema_name: str, arguments: Any, *, shown_as: str | None = None) -> str | None:
+        """A refusal message when `arguments` fail the schema, else None. The message names the tool `shown_as`
+        (the name the caller used on its route; `tool_name` by default)."""
         validator = self.validator(schema_name)
+        surrogates = tool_name not in TOOLS_ANSWERING_SURROGATES
+        tool_name = shown_as or tool_name
         if not isinstance(arguments, Mapping):
             return f"Invalid arguments for {tool_name}: the arguments must be a JSON object."
         unknown = sorted(set(arguments) - _known_keys(validator.schema, self._registry))
@@ -61,8 +65,7 @@ class InputValidator:
             return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
         # Before the full check, which walks every value: a body of a few MiB can hold a million of them, and
         # jsonschema then takes seconds to say what the first look below says at once.
-        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(
-            arguments, surrogates=tool_name not in TOOLS_ANSWERING_SURROGATES)
+        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(arguments, surrogates=surrogates)
         if cheap is not None:
             return f"Invalid arguments for {tool_name}: {cheap}"
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
@@ -154,8 +157,10 @@ def _known_keys(schema: Mapping[str, Any], registry: Registry[Any]) -> set[str]:
 
 
 def _key_name(key: str) -> str:
+    """A caller's key as a refusal quotes it: in backticks, every character that is not printable (newline, NUL,
+    ESC, a bidirectional override such as U+202E) escaped as Python writes it, as describe_value's quoting does."""
     if len(key) <= _MAX_KEY_CHARS_SHOWN:
-        return f"`{key}`"
+        return f"`{escape_unprintable(key)}`"
     return f"(a key of {len(key)} characters)"
 
 
