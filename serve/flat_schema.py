@@ -45,9 +45,17 @@ def flattened_input_schema(schema_name: str) -> dict[str, Any]:
     registry: Registry[Any] = Registry().with_resources(
         (doc["$id"], Resource.from_contents(doc)) for doc in documents
     )
-    document = schemas.load(MCP_FAMILY, schema_name)
-    resolver = registry.resolver(base_uri=document["$id"])
-    flat: dict[str, Any] = _flatten(copy.deepcopy(document), resolver, schema_name, 0)
+    return flatten(schemas.load(MCP_FAMILY, schema_name), registry, where=schema_name)
+
+
+def flatten(document: Mapping[str, Any], registry: Registry[Any], *, where: str) -> dict[str, Any]:
+    """`document` flattened, its `$ref`s resolved through `registry`; `where` names it in an error.
+
+    Raises:
+        SchemaFlattenError: as flattened_input_schema.
+    """
+    resolver = registry.resolver(base_uri=str(document.get("$id", "")))
+    flat: dict[str, Any] = _flatten(copy.deepcopy(dict(document)), resolver, where, 0)
     flat.pop("$id", None)
     flat.pop("$defs", None)  # every reference into it has been inlined
     return flat

@@ -23,6 +23,18 @@ def test_an_unknown_key_is_refused_naming_the_key_and_not_its_value(validator: I
     assert problem == "Invalid arguments for review.search: unknown key `sortBy` is not accepted by this tool."
 
 
+@pytest.mark.parametrize(("key", "shown"), [
+    ("a\nb", "`a\\nb`"), ("a\x00b", "`a\\x00b`"), ("a\x1b[31mb", "`a\\x1b[31mb`"), ("a\u202eb", "`a\\u202eb`"),
+    ("a\\nb", "`a\\\\nb`"), ("caf\u00e9", "`caf\u00e9`"),
+])
+def test_an_unknown_key_is_quoted_with_its_unprintable_characters_escaped(
+    validator: InputValidator, key: str, shown: str
+) -> None:
+    problem = validator.problem("project.list", "project-list-input.schema.json", {key: 1})
+    assert problem == f"Invalid arguments for project.list: unknown key {shown} is not accepted by this tool."
+    assert problem.isprintable()
+
+
 def test_an_overlong_unknown_key_is_described_by_length(validator: InputValidator) -> None:
     problem = validator.problem("project.list", "project-list-input.schema.json", {"k" * 500: 1})
     assert problem is not None and "a key of 500 characters" in problem and "k" * 81 not in problem
