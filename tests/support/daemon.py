@@ -48,6 +48,13 @@ class RunningDaemon:
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8")
 
+    def log_once_it_holds(self, text: str, timeout: float = 10.0) -> str:
+        """The log, as soon as it holds `text` (a line is written after the answer it describes is sent)."""
+        deadline = time.monotonic() + timeout
+        while text not in (log := self.log()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the log file, bounded by the deadline
+        return log
+
 
 class _PortTaken(Exception):
     pass
