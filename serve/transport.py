@@ -5,9 +5,9 @@ Legacy-era (2025-11-25) sessions: the SDK keeps each until its client sends DELE
 and refuses every new session past 10,000 — so 10,000 `initialize` calls without DELETE locked every legacy
 client out for up to half an hour. Here a route holds at most `MAX_LEGACY_SESSIONS`, each idle at most
 `LEGACY_SESSION_IDLE_SECONDS`; at the bound a new session is admitted and the least recently used one that never
-went past its handshake is closed (the least recently used of all if every session has been used). A flood of handshakes then
-evicts itself, and clients that use their sessions keep them. The bound is per route, not per client: every
-caller on loopback has the same address, so there is no client identity to bound by.
+went past its handshake is closed (the least recently used of all if every session has been used). A flood of
+handshakes then evicts itself, and clients that use their sessions keep them. The bound is per route, not per
+client: every caller on loopback has the same address, so there is no client identity to bound by.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def test_a_dotted_name_on_the_compat_route_is_not_served_and_says_where_to_look(
     with McpSession(module_daemon.compat_url) as compat:
         answer = compat.call("review.search", {"projectId": "sample"})
     assert answer.is_error
-    assert answer.content[0].text == "No tool 'review.search' is served by this daemon; tools/list names the callable tools."
+    assert answer.content[0].text == (
+        "No tool 'review.search' is served by this daemon; tools/list names the callable tools.")
 
 
 def test_the_inspector_lists_and_calls_through_the_compat_route(module_daemon: RunningDaemon, sample: str) -> None:

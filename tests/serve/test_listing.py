@@ -46,7 +46,8 @@ def test_a_tool_added_with_only_its_kind_gets_a_title_and_its_hints() -> None:
 
 def test_read_only_serves_the_seven_read_tools_and_says_no_write_tools() -> None:
     listed = _listed(ServeSettings("internal", read_only=True))
-    assert sorted(tool.name for tool in listed) == sorted(t.name for t in registered_tools() if t.name not in WRITE_INTENT)
+    read_tools = sorted(t.name for t in registered_tools() if t.name not in WRITE_INTENT)
+    assert sorted(tool.name for tool in listed) == read_tools
     assert len(listed) == 7
     assert capabilities_of(registered_tools(read_only=True))["writeTools"] is False
     assert capabilities_of(registered_tools())["writeTools"] is True

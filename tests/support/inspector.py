@@ -20,8 +20,8 @@ def inspect(url: str, *args: str) -> subprocess.CompletedProcess[str]:
     The transport is named: the Inspector guesses it from a URL ending in /mcp only, not /mcp/compat."""
     if not INSPECTOR.exists():
         pytest.fail("the MCP Inspector CLI is not installed: run `make inspector` (make test does it)")
-    return subprocess.run([str(INSPECTOR), "--cli", url, "--transport", "http", *args], capture_output=True, text=True, timeout=120,
-                          cwd=REPO)
+    return subprocess.run([str(INSPECTOR), "--cli", url, "--transport", "http", *args], capture_output=True,
+                          text=True, timeout=120, cwd=REPO)
 
 
 def first_json(text: str) -> Any:
