@@ -3,6 +3,7 @@ client's session handling, and sockets that drip their request a byte at a time.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from typing import Any
@@ -61,3 +62,14 @@ def drip(daemon: RunningDaemon, head: bytes, body: bytes, *, drip_head: bool, in
             except (BrokenPipeError, ConnectionResetError):
                 return time.monotonic() - started, answer
         return time.monotonic() - started, answer
+
+
+def modern_call(name: str, arguments: dict[str, Any], request_id: int = 1) -> tuple[dict[str, str], bytes]:
+    """The headers and body of one 2026-era tools/call, as the SDK's client sends it (no handshake, no session)."""
+    params = {"name": name, "arguments": arguments,
+              "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+                        "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "0"},
+                        "io.modelcontextprotocol/clientCapabilities": {}}}
+    headers = MCP_HEADERS | {"MCP-Protocol-Version": MODERN_VERSION, "Mcp-Method": "tools/call", "Mcp-Name": name}
+    body = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params})
+    return headers, body.encode("utf-8")
