@@ -25,7 +25,7 @@ from serve.refusal import describe_value, refusal_result
 from serve.tooling import ServeSettings, Tool
 from serve.tools import registered_tools
 from serve.transport import mcp_routes_app
-from serve.validation import InputValidator, bundled_input_schema
+from serve.validation import InputValidator, bundled_input_schema, checks_at_once
 from theurian import PROTOCOL_VERSION, __version__
 from theurian.text import one_line
 
@@ -90,13 +90,16 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None, namin
         token = current_call.set(record)
         started = time.perf_counter()
         try:
-            # Off the event loop, on threads of its own: a large (if bounded) check must not hold /health or any
-            # other caller, and must not take the tools' threads.
+            # A small check runs at once; a large (if bounded) one goes off the event loop, on threads of its own,
+            # so it holds neither /health nor any other caller, nor the tools' threads.
             arguments = ctx.params.get("arguments", {})
-            problem = await anyio.to_thread.run_sync(
-                lambda: _admission_problem(validator, by_name, name, arguments),
-                limiter=validation_threads.of("validation"),
-            )
+            if checks_at_once(arguments):
+                problem = _admission_problem(validator, by_name, name, arguments)
+            else:
+                problem = await anyio.to_thread.run_sync(
+                    lambda: _admission_problem(validator, by_name, name, arguments),
+                    limiter=validation_threads.of("validation"),
+                )
             if problem is None:
                 return await call_next(ctx)
             # The refusal travels the SDK's own result path (so each protocol era gets its own envelope), with

@@ -24,6 +24,9 @@ _MAX_KEY_CHARS_SHOWN = 80
 # Far past what any valid call holds (the largest, a migration draft of 200 operations, holds a few thousand), and
 # walked in milliseconds.
 MAX_ARGUMENT_VALUES: Final = 50_000
+# What a typical call holds, many times over; past either the check runs on threads of its own.
+INLINE_CHECK_VALUES: Final = 64
+INLINE_CHECK_CHARS: Final = 4096
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Tools the contract gives their own answer to a lone surrogate: review.search and review.findings refuse it in
 # their words, naming the filter; knowledge.search folds it to U+FFFD (deliberately, mcp-tools-contract.md). Every
@@ -72,6 +75,26 @@ class InputValidator:
         if error is None:
             return None
         return f"Invalid arguments for {tool_name}: {_describe(error)}"
+
+
+def checks_at_once(arguments: Any) -> bool:
+    """Whether `arguments` are small enough to check on the event loop (at most INLINE_CHECK_VALUES values and
+    INLINE_CHECK_CHARS characters of strings and keys, found without walking past either bound): the check then
+    takes well under a millisecond, less than the thread hop that would carry it off the loop."""
+    stack, values, chars = [arguments], 0, 0
+    while stack:
+        value = stack.pop()
+        values += 1
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, Mapping):
+            chars += sum(len(str(key)) for key in value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        if values + len(stack) > INLINE_CHECK_VALUES or chars > INLINE_CHECK_CHARS:
+            return False
+    return True
 
 
 def _over_max_items(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
