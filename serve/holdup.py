@@ -18,6 +18,7 @@ import asyncio
 import logging
 import resource
 import time
+from collections.abc import Callable
 from typing import Any, Final
 
 import anyio
@@ -46,13 +47,14 @@ def max_connections() -> int:
 class RateLimitedLog:
     """One warning line per `interval` seconds per kind of event; the ones left out are counted in the next."""
 
-    def __init__(self, interval: float = LOG_INTERVAL_SECONDS) -> None:
+    def __init__(self, interval: float = LOG_INTERVAL_SECONDS, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = interval
+        self.clock = clock
         self._last: dict[str, float] = {}
         self._left_out: dict[str, int] = {}
 
     def warning(self, kind: str, message: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
         if now - self._last.get(kind, -self.interval) < self.interval:
             self._left_out[kind] = self._left_out.get(kind, 0) + 1
             return

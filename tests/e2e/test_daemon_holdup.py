@@ -6,6 +6,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,7 +15,7 @@ from serve.holdup import BODY_DEADLINE_SECONDS, HEADER_DEADLINE_SECONDS, REQUEST
 from serve.tools import registered_tools
 from serve.transport import MAX_LEGACY_SESSIONS
 from tests.support.daemon import RunningDaemon, running_daemon
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tool, list_tools
 from tests.support.mcp_session import McpSession
 from tests.support.raw_http import LEGACY_VERSION, MODERN_VERSION, drip, initialize_body, post, request_head
@@ -170,3 +171,42 @@ def test_read_only_serves_seven_tools_on_both_routes_and_says_so(installation: I
     assert capabilities["tools"] == dotted
     assert refused.is_error and refused.text.startswith("No tool 'knowledge.proposeChange' is served")
     assert "read-only: the write-intent tools are not registered" in log
+
+
+NOFILE = 64  # the daemon then admits NOFILE // 2 connections at once
+
+
+@pytest.fixture
+def few_descriptors_daemon(installation: Installation, tmp_path: Path) -> Iterator[RunningDaemon]:
+    wrapper = tmp_path / "theurian-few-descriptors"
+    wrapper.write_text(f'#!/bin/sh\nulimit -n {NOFILE}\nexec "{THEURIAN_BIN}" "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    with running_daemon(installation, binary=wrapper) as running:
+        yield running
+
+
+def _health(daemon: RunningDaemon) -> int | str:
+    try:
+        return httpx.get(f"{daemon.base_url}/health", timeout=5).status_code
+    except httpx.HTTPError as exc:
+        return type(exc).__name__
+
+
+def test_connections_past_the_ceiling_are_closed_at_once_and_health_answers_when_they_go(
+    few_descriptors_daemon: RunningDaemon,
+) -> None:
+    ceiling = NOFILE // 2
+    held = [socket.create_connection(("127.0.0.1", few_descriptors_daemon.port)) for _ in range(ceiling - 1)]
+    try:
+        assert _health(few_descriptors_daemon) == 200  # the last connection inside the ceiling is served
+        held.append(socket.create_connection(("127.0.0.1", few_descriptors_daemon.port)))
+        assert _health(few_descriptors_daemon) != 200  # one past it is closed unanswered
+    finally:
+        for sock in held:
+            sock.close()
+    deadline = time.monotonic() + 10
+    while _health(few_descriptors_daemon) != 200 and time.monotonic() < deadline:
+        time.sleep(0.1)  # the daemon notices the closed connections; bounded by the deadline
+    assert _health(few_descriptors_daemon) == 200
+    log = few_descriptors_daemon.log()
+    assert f"a connection past the limit of {ceiling} open ones was closed" in log
