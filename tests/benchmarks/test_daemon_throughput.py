@@ -42,7 +42,7 @@ def _p95(samples: list[float]) -> float:
 
 
 def _line(label: str, samples: list[float], extra: str = "") -> str:
-    return f"  {label:<44} p50 {statistics.median(samples):7.2f} ms  p95 {_p95(samples):7.2f} ms{extra}"
+    return f"  {label:<46} p50 {statistics.median(samples):7.2f} ms  p95 {_p95(samples):7.2f} ms{extra}"
 
 
 def _timed(action: Callable[[], Any], calls: int = CALLS_IN_PROCESS) -> list[float]:
@@ -55,20 +55,23 @@ def _timed(action: Callable[[], Any], calls: int = CALLS_IN_PROCESS) -> list[flo
     return samples
 
 
-def _dispatcher_samples(concurrency: int) -> list[float]:
-    async def run() -> list[float]:
+def _dispatcher_level(concurrency: int) -> tuple[float, list[float]]:
+    """`concurrency` in-process callers of the dispatcher (what the daemon runs under its transport): calls/s and
+    latencies."""
+    async def run() -> tuple[float, list[float]]:
         dispatcher = Dispatcher(registered_tools(), SETTINGS)
         await dispatcher.call("review.search", ARGUMENTS)
         samples: list[float] = []
 
         async def caller() -> None:
-            for _ in range(CALLS_IN_PROCESS // concurrency):
+            for _ in range(max(1, CALLS_PER_LEVEL // 2 // concurrency)):
                 started = time.perf_counter()
                 await dispatcher.call("review.search", ARGUMENTS)
                 samples.append((time.perf_counter() - started) * 1000)
 
+        started = time.perf_counter()
         await asyncio.gather(*(caller() for _ in range(concurrency)))
-        return samples
+        return len(samples) / (time.perf_counter() - started), samples
 
     return asyncio.run(run())
 
@@ -139,8 +142,7 @@ def test_print_review_search_throughput_and_where_the_time_goes(
     handler = _timed(lambda: tool.handler(Call(SETTINGS, project), **handler_args))
     check = _timed(lambda: validator.problem(tool.name, tool.input_schema, ARGUMENTS))
     resolve = _timed(lambda: resolve_project("sample"))
-    dispatched = _dispatcher_samples(1)
-    dispatched_4 = _dispatcher_samples(4)
+    dispatched = _dispatcher_level(1)[1]
     sdk = _in_process_sdk_samples()
     with McpSession(module_daemon.mcp_url) as session:
         through_sdk_client = _timed(lambda: session.call("review.search", ARGUMENTS))
@@ -149,18 +151,16 @@ def test_print_review_search_throughput_and_where_the_time_goes(
     print(_line("the input check (jsonschema)", check))
     print(_line("project resolution (registry read)", resolve))
     print(_line("dispatcher: resolve + handler, 1 thread hop", dispatched))
-    print(_line("dispatcher, 4 concurrent callers", dispatched_4))
     print(_line("in-process SDK Client -> Server", sdk))
     print(_line("daemon over HTTP, the SDK's client", through_sdk_client))
-    print(f"through the daemon (raw 2026-era POSTs, one kept-alive connection per client, {CALLS_PER_LEVEL} calls "
-          "a level):")
+    print(f"in-process (the dispatcher, N concurrent callers) beside the daemon (raw 2026-era POSTs, one kept-alive "
+          f"connection per client, {CALLS_PER_LEVEL} calls a level):")
     for clients in CLIENT_LEVELS:
+        local_rate, local = _dispatcher_level(clients)
         rate, samples, errors = _daemon_level(module_daemon, clients)
-        ratio = _p95(samples) / _p95(handler)
-        print(_line(f"{clients:>2} clients: {rate:6.1f} calls/s", samples,
-                    f"  {ratio:5.1f} x in-process p95  errors {errors}"))
-        if clients == 4:
-            print(f"     4 clients' p95 against the dispatcher's with 4 concurrent callers in-process: "
-                  f"{_p95(samples) / _p95(dispatched_4):.1f} x")
+        print(_line(f"{clients:>2} in-process callers: {local_rate:6.1f} calls/s", local))
+        print(_line(f"{clients:>2} daemon clients:     {rate:6.1f} calls/s", samples,
+                    f"  p95 {_p95(samples) / _p95(local):4.1f} x in-process at {clients}, "
+                    f"{_p95(samples) / _p95(handler):4.1f} x the lone handler's; errors {errors}"))
     load = ", ".join(f"{figure:.1f}" for figure in os.getloadavg())
     print(f"machine: {os.cpu_count()} CPUs, load average {load} (1, 5, 15 min) at the end")
