@@ -58,6 +58,7 @@ class LegacySessions:
         self.app = app
         self.limit = limit
         self._sessions: OrderedDict[str, _Session] = OrderedDict()
+        self._opening = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         session_id = _header(scope, _SESSION_HEADER)
@@ -73,9 +74,14 @@ class LegacySessions:
             return
         if scope.get("method") != "POST" or _is_modern(scope):
             return await self.app(scope, receive, send)
-        while len(self._sessions) >= self.limit:
+        # Sessions still opening count too, so a burst of simultaneous handshakes cannot pass the bound either.
+        while self._sessions and len(self._sessions) + self._opening >= self.limit:
             await self._evict(scope)
-        await self.app(scope, receive, self._noting_session(send))
+        self._opening += 1
+        try:
+            await self.app(scope, receive, self._noting_session(send))
+        finally:
+            self._opening -= 1
 
     def _noting_session(self, send: Send) -> Send:
         async def noting(message: Message) -> None:

@@ -210,3 +210,28 @@ def test_connections_past_the_ceiling_are_closed_at_once_and_health_answers_when
     assert _health(few_descriptors_daemon) == 200
     log = few_descriptors_daemon.log()
     assert f"a connection past the limit of {ceiling} open ones was closed" in log
+
+
+def test_a_burst_of_simultaneous_handshakes_stays_within_the_session_bound(flood_daemon: RunningDaemon) -> None:
+    url = flood_daemon.mcp_url
+    opened: list[str] = []
+    lock = threading.Lock()
+
+    def open_some(count: int) -> None:
+        with httpx.Client(timeout=30) as client:
+            for _ in range(count):
+                answer = post(client, url, initialize_body())
+                with lock:
+                    opened.append(answer.headers["mcp-session-id"])
+
+    threads = [threading.Thread(target=open_some, args=(10,)) for _ in range(30)]  # 300 handshakes, 30 at a time
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(opened) == 300
+    with httpx.Client(timeout=10) as client:
+        ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+        alive = sum(post(client, url, ping, {"Mcp-Session-Id": session, "MCP-Protocol-Version": LEGACY_VERSION})
+                    .status_code == 200 for session in opened)
+    assert MAX_LEGACY_SESSIONS - 30 <= alive <= MAX_LEGACY_SESSIONS
