@@ -78,18 +78,23 @@ class LegacySessions:
         while self._sessions and len(self._sessions) + self._opening >= self.limit:
             await self._evict(scope)
         self._opening += 1
+        opening = [True]  # until its answer starts: from then on the session, if any, is counted as open
         try:
-            await self.app(scope, receive, self._noting_session(send))
+            await self.app(scope, receive, self._noting_session(send, opening))
         finally:
-            self._opening -= 1
+            if opening[0]:
+                self._opening -= 1
 
-    def _noting_session(self, send: Send) -> Send:
+    def _noting_session(self, send: Send, opening: list[bool]) -> Send:
         async def noting(message: Message) -> None:
-            if message["type"] == "http.response.start" and message["status"] < 400:
+            if message["type"] == "http.response.start":
                 opened = next((value.decode("latin-1") for key, value in message.get("headers", [])
                                if key.lower() == _SESSION_HEADER), None)
-                if opened is not None:
+                if opened is not None and message["status"] < 400:
                     self._sessions[opened] = _Session(last_used=time.monotonic())
+                if opening[0]:  # in the same step as the line above, so no look at the bound sees it twice
+                    opening[0] = False
+                    self._opening -= 1
             await send(message)
 
         return noting
