@@ -6,7 +6,7 @@ export UV_PYTHON_DOWNLOADS := never
 # uv's cache stays in the checkout: nothing the build or the tests do writes into your home directory.
 export UV_CACHE_DIR := $(CURDIR)/.tools/uv-cache
 
-.PHONY: install inspector demo test lint benchmark clean
+.PHONY: install inspector conformance demo test lint benchmark clean
 
 $(UV):
 	python3 -m venv $(TOOLS)
@@ -24,12 +24,22 @@ $(INSPECTOR): scripts/inspector/package.json scripts/inspector/package-lock.json
 	touch $(INSPECTOR)
 inspector: $(INSPECTOR)
 
+# The official MCP conformance scenarios and the Node (>= 22) they need, both from the npm registry, pinned by
+# scripts/conformance's lock; the tests run them with that Node, whatever node is on the PATH.
+CONFORMANCE := $(TOOLS)/conformance/node_modules/.bin/conformance
+$(CONFORMANCE): scripts/conformance/package.json scripts/conformance/package-lock.json | $(UV)
+	mkdir -p $(TOOLS)/conformance
+	cp scripts/conformance/package.json scripts/conformance/package-lock.json $(TOOLS)/conformance/
+	cd $(TOOLS)/conformance && npm install --no-audit --no-fund --no-save --silent  # the copied lock pins every version
+	touch $(CONFORMANCE)
+conformance: $(CONFORMANCE)
+
 ## demo: install, then serve a bundled sample project on 127.0.0.1:7419 (Ctrl-C stops)
 demo: install
 	bash scripts/demo.sh
 
 ## test: install, lint, type-check, and run the default test suite
-test: install inspector lint
+test: install inspector conformance lint
 	$(UV) run --locked --no-sync pytest -n 2 --dist loadfile  # a module's tests share one worker, so its daemon starts once
 
 lint: install

@@ -71,7 +71,7 @@ Theurian demo: project "sample" is served at  http://127.0.0.1:$PORT/mcp  (Strea
 Connect an agent, for example:
   Claude Code:    claude mcp add --transport http theurian http://127.0.0.1:$PORT/mcp
   MCP Inspector:  npx @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:$PORT/mcp --method tools/list
-  VS Code, Claude Desktop: see docs/clients.md
+  VS Code, Claude Desktop, claude.ai (tool names without dots): http://127.0.0.1:$PORT/mcp/compat, see docs/clients.md
 Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
 if [ "${THEURIAN_DEMO_NO_SERVE:-0}" = "1" ]; then

@@ -7,12 +7,14 @@ import errno
 import logging
 import signal
 import socket
-import sys
 from typing import Final
 
 import uvicorn
 
+from serve.compat import COMPAT_PATH
+from serve.holdup import BoundedH11Protocol, max_connections, quiet_accept_errors
 from serve.http_guard import LOOPBACK_HOSTS
+from serve.log_lines import configure_logging
 from serve.server import build_app
 from serve.tooling import ServeSettings
 from theurian import installation
@@ -54,44 +56,44 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def configure_logging() -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%dT%H:%M:%S%z"))
-    root = logging.getLogger("theurian")
-    root.handlers[:] = [handler]
-    root.setLevel(logging.INFO)
-    root.propagate = False
-
-
-def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
-    """Serve until interrupted.
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool = False) -> None:
+    """Serve until interrupted; `read_only` leaves the write-intent tools unregistered.
 
     Raises:
         ConfigError: the installation config names an unknown disclosure ceiling.
         PortInUseError: another process holds the port.
     """
-    settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling())
+    settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling(), read_only=read_only)
     sock = bind(host, port)
     configure_logging()
     app = build_app(settings, host=host)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    BoundedH11Protocol.max_open = max_connections()
+    # log_config=None: uvicorn's own set-up would give its loggers multi-line records without a timestamp.
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=BoundedH11Protocol)
     server = uvicorn.Server(config)
     shown_host = f"[{host}]" if ":" in host else host
     if host.strip("[]").lower() not in LOOPBACK_HOSTS:
         logger.warning("listening on %s, which is not loopback: any machine that reaches it can call the tools "
                        "(requests must still name it as their Host)", shown_host)
-    logger.info("theurian serving MCP at http://%s:%d/mcp (health: /health); Ctrl-C stops", shown_host, port)
+    logger.info("theurian serving MCP at http://%s:%d/mcp (the same tools under underscore names at %s; health: "
+                "/health)%s; Ctrl-C stops", shown_host, port, COMPAT_PATH,
+                " read-only: the write-intent tools are not registered" if read_only else "")
     # uvicorn shuts down gracefully on SIGTERM too, then raises the signal again with the handler it found: the
     # default one killed the process (exit 143) before it could say it had stopped. This one ends it cleanly.
     previous = signal.signal(signal.SIGTERM, _terminated)
     try:
-        asyncio.run(server.serve(sockets=[sock]))
+        asyncio.run(_serve(server, sock))
     except (KeyboardInterrupt, _Terminated):
         pass  # the signal uvicorn raises again once it has shut down, or a second one during shutdown
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
     logger.info("theurian daemon stopped")
+
+
+async def _serve(server: uvicorn.Server, sock: socket.socket) -> None:
+    quiet_accept_errors(asyncio.get_running_loop())
+    await server.serve(sockets=[sock])
 
 
 class _Terminated(Exception):  # noqa: N818 - it names what happened, as KeyboardInterrupt does

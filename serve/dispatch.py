@@ -4,7 +4,7 @@ event loop, and turn every outcome into a result or a refusal. Domain errors lea
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
@@ -79,19 +79,22 @@ class Dispatcher:
     async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
         tool = self.tools[name]
         record = current_call.get()
+        typed = integral_floats_as_ints(arguments, self.integer_keys[name])
+        handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
+
+        def resolve_and_run() -> dict[str, Any]:
+            # The registry read and path resolution are file I/O, like the handler: one trip off the event loop
+            # for both (each trip is a thread wake-up, which a loaded machine makes cost milliseconds).
+            project = self._project_for(tool, arguments, record)
+            return dict(tool.handler(Call(settings=self.settings, project=project), **handler_args))
+
         try:
-            # The registry read and path resolution are file I/O: off the event loop, like the handler.
-            project = await anyio.to_thread.run_sync(lambda: self._project_for(tool, arguments, record),
-                                                     limiter=self._threads.of(name))
-            call = Call(settings=self.settings, project=project)
-            typed = integral_floats_as_ints(arguments, self.integer_keys[name])
-            handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
             gate = self.gates[name]
             if gate is None:
-                structured = await self._run(tool, call, handler_args)
+                structured = await self._off_loop(name, resolve_and_run)
             else:
                 async with gate.admit():
-                    structured = await self._run(tool, call, handler_args)
+                    structured = await self._off_loop(name, resolve_and_run)
         except ToolRefusal as refusal:
             _mark(record, "refused")
             return refusal_result(refusal.message)
@@ -114,10 +117,8 @@ class Dispatcher:
             record.project = project.project_id  # only a registered id is ever logged
         return project
 
-    async def _run(self, tool: Tool, call: Call, handler_args: dict[str, Any]) -> dict[str, Any]:
-        result = await anyio.to_thread.run_sync(lambda: tool.handler(call, **handler_args),
-                                                limiter=self._threads.of(tool.name))
-        return dict(result)
+    async def _off_loop(self, name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        return await anyio.to_thread.run_sync(work, limiter=self._threads.of(name))
 
 
 def _mark(record: CallRecord | None, outcome: str) -> None:

@@ -118,3 +118,13 @@ def describe_value(value: str, bound: int) -> str:
     if len(value) <= bound:
         return repr(value)
     return f"a value of {len(value)} characters"
+
+
+def escape_unprintable(text: str) -> str:
+    """`text` with each character `str.isprintable` refuses written as its escape (`\\n`, `\\x00`, `\\u202e`), and each
+    backslash as `\\\\`."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    # A backslash is escaped too, so a key holding a literal `\\n` reads apart from a newline.
+    return "".join(char if char.isprintable() and char != "\\" else repr(char)[1:-1] for char in text)
+

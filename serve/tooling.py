@@ -7,6 +7,7 @@ does blocking file or database work.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
@@ -25,10 +26,30 @@ class ToolKind(Enum):
 
 
 @dataclass(frozen=True)
+class ToolHints:
+    """The MCP tool annotations a tool's kind implies (hints to a client, never a guarantee it relies on)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool
+
+
+# Every tool reads or drafts inside registered projects on this machine: none reaches the open world, and none
+# destroys anything (a write-intent tool adds a new proposal file and never overwrites one, so two identical
+# calls draft two proposals: not idempotent).
+_HINTS: Final = {
+    ToolKind.READ: ToolHints(read_only=True, destructive=False, idempotent=True, open_world=False),
+    ToolKind.WRITE_INTENT: ToolHints(read_only=False, destructive=False, idempotent=False, open_world=False),
+}
+
+
+@dataclass(frozen=True)
 class ServeSettings:
     """What the daemon decided at start-up and every call may read."""
 
     disclosure_ceiling: str
+    read_only: bool = False  # `theurian serve --read-only`: the write-intent tools are not registered
 
 
 @dataclass(frozen=True)
@@ -53,6 +74,20 @@ class Tool:
     kind: ToolKind = ToolKind.READ
     gate_refusal: str | None = None  # a gated tool names its own constant refusal
     enforces_sensitivity: bool = False  # serves items filtered by the disclosure ceiling
+    title: str | None = None  # a human-readable name for clients' menus; derived from the name when unset
+
+    @property
+    def hints(self) -> ToolHints:
+        return _HINTS[self.kind]
+
+    @property
+    def display_title(self) -> str:
+        """`title`, or one derived from the name (`review.findSimilar` reads "Review: find similar")."""
+        if self.title:
+            return self.title
+        family, _, verb = self.name.partition(".")
+        words = re.sub(r"(?<!^)([A-Z])", r" \1", verb).lower()
+        return f"{family.capitalize()}: {words}" if verb else family.capitalize()
 
     def make_gate(self) -> AdmissionGate | None:
         return AdmissionGate(self.gate_refusal) if self.gate_refusal else None

@@ -17,12 +17,16 @@ from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 import schemas
+from serve.refusal import escape_unprintable
 
 MCP_FAMILY = "mcp"
 _MAX_KEY_CHARS_SHOWN = 80
 # Far past what any valid call holds (the largest, a migration draft of 200 operations, holds a few thousand), and
 # walked in milliseconds.
 MAX_ARGUMENT_VALUES: Final = 50_000
+# What a typical call holds, many times over; past either the check runs on threads of its own.
+INLINE_CHECK_VALUES: Final = 64
+INLINE_CHECK_CHARS: Final = 4096
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Tools the contract gives their own answer to a lone surrogate: review.search and review.findings refuse it in
 # their words, naming the filter; knowledge.search folds it to U+FFFD (deliberately, mcp-tools-contract.md). Every
@@ -50,9 +54,12 @@ class InputValidator:
     def validator(self, schema_name: str) -> jsonschema.Draft202012Validator:
         return self._validators[schema_name]
 
-    def problem(self, tool_name: str, schema_name: str, arguments: Any) -> str | None:
-        """A refusal message when `arguments` fail the schema, else None."""
+    def problem(self, tool_name: str, schema_name: str, arguments: Any, *, shown_as: str | None = None) -> str | None:
+        """A refusal message when `arguments` fail the schema, else None. The message names the tool `shown_as`
+        (the name the caller used on its route; `tool_name` by default)."""
         validator = self.validator(schema_name)
+        surrogates = tool_name not in TOOLS_ANSWERING_SURROGATES
+        tool_name = shown_as or tool_name
         if not isinstance(arguments, Mapping):
             return f"Invalid arguments for {tool_name}: the arguments must be a JSON object."
         unknown = sorted(set(arguments) - _known_keys(validator.schema, self._registry))
@@ -61,14 +68,33 @@ class InputValidator:
             return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
         # Before the full check, which walks every value: a body of a few MiB can hold a million of them, and
         # jsonschema then takes seconds to say what the first look below says at once.
-        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(
-            arguments, surrogates=tool_name not in TOOLS_ANSWERING_SURROGATES)
+        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(arguments, surrogates=surrogates)
         if cheap is not None:
             return f"Invalid arguments for {tool_name}: {cheap}"
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
         if error is None:
             return None
         return f"Invalid arguments for {tool_name}: {_describe(error)}"
+
+
+def checks_at_once(arguments: Any) -> bool:
+    """Whether `arguments` are small enough to check on the event loop (at most INLINE_CHECK_VALUES values and
+    INLINE_CHECK_CHARS characters of strings and keys, found without walking past either bound): the check then
+    takes well under a millisecond, less than the thread hop that would carry it off the loop."""
+    stack, values, chars = [arguments], 0, 0
+    while stack:
+        value = stack.pop()
+        values += 1
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, Mapping):
+            chars += sum(len(str(key)) for key in value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        if values + len(stack) > INLINE_CHECK_VALUES or chars > INLINE_CHECK_CHARS:
+            return False
+    return True
 
 
 def _over_max_items(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> str | None:
@@ -154,8 +180,10 @@ def _known_keys(schema: Mapping[str, Any], registry: Registry[Any]) -> set[str]:
 
 
 def _key_name(key: str) -> str:
+    """A caller's key as a refusal quotes it: in backticks, every character that is not printable (newline, NUL,
+    ESC, a bidirectional override such as U+202E) escaped as Python writes it, as describe_value's quoting does."""
     if len(key) <= _MAX_KEY_CHARS_SHOWN:
-        return f"`{key}`"
+        return f"`{escape_unprintable(key)}`"
     return f"(a key of {len(key)} characters)"
 
 

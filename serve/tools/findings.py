@@ -181,6 +181,7 @@ def findings_tools() -> list[Tool]:
     return [
         Tool(
             name=TOOL_NAME,
+            title="Review findings from git history",
             description=(
                 "Review-Finding: trailers from this project's own git history (built by `theurian findings "
                 "build`), filtered by reviewer, severity, full commit sha or literal text; newest first. "

@@ -77,6 +77,7 @@ def knowledge_tools() -> list[Tool]:
     return [
         Tool(
             name="knowledge.search",
+            title="Search reviewed knowledge",
             description=(
                 "Search the project's reviewed knowledge: ranked when a current index is published (words, "
                 "part words and meaning fused; foundBy names the channels), substring otherwise. Every hit "
@@ -92,6 +93,7 @@ def knowledge_tools() -> list[Tool]:
         ),
         Tool(
             name="knowledge.get",
+            title="Get a knowledge item",
             description="One knowledge item's current revision (full body) with provenance and trust labels.",
             input_schema="knowledge-get-input.schema.json",
             output_schema="knowledge-get-response.schema.json",
@@ -101,6 +103,7 @@ def knowledge_tools() -> list[Tool]:
         ),
         Tool(
             name="knowledge.status",
+            title="Knowledge store status",
             description=(
                 "Which canonical state answers (stateHash), surfaceable item counts by status, applied "
                 "migration count and schema version; an integrity key only when damage was detected."

@@ -97,6 +97,7 @@ def proposal_tools() -> list[Tool]:
     return [
         Tool(
             name="knowledge.proposeChange",
+            title="Draft a knowledge change proposal",
             description=(
                 "Draft a new revision (title and body) of an existing knowledge item as a proposal under "
                 ".theurian/proposals/; REVISION_CONFLICT unless expectedRevision is the current revision. No "
@@ -110,6 +111,7 @@ def proposal_tools() -> list[Tool]:
         ),
         Tool(
             name="knowledge.generateMigrationDraft",
+            title="Draft a knowledge migration proposal",
             description=(
                 "Draft a migration as a proposal under .theurian/proposals/, validated before it is written. "
                 "Admits ten operation kinds: deprecateItem, addRelation, removeRelation, addAlias, removeAlias, "
@@ -124,6 +126,7 @@ def proposal_tools() -> list[Tool]:
         ),
         Tool(
             name="review.generateKnowledgeCandidate",
+            title="Draft knowledge from a review thread",
             description=(
                 "Turn one ingested review thread (repository and recordKey from review.search) and your "
                 "generalization into a knowledge candidate proposal (trustLevel inferred, the thread as its "

@@ -179,6 +179,7 @@ def review_tools() -> list[Tool]:
     return [
         Tool(
             name=TOOL_NAME,
+            title="Search review history",
             description=(
                 "Review evidence under .theurian/review/ (pull requests, review submissions, review "
                 "threads; built by `theurian review build`), filtered by repository, pull request, thread "

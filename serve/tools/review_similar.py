@@ -138,6 +138,7 @@ def review_similar_tools() -> list[Tool]:
     return [
         Tool(
             name=TOOL_NAME,
+            title="Find similar past review threads",
             description=(
                 "Has this come up in review before? The review threads and review submissions whose meaning is "
                 "nearest a described situation (an offline embedding model, a light lexical touch), nearest "

@@ -87,6 +87,7 @@ def system_tools(registered: Sequence[Tool]) -> list[Tool]:
     return [
         Tool(
             name="project.list",
+            title="List registered projects",
             description="Registered projects (id and root path), and the ids no tool can serve with what to do.",
             input_schema="project-list-input.schema.json",
             output_schema="project-list-response.schema.json",
@@ -95,6 +96,7 @@ def system_tools(registered: Sequence[Tool]) -> list[Tool]:
         ),
         Tool(
             name="system.capabilities",
+            title="What this server supports",
             description="What this build supports: the callable tools and flags derived from them, versions.",
             input_schema="system-capabilities-input.schema.json",
             output_schema="system-capabilities-response.schema.json",

@@ -118,8 +118,9 @@ def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
 
 def test_tools_list_publishes_the_input_and_response_schemas(module_daemon: RunningDaemon) -> None:
     [tool] = [t for t in list_tools(module_daemon.mcp_url) if t.name == "review.findings"]
-    assert set(tool.input_schema["properties"]) == {
+    assert set(tool.input_schema["properties"]) == {  # flattened: the shared context's keys are listed too
         "reviewer", "severity", "commitSha", "q", "limit", "pullRequest", "family", "specialist",
+        "projectId", "snapshotId", "agentId", "taskId",
     }
     assert tool.output_schema["$id"] == "https://theurian.dev/schemas/mcp/review-findings-response.schema.json"
 

@@ -1,43 +1,26 @@
 """The MCP Inspector CLI (installed by `make test` from scripts/inspector's lock) against a real daemon."""
 
 import json
-import subprocess
-from pathlib import Path
-
-import pytest
 
 from serve.tools import registered_tools
 from tests.support.daemon import RunningDaemon
-
-REPO = Path(__file__).resolve().parents[2]
-INSPECTOR = REPO / ".tools/inspector/node_modules/.bin/mcp-inspector"
-INSPECTOR_TOOL_REFUSED_EXIT = 5
-
-
-def _inspect(daemon: RunningDaemon, *args: str) -> subprocess.CompletedProcess[str]:
-    if not INSPECTOR.exists():
-        pytest.fail("the MCP Inspector CLI is not installed: run `make inspector` (make test does it)")
-    return subprocess.run([str(INSPECTOR), "--cli", daemon.mcp_url, *args], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)
-
-
-def _first_json(text: str) -> dict:
-    return json.JSONDecoder().raw_decode(text.lstrip())[0]
+from tests.support.inspector import INSPECTOR_TOOL_REFUSED_EXIT, first_json, inspect
 
 
 def test_the_inspector_lists_exactly_the_registered_tools(module_daemon: RunningDaemon) -> None:
-    result = _inspect(module_daemon, "--method", "tools/list")
+    result = inspect(module_daemon.mcp_url, "--method", "tools/list")
     assert result.returncode == 0, result.stderr
-    names = sorted(tool["name"] for tool in _first_json(result.stdout)["tools"])
+    names = sorted(tool["name"] for tool in first_json(result.stdout)["tools"])
     assert names == sorted(tool.name for tool in registered_tools())
 
 
 def test_the_inspector_reads_capabilities_and_sees_a_refusal_as_a_tool_error(module_daemon: RunningDaemon) -> None:
-    answered = _inspect(module_daemon, "--method", "tools/call", "--tool-name", "system.capabilities")
+    answered = inspect(module_daemon.mcp_url, "--method", "tools/call", "--tool-name", "system.capabilities")
     assert answered.returncode == 0, answered.stderr
-    document = _first_json(answered.stdout)
+    document = first_json(answered.stdout)
     assert json.loads(document["content"][0]["text"])["protocolVersion"] == "theurian/v1"
 
-    refused = _inspect(module_daemon, "--method", "tools/call", "--tool-name", "project.list", "--tool-arg", "x=1")
+    refused = inspect(module_daemon.mcp_url, "--method", "tools/call", "--tool-name", "project.list",
+                      "--tool-arg", "x=1")
     assert refused.returncode == INSPECTOR_TOOL_REFUSED_EXIT
     assert "unknown key `x` is not accepted" in refused.stdout

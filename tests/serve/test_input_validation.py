@@ -2,7 +2,14 @@
 
 import pytest
 
-from serve.validation import MAX_ARGUMENT_VALUES, TOOLS_ANSWERING_SURROGATES, InputValidator
+from serve.validation import (
+    INLINE_CHECK_CHARS,
+    INLINE_CHECK_VALUES,
+    MAX_ARGUMENT_VALUES,
+    TOOLS_ANSWERING_SURROGATES,
+    InputValidator,
+    checks_at_once,
+)
 
 SECRET = "VALUE-THAT-MUST-NEVER-BE-ECHOED"
 
@@ -21,6 +28,18 @@ def test_an_unknown_key_is_refused_naming_the_key_and_not_its_value(validator: I
     problem = validator.problem("review.search", "review-search-input.schema.json",
                                 {"projectId": "p", "sortBy": SECRET})
     assert problem == "Invalid arguments for review.search: unknown key `sortBy` is not accepted by this tool."
+
+
+@pytest.mark.parametrize(("key", "shown"), [
+    ("a\nb", "`a\\nb`"), ("a\x00b", "`a\\x00b`"), ("a\x1b[31mb", "`a\\x1b[31mb`"), ("a\u202eb", "`a\\u202eb`"),
+    ("a\\nb", "`a\\\\nb`"), ("caf\u00e9", "`caf\u00e9`"),
+])
+def test_an_unknown_key_is_quoted_with_its_unprintable_characters_escaped(
+    validator: InputValidator, key: str, shown: str
+) -> None:
+    problem = validator.problem("project.list", "project-list-input.schema.json", {key: 1})
+    assert problem == f"Invalid arguments for project.list: unknown key {shown} is not accepted by this tool."
+    assert problem.isprintable()
 
 
 def test_an_overlong_unknown_key_is_described_by_length(validator: InputValidator) -> None:
@@ -120,3 +139,12 @@ def test_a_lone_surrogate_is_refused_here_except_where_the_contract_gives_the_to
                               ("review.findings", "review-findings-input.schema.json", "q")]:
         assert tool in TOOLS_ANSWERING_SURROGATES
         assert validator.problem(tool, schema, {"projectId": "p", key: "a\ud800b"}) is None
+
+
+def test_a_call_is_checked_on_the_event_loop_only_up_to_its_small_bounds() -> None:
+    # The arguments object counts as one value: 63 values under it make exactly INLINE_CHECK_VALUES.
+    assert checks_at_once({f"k{i}": 1 for i in range(INLINE_CHECK_VALUES - 1)})
+    assert not checks_at_once({f"k{i}": 1 for i in range(INLINE_CHECK_VALUES)})
+    assert checks_at_once({"q": "x" * (INLINE_CHECK_CHARS - 1)})  # the key `q` is the last character
+    assert not checks_at_once({"q": "x" * INLINE_CHECK_CHARS})
+    assert not checks_at_once({"operations": [{"op": "x"}] * 1000})

@@ -40,8 +40,20 @@ class RunningDaemon:
     def mcp_url(self) -> str:
         return f"{self.base_url}/mcp"
 
+    @property
+    def compat_url(self) -> str:
+        """The route serving the same tools under underscore names (serve.compat)."""
+        return f"{self.base_url}/mcp/compat"
+
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8")
+
+    def log_once_it_holds(self, text: str, timeout: float = 10.0) -> str:
+        """The log, as soon as it holds `text` (a line is written after the answer it describes is sent)."""
+        deadline = time.monotonic() + timeout
+        while text not in (log := self.log()) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling the log file, bounded by the deadline
+        return log
 
 
 class _PortTaken(Exception):
@@ -50,13 +62,14 @@ class _PortTaken(Exception):
 
 @contextmanager
 def running_daemon(
-    installation: Installation, *, port: int | None = None, binary: Path = THEURIAN_BIN, cwd: Path | None = None
+    installation: Installation, *, port: int | None = None, binary: Path = THEURIAN_BIN, cwd: Path | None = None,
+    options: tuple[str, ...] = (),
 ) -> Iterator[RunningDaemon]:
-    """Start `theurian serve`, wait until /health answers, and stop it with SIGINT afterwards."""
+    """Start `theurian serve` (with `options`), wait until /health answers, and stop it with SIGINT afterwards."""
     installation.home.mkdir(parents=True, exist_ok=True)
     for attempt in range(PORT_ATTEMPTS):
         chosen = port or free_port()
-        daemon = _start(installation, chosen, binary, cwd)
+        daemon = _start(installation, chosen, binary, cwd, options)
         try:
             _wait_for_health(daemon)
             break
@@ -69,11 +82,12 @@ def running_daemon(
         _stop(daemon)
 
 
-def _start(installation: Installation, port: int, binary: Path, cwd: Path | None) -> RunningDaemon:
+def _start(installation: Installation, port: int, binary: Path, cwd: Path | None,
+           options: tuple[str, ...]) -> RunningDaemon:
     log_path = installation.home / f"daemon-{port}.log"
     with open(log_path, "w", encoding="utf-8") as log:
         process = subprocess.Popen(
-            [str(binary), "serve", "--port", str(port)],
+            [str(binary), "serve", "--port", str(port), *options],
             env=installation.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
         )
     return RunningDaemon(process, port, log_path)

@@ -15,6 +15,8 @@ DEFAULT_PORT = 7419
 def serve(
     host: Annotated[str, typer.Option(help="Address to listen on. Keep it loopback.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = DEFAULT_PORT,
+    read_only: Annotated[bool, typer.Option(
+        "--read-only", help="Serve the read tools only: the three write-intent tools are not registered.")] = False,
 ) -> None:
     """Run the MCP daemon in the foreground (Streamable HTTP at /mcp, liveness at /health); Ctrl-C stops it."""
     from theurian.interrupts import import_duckdb_held
@@ -22,4 +24,4 @@ def serve(
     import_duckdb_held()  # the daemon serves the review store
     from serve.daemon import serve as run_daemon
 
-    run_daemon(host, port)
+    run_daemon(host, port, read_only=read_only)
