@@ -15,7 +15,7 @@ import uvicorn
 from serve.http_guard import LOOPBACK_HOSTS
 from serve.server import build_app
 from serve.tooling import ServeSettings
-from theurian import installation
+from theurian import __version__, access_token, daemon_state, installation
 from theurian.errors import TheurianError
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -67,11 +67,14 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     """Serve until interrupted.
 
     Raises:
-        ConfigError: the installation config names an unknown disclosure ceiling.
+        ConfigError: the installation config names an unknown disclosure ceiling, or the access token is damaged.
         PortInUseError: another process holds the port.
     """
     settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling())
+    access_token.current_token()  # created on first start; a damaged one stops the daemon here, not per request
     sock = bind(host, port)
+    # Written once the port is ours, so `daemon status` and `daemon start` see this daemon, however it started.
+    record = daemon_state.write_record(host, port, __version__)
     configure_logging()
     app = build_app(settings, host=host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
@@ -81,6 +84,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
         logger.warning("listening on %s, which is not loopback: any machine that reaches it can call the tools "
                        "(requests must still name it as their Host)", shown_host)
     logger.info("theurian serving MCP at http://%s:%d/mcp (health: /health); Ctrl-C stops", shown_host, port)
+    logger.info("every /mcp request needs Authorization: Bearer <the token in %s> (`theurian auth token`)",
+                access_token.token_path())
     # uvicorn shuts down gracefully on SIGTERM too, then raises the signal again with the handler it found: the
     # default one killed the process (exit 143) before it could say it had stopped. This one ends it cleanly.
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -91,6 +96,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
+        daemon_state.remove_record(record.pid)
     logger.info("theurian daemon stopped")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import schemas
+from serve.bearer_guard import BearerGuard
 from serve.dispatch import CallRecord, Dispatcher, ThreadLimits, current_call
 from serve.http_guard import LOOPBACK_HOSTS, ASGIApp, LoopbackGuard
 from serve.refusal import describe_value, refusal_result
@@ -134,8 +136,10 @@ def _admission_problem(
     return validator.problem(tool.name, tool.input_schema, {} if arguments is None else arguments)
 
 
-def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None) -> ASGIApp:
-    """The ASGI app: MCP at /mcp, liveness at /health, every route behind the loopback Host/Origin guard."""
+def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None,
+              token: Callable[[], str] | None = None) -> ASGIApp:
+    """The ASGI app: MCP at /mcp, liveness at /health, every route behind the loopback Host/Origin guard, and
+    /mcp (with every path under it) behind the installation's bearer token (`token`: where to read it)."""
     server = build_server(settings, tools)
 
     async def health(request: Request) -> JSONResponse:
@@ -149,4 +153,4 @@ def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[T
         host=host,
         custom_starlette_routes=[Route(HEALTH_PATH, health, methods=["GET"])],
     )
-    return LoopbackGuard(app, hosts=LOOPBACK_HOSTS | {host.strip("[]").lower()})
+    return LoopbackGuard(BearerGuard(app, token=token), hosts=LOOPBACK_HOSTS | {host.strip("[]").lower()})

@@ -2,23 +2,14 @@
 
 import json
 import subprocess
-from pathlib import Path
-
-import pytest
 
 from serve.tools import registered_tools
 from tests.support.daemon import RunningDaemon
-
-REPO = Path(__file__).resolve().parents[2]
-INSPECTOR = REPO / ".tools/inspector/node_modules/.bin/mcp-inspector"
-INSPECTOR_TOOL_REFUSED_EXIT = 5
+from tests.support.inspector import INSPECTOR_TOOL_REFUSED_EXIT, inspect
 
 
 def _inspect(daemon: RunningDaemon, *args: str) -> subprocess.CompletedProcess[str]:
-    if not INSPECTOR.exists():
-        pytest.fail("the MCP Inspector CLI is not installed: run `make inspector` (make test does it)")
-    return subprocess.run([str(INSPECTOR), "--cli", daemon.mcp_url, *args], capture_output=True, text=True,
-                          timeout=120, cwd=REPO)
+    return inspect(daemon.mcp_url, *args)
 
 
 def _first_json(text: str) -> dict:
