@@ -11,6 +11,8 @@ from typer._click.exceptions import ClickException  # typer vendors click; its e
 
 from theurian import __version__
 from theurian.cli import (
+    auth_commands,
+    daemon_commands,
     findings_commands,
     index_commands,
     init_command,
@@ -19,6 +21,7 @@ from theurian.cli import (
     propose_commands,
     review_commands,
     serve_command,
+    setup_commands,
 )
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.text import is_utf8, one_line
@@ -50,12 +53,16 @@ def main(
 
 app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
+app.command("setup")(setup_commands.setup)
+app.command("uninstall")(setup_commands.uninstall)
 app.add_typer(project_commands.app, name="project")
 app.add_typer(review_commands.app, name="review")
 app.add_typer(findings_commands.app, name="findings")
 app.add_typer(migrate_commands.app, name="migrate")
 app.add_typer(index_commands.app, name="index")
 app.add_typer(propose_commands.app, name="propose")
+app.add_typer(daemon_commands.app, name="daemon")
+app.add_typer(auth_commands.app, name="auth")
 
 
 
