@@ -94,24 +94,36 @@ def _carry_out(plan: Plan, *, dry_run: bool, run_commands: bool) -> None:
             plan.path.parent.mkdir(parents=True, exist_ok=True)
             write_text_durably(plan.path, plan.content, mode=0o644)
     commands = plan.commands if run_commands else []
-    for command in commands if plan.content is not None else commands[:1]:
-        _run(command, verb, dry_run)
-    if plan.content is None:
-        typer.echo(f"{verb}remove {plan.path}")
-        if not dry_run:
-            plan.path.unlink(missing_ok=True)
-        for command in commands[1:]:
-            _run(command, verb, dry_run)
+    if plan.content is not None:
+        for command in commands:
+            _run(command, verb, dry_run, strict=True)
+        return
+    # Removing: the manager is asked first, best effort (a unit it never loaded is still a file to remove).
+    for command in commands[:1]:
+        _run(command, verb, dry_run, strict=False)
+    typer.echo(f"{verb}remove {plan.path}")
+    if not dry_run:
+        plan.path.unlink(missing_ok=True)
+    for command in commands[1:]:
+        _run(command, verb, dry_run, strict=False)
 
 
-def _run(command: list[str], verb: str, dry_run: bool) -> None:
+def _run(command: list[str], verb: str, dry_run: bool, *, strict: bool) -> None:
+    """Run one service-manager command; `strict`: a failure stops the command line, else it is a warning."""
     shown = " ".join(command)
     typer.echo(f"{verb}run: {shown}")
     if dry_run:
         return
     if shutil.which(command[0]) is None:
-        raise TheurianError(f"{command[0]} is not on this system: run `{shown}` where it is, or pass --no-start")
+        problem = f"{command[0]} is not on this system"
+        if strict:
+            raise TheurianError(f"{problem}: run `{shown}` where it is, or pass --no-start")
+        typer.echo(f"skipped: {problem}", err=True)
+        return
     done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
-        raise TheurianError(f"`{shown}` failed ({done.returncode}): {said[-1] if said else 'no message'}")
+        problem = f"`{shown}` failed ({done.returncode}): {said[-1] if said else 'no message'}"
+        if strict:
+            raise TheurianError(problem)
+        typer.echo(f"warning: {problem}", err=True)
