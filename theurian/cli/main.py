@@ -13,6 +13,7 @@ from theurian import __version__
 from theurian.cli import (
     auth_commands,
     daemon_commands,
+    doctor_command,
     findings_commands,
     index_commands,
     init_command,
@@ -55,6 +56,7 @@ app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
 app.command("setup")(setup_commands.setup)
 app.command("uninstall")(setup_commands.uninstall)
+app.command("doctor")(doctor_command.doctor)
 app.add_typer(project_commands.app, name="project")
 app.add_typer(review_commands.app, name="review")
 app.add_typer(findings_commands.app, name="findings")
