@@ -90,7 +90,8 @@ def daemon_checks() -> list[Check]:
     if report.state != "running":
         return [Check("daemon", FAIL, f"pid {record.pid} does not answer {record.base_url}/health",
                       "`theurian daemon logs`; then `theurian daemon stop` and `theurian daemon start`")]
-    running = Check("daemon", OK, f"pid {record.pid} at {record.mcp_url}, version {(report.health or {}).get('version')}")
+    version = (report.health or {}).get("version")
+    running = Check("daemon", OK, f"pid {record.pid} at {record.mcp_url}, version {version}")
     return [running, _token_accepted(record.mcp_url)]
 
 
@@ -100,7 +101,7 @@ def _token_accepted(url: str) -> Check:
     except TheurianError as exc:
         return Check("daemon accepts the token", FAIL, exc.message, "`theurian auth rotate`")
     # A notification needs no session and runs nothing: 202 once past the guard, 401 if the token is refused.
-    request = urllib.request.Request(url, method="POST", data=b'{"jsonrpc": "2.0", "method": "notifications/x"}',
+    request = urllib.request.Request(url, method="POST",  # noqa: S310 - the daemon's own loopback URL data=b'{"jsonrpc": "2.0", "method": "notifications/x"}',
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
                                               "Accept": "application/json, text/event-stream"})
     try:
@@ -135,11 +136,11 @@ def _github_online() -> Check:
     try:
         client = GitHubClient(token=token_from_env(os.environ), api_url=url, max_wait=0)
         try:
-            data = client.graphql("query { rateLimit { limit remaining resetAt } }", {})
+            data = client.graphql("query RateLimit { rateLimit { remaining resetAt } }", {})
         finally:
             client.close()
     except TheurianError as exc:
         return Check("github api", FAIL, exc.message, "check the token and GITHUB_API_URL")
     budget = data.get("rateLimit") or {}
-    return Check("github api", OK, f"{url} answers; {budget.get('remaining')} of {budget.get('limit')} points left "
-                                   f"until {budget.get('resetAt')}")
+    return Check("github api", OK, f"{url} answers; {budget.get('remaining')} points left until "
+                                   f"{budget.get('resetAt')}")
