@@ -159,3 +159,62 @@ def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation
     offline = installation.cli("doctor", "--json", "--online", timeout=120)
     github = {c["check"]: c for c in json.loads(offline.stdout)["checks"]}["github token"]
     assert github["level"] == "fail" and github["cure"].startswith("export GITHUB_TOKEN")
+
+
+# The status commands read the same checks: `project status`, `index status`, `migrate validate`.
+
+def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_and_each_store(
+        copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    result = installation.cli("project", "status", "sample", "--json", check=True)
+    [document] = json.loads(result.stdout)["projects"]
+    [repository] = document["repositories"]
+    assert repository["repository"] == "Acme/Widgets"
+    assert repository["records"] == {"pull-request": 105, "review-submission": 134, "review-thread": 237}
+    assert repository["lastIngest"]["status"] == "completed" and repository["lastIngest"]["window"]["until"]
+    assert {name: check["level"] for name, check in document["state"].items()} == dict.fromkeys(
+        ["root", ".theurian/state/ writable", "allowlist", "evidence lake", "review store", "findings store",
+         "knowledge state", "retrieval index"], "ok")
+    assert document["proposals"] == {}
+    _newer_run(project)
+    text = installation.cli("project", "status", check=True).stdout
+    assert "review store: built" in text and "1 ingest run(s) since  [fail] -> `theurian review build`" in text
+    unknown = installation.cli("project", "status", "nope")
+    assert unknown.returncode == 1 and "no project 'nope' is registered" in unknown.stderr
+
+
+def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    args = ("index", "status", "--project", str(project), "--json")
+    assert json.loads(installation.cli(*args, check=True).stdout)["state"] == "current"
+    pointer = project / ".theurian/state/knowledge-index.json"
+    document = json.loads(pointer.read_text(encoding="utf-8"))
+    pointer.write_text(json.dumps(document | {"stateHash": "0" * 64}), encoding="utf-8")
+    stale = json.loads(installation.cli(*args, check=True).stdout)
+    assert stale["state"] == "stale" and stale["indexedState"] == "0" * 64
+    pointer.unlink()
+    assert installation.cli("index", "status", "--project", str(project), check=True).stdout.strip() == (
+        "not built (`theurian index build`)")
+
+
+def test_migrate_validate_checks_everything_and_applies_nothing(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    state = project / ".theurian/state"
+    before = sorted(p.name for p in state.iterdir())
+    valid = installation.cli("migrate", "validate", "--project", str(project), check=True)
+    assert valid.stdout.strip() == "2 migration(s) valid, 0 pending; nothing was applied"
+    _edit_applied_migration(project)
+    edited = installation.cli("migrate", "validate", "--project", str(project), "--json")
+    assert edited.returncode == 1 and json.loads(edited.stdout)["error"]["code"] == "MIGRATION_CHECKSUM_MISMATCH"
+    assert sorted(p.name for p in state.iterdir()) == before
+
+
+def test_migrate_validate_refuses_a_body_whose_hash_does_not_match(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    body = next(p for p in sorted((project / ".theurian/knowledge").rglob("*")) if p.is_file())
+    body.write_text(body.read_text(encoding="utf-8") + "changed\n", encoding="utf-8")
+    result = installation.cli("migrate", "validate", "--project", str(project))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"the body ../knowledge/{body.relative_to(project / '.theurian/knowledge')} hashes to sha256:" in (
+        result.stderr)
+    assert "not the contentSha256 the migration records; nothing was changed" in result.stderr

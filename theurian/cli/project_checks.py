@@ -140,7 +140,7 @@ def _head_time(root: Path) -> datetime | None:
 
 def _knowledge(root: Path) -> list[Check]:
     from knowledge.apply import migration_status
-    from knowledge.index import read_index_pointer
+    from knowledge.index_status import CURRENT, index_status
     from knowledge.state import read_pointer
 
     try:
@@ -159,15 +159,9 @@ def _knowledge(root: Path) -> list[Check]:
         return [Check("knowledge state", OK, "no migrations")]
     else:
         state = Check("knowledge state", OK, f"{len(status.applied)} migration(s) applied")
-    index = read_index_pointer(root)
     if pointer is None:
         return [state]
-    if index is None:
-        return [state, Check("retrieval index", FAIL, "not built", "`theurian index build`")]
-    if index.state_hash != pointer.state_hash:
-        return [state, Check("retrieval index", FAIL, "built over another state (searches fall back to substring "
-                                                      "matching)", "`theurian index build`")]
-    if index.disclosure_ceiling != disclosure_ceiling():
-        return [state, Check("retrieval index", FAIL, f"built under the ceiling {index.disclosure_ceiling}, not "
-                                                      f"{disclosure_ceiling()}", "`theurian index build`")]
-    return [state, Check("retrieval index", OK, f"current (index {index.build_id})")]
+    index = index_status(root, disclosure_ceiling())
+    if index.state != CURRENT:
+        return [state, Check("retrieval index", FAIL, index.describe().split(" (`")[0], "`theurian index build`")]
+    return [state, Check("retrieval index", OK, index.describe())]
