@@ -100,7 +100,7 @@ def _token_accepted(url: str) -> Check:
         token = access_token.current_token()
     except TheurianError as exc:
         return Check("daemon accepts the token", FAIL, exc.message, "`theurian auth rotate`")
-    # A notification needs no session and runs nothing: 202 once past the guard, 401 if the token is refused.
+    # A notification runs nothing: any answer but 401 (the SDK's own 202 or 400) means the guard admitted it.
     request = urllib.request.Request(url, method="POST",  # noqa: S310 - the daemon's own loopback URL data=b'{"jsonrpc": "2.0", "method": "notifications/x"}',
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
                                               "Accept": "application/json, text/event-stream"})
