@@ -15,7 +15,7 @@ import uvicorn
 from serve.http_guard import LOOPBACK_HOSTS
 from serve.server import build_app
 from serve.tooling import ServeSettings
-from theurian import __version__, access_token, daemon_state, installation
+from theurian import __version__, access_token, daemon_control, daemon_state, installation
 from theurian.errors import TheurianError
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -73,9 +73,14 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling())
     access_token.current_token()  # created on first start; a damaged one stops the daemon here, not per request
     sock = bind(host, port)
-    # Written once the port is ours, so `daemon status` and `daemon start` see this daemon, however it started.
-    record = daemon_state.write_record(host, port, __version__)
     configure_logging()
+    # Written once the port is ours, so `daemon status` and `daemon start` see this daemon, however it started;
+    # never over the record of another live daemon of this installation (its stop must still find it).
+    other = daemon_control.running()
+    record = daemon_state.write_record(host, port, __version__) if other is None else None
+    if other is not None:
+        logger.warning("another theurian daemon of this installation is running (pid %d at %s); `theurian daemon "
+                       "status` and `daemon stop` keep meaning that one", other.pid, other.mcp_url)
     app = build_app(settings, host=host)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
@@ -96,7 +101,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
-        daemon_state.remove_record(record.pid)
+        if record is not None:
+            daemon_state.remove_record(record.pid)
     logger.info("theurian daemon stopped")
 
 

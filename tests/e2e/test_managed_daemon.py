@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.support.daemon import forget, free_port, remember
+from tests.support.daemon import forget, free_port, remember, running_daemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import call_tool
 from theurian.daemon_control import STATUS_RUNNING, STATUS_STOPPED, STATUS_UNHEALTHY
@@ -146,3 +146,17 @@ def test_a_record_left_by_a_dead_daemon_is_reported_and_does_not_block_a_start(i
         assert _record(installation)["port"] == port
     finally:
         installation.cli("daemon", "stop", timeout=60)
+
+
+def test_a_foreground_serve_is_seen_by_status_and_refuses_a_background_start(installation: Installation) -> None:
+    with running_daemon(installation) as daemon:
+        status = json.loads(installation.cli("daemon", "status", "--json").stdout)
+        assert status["state"] == "running" and status["pid"] == daemon.process.pid
+        refused = installation.cli("daemon", "start", "--port", str(free_port()), timeout=60)
+        assert refused.returncode == EXIT_ALREADY_IN_PLACE and f"pid {daemon.process.pid}" in refused.stderr
+        # A second `serve` on another port still serves, but leaves the first one's record alone.
+        with running_daemon(installation) as second:
+            assert _record(installation)["pid"] == daemon.process.pid
+            assert "another theurian daemon of this installation is running" in second.log()
+        assert _record(installation)["pid"] == daemon.process.pid
+    assert not (installation.state_dir / RECORD_NAME).exists()
