@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from typing import IO
 
 import httpx
 import pytest
 
 from tests.support.daemon import forget, free_port, remember, running_daemon
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
 from theurian.daemon_control import STATUS_RUNNING, STATUS_STOPPED, STATUS_UNHEALTHY
 from theurian.daemon_state import LOG_NAME, RECORD_NAME, alive
@@ -160,3 +163,31 @@ def test_a_foreground_serve_is_seen_by_status_and_refuses_a_background_start(ins
             assert "another theurian daemon of this installation is running" in second.log()
         assert _record(installation)["pid"] == daemon.process.pid
     assert not (installation.state_dir / RECORD_NAME).exists()
+
+
+def _read_until(stream: IO[bytes], wanted: bytes, deadline: float) -> bytes:
+    seen = b""
+    while wanted not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+        if ready:
+            chunk = os.read(stream.fileno(), 65536)
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_logs_follow_prints_new_lines_as_the_daemon_writes_them(installation: Installation, started: int) -> None:
+    with subprocess.Popen([str(THEURIAN_BIN), "daemon", "logs", "-f", "-n", "1"], env=installation.env,
+                          stdout=subprocess.PIPE) as follower:
+        assert follower.stdout is not None
+        try:
+            # -n 1: the log's last line first, which says the follower has read to the end and is following.
+            first = _read_until(follower.stdout, b"\n", time.monotonic() + 30)
+            call_tool(f"http://127.0.0.1:{started}/mcp", "system.capabilities", {})
+            later = _read_until(follower.stdout, b"tool=system.capabilities", time.monotonic() + 30)
+        finally:
+            follower.send_signal(signal.SIGINT)
+            follower.wait(timeout=15)
+    assert first.count(b"\n") == 1 and b"Authorization: Bearer" in first  # the daemon's last start-up line
+    assert b"tool=system.capabilities project=- outcome=ok" in later

@@ -119,8 +119,8 @@ def logs(
             return
         raise typer.Exit(1) from None
     with handle:
-        tail = handle.read().splitlines()[-lines:] if lines else []
-        for line in tail:
+        existing = handle.read().splitlines()  # read whatever -n shows: following starts at the end
+        for line in existing[len(existing) - lines:] if lines else []:
             typer.echo(line)
         while follow:
             chunk = handle.read()
