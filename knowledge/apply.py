@@ -234,7 +234,22 @@ def rehearse_with(root: Path, candidate: Migration) -> None:
     """
     # Under its own name the candidate is already there only when an accept stopped just after linking it in.
     others = [load_migration(root, name) for name in migration_files(root) if name != candidate.file_name]
-    migrations = sorted([*others, candidate], key=lambda migration: migration.file_name)
+    _rehearse_all(root, sorted([*others, candidate], key=lambda migration: migration.file_name))
+
+
+def rehearse(root: Path) -> list[Migration]:
+    """Validate every migration and body, and replay them all into a database in memory: what `migrate apply`
+    would refuse, found without applying anything (`theurian migrate validate`).
+
+    Raises:
+        MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
+    """
+    migrations = [load_migration(root, name) for name in migration_files(root)]
+    _rehearse_all(root, migrations)
+    return migrations
+
+
+def _rehearse_all(root: Path, migrations: list[Migration]) -> None:
     _check_ids(migrations)
     _check_order(migrations)
     key = default_project_id(root) or "project"

@@ -63,15 +63,19 @@ if ! kill -0 "$DAEMON_PID" 2>/dev/null || ! curl -sf "http://127.0.0.1:$PORT/hea
   echo "demo: the daemon did not start on 127.0.0.1:$PORT" >&2
   exit 1
 fi
+# Every /mcp request carries the installation's bearer token; a client script takes it from the environment.
+THEURIAN_MCP_TOKEN="$("$THEURIAN" auth token)"
+export THEURIAN_MCP_TOKEN
 .venv/bin/python scripts/demo_client.py "http://127.0.0.1:$PORT/mcp"
 
 cat <<TEXT
 
 Theurian demo: project "sample" is served at  http://127.0.0.1:$PORT/mcp  (Streamable HTTP).
+Every request needs its bearer token: THEURIAN_HOME=$THEURIAN_HOME $THEURIAN auth token
 Connect an agent, for example:
-  Claude Code:    claude mcp add --transport http theurian http://127.0.0.1:$PORT/mcp
-  MCP Inspector:  npx @modelcontextprotocol/inspector@2.12.0 --cli http://127.0.0.1:$PORT/mcp --method tools/list
-  VS Code, Claude Desktop, claude.ai (tool names without dots): http://127.0.0.1:$PORT/mcp/compat, see docs/clients.md
+  Claude Code:    $("$THEURIAN" setup --client claude-code --port "$PORT")
+  MCP Inspector:  $("$THEURIAN" setup --client inspector --port "$PORT")
+  VS Code, Claude Desktop: theurian setup --client vscode (or claude-desktop); see docs/clients.md
 Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
 if [ "${THEURIAN_DEMO_NO_SERVE:-0}" = "1" ]; then

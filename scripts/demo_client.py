@@ -1,14 +1,22 @@
 """`make demo`'s first client: a real MCP SDK client asks the running daemon a few questions and prints the
-answers, so the demo shows the whole path before handing the daemon to you."""
+answers, so the demo shows the whole path before handing the daemon to you.
+
+It sends `Authorization: Bearer <token>`, the token taken from THEURIAN_MCP_TOKEN (as any client script may),
+else from the installation's token file."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 from typing import Any
 
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from theurian.access_token import client_token
 
 QUESTIONS: list[tuple[str, dict[str, Any]]] = [
     ("system.capabilities", {}),
@@ -42,7 +50,9 @@ def _summary(name: str, structured: dict[str, Any]) -> str:
 
 
 async def main(url: str) -> int:
-    async with Client(url) as client:
+    headers = {"Authorization": f"Bearer {client_token(os.environ)}"}
+    async with create_mcp_http_client(headers=headers) as http, \
+            Client(streamable_http_client(url, http_client=http)) as client:
         listed = {tool.name for tool in (await client.list_tools()).tools}
         for name, arguments in QUESTIONS:
             if name not in listed:

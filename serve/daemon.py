@@ -17,7 +17,7 @@ from serve.http_guard import LOOPBACK_HOSTS
 from serve.log_lines import configure_logging
 from serve.server import build_app
 from serve.tooling import ServeSettings
-from theurian import installation
+from theurian import __version__, access_token, daemon_control, daemon_state, installation
 from theurian.errors import TheurianError
 
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -60,12 +60,20 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool
     """Serve until interrupted; `read_only` leaves the write-intent tools unregistered.
 
     Raises:
-        ConfigError: the installation config names an unknown disclosure ceiling.
+        ConfigError: the installation config names an unknown disclosure ceiling, or the access token is damaged.
         PortInUseError: another process holds the port.
     """
     settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling(), read_only=read_only)
+    access_token.current_token()  # created on first start; a damaged one stops the daemon here, not per request
     sock = bind(host, port)
     configure_logging()
+    # Written once the port is ours, so `daemon status` and `daemon start` see this daemon, however it started;
+    # never over the record of another live daemon of this installation (its stop must still find it).
+    other = daemon_control.running()
+    record = daemon_state.write_record(host, port, __version__) if other is None else None
+    if other is not None:
+        logger.warning("another theurian daemon of this installation is running (pid %d at %s); `theurian daemon "
+                       "status` and `daemon stop` keep meaning that one", other.pid, other.mcp_url)
     app = build_app(settings, host=host)
     BoundedH11Protocol.max_open = max_connections()
     # log_config=None: uvicorn's own set-up would give its loggers multi-line records without a timestamp.
@@ -78,6 +86,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool
     logger.info("theurian serving MCP at http://%s:%d/mcp (the same tools under underscore names at %s; health: "
                 "/health)%s; Ctrl-C stops", shown_host, port, COMPAT_PATH,
                 " read-only: the write-intent tools are not registered" if read_only else "")
+    logger.info("every /mcp request needs Authorization: Bearer <the token in %s> (`theurian auth token`)",
+                access_token.token_path())
     # uvicorn shuts down gracefully on SIGTERM too, then raises the signal again with the handler it found: the
     # default one killed the process (exit 143) before it could say it had stopped. This one ends it cleanly.
     previous = signal.signal(signal.SIGTERM, _terminated)
@@ -88,6 +98,8 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool
     finally:
         signal.signal(signal.SIGTERM, previous)
         sock.close()
+        if record is not None:
+            daemon_state.remove_record(record.pid)
     logger.info("theurian daemon stopped")
 
 

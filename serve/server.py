@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Final
 
@@ -16,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from serve.bearer_guard import BearerGuard
 from serve.compat import COMPAT_PATH, Naming, canonical_naming, compat_naming
 from serve.dispatch import CallRecord, Dispatcher, ThreadLimits, current_call
 from serve.holdup import BodyDeadline
@@ -136,9 +138,11 @@ def _admission_problem(
     return validator.problem(tool.name, tool.input_schema, {} if arguments is None else arguments, shown_as=name)
 
 
-def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None) -> ASGIApp:
+def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None,
+              token: Callable[[], str] | None = None) -> ASGIApp:
     """The ASGI app: MCP at /mcp (the contract's tool names) and /mcp/compat (the same tools under underscore
-    names), liveness at /health, every route behind the loopback Host/Origin guard and the body deadline."""
+    names), liveness at /health; every route behind the body deadline and the loopback Host/Origin guard, and /mcp
+    with every path under it behind the installation's bearer token (`token`: where to read it)."""
     tools = registered_tools(read_only=settings.read_only) if tools is None else tools
     routes = {}
     for path, naming in ((MCP_PATH, canonical_naming(t.name for t in tools)),
@@ -150,5 +154,5 @@ def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[T
 
     app = mcp_routes_app(routes, max_body_bytes=MAX_REQUEST_BODY_BYTES,
                          extra_routes=[Route(HEALTH_PATH, health, methods=["GET"])])
-    guarded = LoopbackGuard(app, hosts=LOOPBACK_HOSTS | {host.strip("[]").lower()})
+    guarded = LoopbackGuard(BearerGuard(app, token=token), hosts=LOOPBACK_HOSTS | {host.strip("[]").lower()})
     return BodyDeadline(guarded, max_body_bytes=MAX_REQUEST_BODY_BYTES)

@@ -94,6 +94,7 @@ def _daemon_level(daemon: RunningDaemon, clients: int) -> tuple[float, list[floa
     """`clients` threads, each one kept-alive HTTP connection sending 2026-era tools/calls: calls/s, latencies,
     errors."""
     headers, body = modern_call("review.search", ARGUMENTS)
+    headers |= {"Authorization": f"Bearer {daemon.token}"}
     samples: list[float] = []
     errors = [0]
     lock = threading.Lock()

@@ -21,7 +21,6 @@ INITIALIZE = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                "clientInfo": {"name": "raw-test", "version": "0"}},
 }
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 SECRET = "ARGUMENT-VALUE-NEVER-LOGGED"
 
 
@@ -152,9 +151,9 @@ def test_a_wrong_type_and_an_unknown_tool_are_refusals_in_the_same_shape(module_
 
 
 def _raw_session(daemon: RunningDaemon, client: httpx.Client) -> dict[str, str]:
-    response = client.post(daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS)
+    response = client.post(daemon.mcp_url, json=INITIALIZE, headers=daemon.mcp_headers)
     assert response.status_code == 200, response.text
-    headers = dict(MCP_HEADERS)
+    headers = dict(daemon.mcp_headers)
     headers["mcp-session-id"] = response.headers["mcp-session-id"]
     headers["mcp-protocol-version"] = "2025-11-25"
     client.post(daemon.mcp_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
@@ -209,7 +208,8 @@ def test_dns_rebinding_shapes_are_refused_on_every_route(
     module_daemon: RunningDaemon, headers: dict, status: int, path: str
 ) -> None:
     response = httpx.request("POST" if path == "/mcp" else "GET", f"{module_daemon.base_url}{path}",
-                             json=INITIALIZE if path == "/mcp" else None, headers=MCP_HEADERS | headers, timeout=10)
+                             json=INITIALIZE if path == "/mcp" else None,
+                             headers=module_daemon.mcp_headers | headers, timeout=10)
     assert response.status_code == status
 
 
@@ -221,14 +221,15 @@ def test_dns_rebinding_shapes_are_refused_on_every_route(
 def test_loopback_hosts_and_origins_with_any_port_or_none_are_admitted(
     module_daemon: RunningDaemon, headers: dict
 ) -> None:
-    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=MCP_HEADERS | headers, timeout=10)
+    response = httpx.post(module_daemon.mcp_url, json=INITIALIZE, headers=module_daemon.mcp_headers | headers,
+                          timeout=10)
     assert response.status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/mcp", "/health"])
 def test_a_foreign_origin_sent_beside_a_loopback_one_is_refused(module_daemon: RunningDaemon, path: str) -> None:
     """Only the last Origin was judged, so a foreign one followed by a loopback one got in."""
-    headers = [*MCP_HEADERS.items(), ("Origin", "http://evil.example.com"), ("Origin", "http://localhost")]
+    headers = [*module_daemon.mcp_headers.items(), ("Origin", "http://evil.example.com"), ("Origin", "http://localhost")]
     response = httpx.request("POST" if path == "/mcp" else "GET", f"{module_daemon.base_url}{path}",
                              json=INITIALIZE if path == "/mcp" else None, headers=headers, timeout=10)
     assert response.status_code == 403
@@ -238,7 +239,7 @@ def test_an_oversized_body_is_refused_before_it_is_parsed(module_daemon: Running
     padding = "x" * (MAX_REQUEST_BODY_BYTES + 1)
     body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
             "params": {"name": "project.list", "arguments": {"pad": padding}}}
-    response = httpx.post(module_daemon.mcp_url, json=body, headers=MCP_HEADERS, timeout=30)
+    response = httpx.post(module_daemon.mcp_url, json=body, headers=module_daemon.mcp_headers, timeout=30)
     assert response.status_code == 413
 
 

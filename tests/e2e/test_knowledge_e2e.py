@@ -11,14 +11,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from mcp import Client
 
 import schemas
 from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
-from tests.support.mcp_client import BOTH_ERAS, Mode, ToolAnswer, call_tools
+from tests.support.mcp_client import BOTH_ERAS, Mode, ToolAnswer, call_tools, connected
 from theurian.installation import INSTALLATION_CONFIG_NAME
 
 LOCKED_SEARCHES = 4  # MAX_CONCURRENT_SEARCHES: these hold every permit while the state is locked
@@ -112,7 +111,7 @@ def test_the_fifth_concurrent_search_is_refused_with_the_capacity_constant(modul
     lock = sqlite3.connect(project / ".theurian/state" / pointer["stateFile"], isolation_level=None)
 
     async def scenario() -> list[ToolAnswer]:
-        async with Client(module_daemon.mcp_url) as client:
+        async with connected(module_daemon.mcp_url) as client:
             async def one() -> ToolAnswer:
                 result = await client.call_tool("knowledge.search", {"projectId": "kb", "query": "cache"})
                 return ToolAnswer(bool(result.is_error), "".join(getattr(b, "text", "") for b in result.content),

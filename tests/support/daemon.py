@@ -1,4 +1,9 @@
-"""A real daemon: `theurian serve` in a subprocess on a free loopback port, torn down after use."""
+"""A real daemon: `theurian serve` in a subprocess on a free loopback port, torn down after use.
+
+Every daemon started here is remembered by its address, so the MCP clients of `tests.support` (`mcp_client`,
+`mcp_session`, `inspector`) send its installation's bearer token without a test having to pass it: a test that
+talks to `daemon.mcp_url` through them is authorised, and one that speaks raw HTTP uses `daemon.mcp_headers`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -18,6 +24,11 @@ from tests.support.installation import THEURIAN_BIN, Installation
 START_TIMEOUT_SECONDS = 30.0
 # Between picking a free port and the daemon binding it, a parallel test worker can take it; pick again.
 PORT_ATTEMPTS = 3
+# Accept and Content-Type as a Streamable HTTP client sends them; `RunningDaemon.mcp_headers` adds the token.
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+# Installations of the daemons running now (or started by `theurian daemon start` in a test), by "host:port".
+_INSTALLATIONS: dict[str, Installation] = {}
 
 
 def free_port() -> int:
@@ -26,11 +37,32 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def remember(port: int, installation: Installation) -> None:
+    """Let the support clients authorise calls to the daemon on `port` with `installation`'s token."""
+    _INSTALLATIONS[f"127.0.0.1:{port}"] = installation
+
+
+def forget(port: int) -> None:
+    _INSTALLATIONS.pop(f"127.0.0.1:{port}", None)
+
+
+def token_for(url: str) -> str | None:
+    """The current token of the installation whose daemon answers at `url` (re-read each time, so a rotation is
+    followed as a configured client would); None for an address no daemon of the tests' was started on."""
+    installation = _INSTALLATIONS.get(urlsplit(url).netloc)
+    return installation.token() if installation is not None else None
+
+
+def bearer(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
 @dataclass
 class RunningDaemon:
     process: subprocess.Popen[str]
     port: int
     log_path: Path
+    installation: Installation
 
     @property
     def base_url(self) -> str:
@@ -44,6 +76,15 @@ class RunningDaemon:
     def compat_url(self) -> str:
         """The route serving the same tools under underscore names (serve.compat)."""
         return f"{self.base_url}/mcp/compat"
+
+    @property
+    def token(self) -> str:
+        return self.installation.token()
+
+    @property
+    def mcp_headers(self) -> dict[str, str]:
+        """What a raw HTTP client sends to /mcp: Accept, Content-Type and the bearer token."""
+        return MCP_HEADERS | bearer(self.token)
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8")
@@ -76,9 +117,11 @@ def running_daemon(
         except _PortTaken:
             if port is not None or attempt == PORT_ATTEMPTS - 1:
                 raise AssertionError(f"port {chosen} was taken: {daemon.log()}") from None
+    remember(daemon.port, installation)
     try:
         yield daemon
     finally:
+        forget(daemon.port)
         _stop(daemon)
 
 
@@ -90,7 +133,7 @@ def _start(installation: Installation, port: int, binary: Path, cwd: Path | None
             [str(binary), "serve", "--port", str(port), *options],
             env=installation.env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, text=True,
         )
-    return RunningDaemon(process, port, log_path)
+    return RunningDaemon(process, port, log_path, installation)
 
 
 def _stop(daemon: RunningDaemon) -> None:

@@ -94,6 +94,8 @@ class FakeGitHub:
                 "nameWithOwner": repo["nameWithOwner"], "isPrivate": repo["isPrivate"],
                 "visibility": repo["visibility"], "pullRequests": {
                     "totalCount": len(pulls), "pageInfo": info, "nodes": [self._shape_pr(p, v) for p in chunk]}}}}, cost
+        if name == "RateLimit":  # `theurian doctor --online`: the budget alone (the rate limit is added below)
+            return {"data": {"rateLimit": {}}}, 1
         node = self._nodes().get(v.get("id", ""))
         if node is None:
             return {"data": {"node": None}, "errors": [{"type": "NOT_FOUND", "path": ["node"],

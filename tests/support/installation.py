@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from theurian.access_token import TOKEN_NAME
 from theurian.installation import HOME_OVERRIDE_ENV
 
 THEURIAN_BIN = Path(sys.executable).parent / "theurian"
@@ -29,6 +30,15 @@ class Installation:
         env["NO_COLOR"] = "1"
         env["COLUMNS"] = "200"
         return env
+
+    @property
+    def state_dir(self) -> Path:
+        """The installation's state folder as its processes see it (`THEURIAN_HOME` is set in `env`)."""
+        return self.home / "state"
+
+    def token(self) -> str:
+        """The installation's current MCP access token (the daemon creates it on its first start)."""
+        return (self.state_dir / TOKEN_NAME).read_text(encoding="ascii").strip()
 
     def cli(self, *args: str, cwd: Path | None = None, check: bool = False, timeout: float = 120,
             extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -12,17 +12,17 @@ import threading
 from types import TracebackType
 from typing import Any
 
-from mcp import Client
 from mcp.types import CallToolResult
 
-from tests.support.mcp_client import Mode
+from tests.support.mcp_client import Mode, connected
 
 CALL_TIMEOUT_SECONDS = 60.0
 
 
 class McpSession:
-    def __init__(self, url: str, mode: Mode = "auto") -> None:
-        self.url, self.mode = url, mode
+    def __init__(self, url: str, mode: Mode = "auto", *, token: str | None = None) -> None:
+        """`token`: as `tests.support.mcp_client` takes it (default: the daemon's installation's token)."""
+        self.url, self.mode, self.token = url, mode, token
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._queue: asyncio.Queue[tuple[str, dict[str, Any], concurrent.futures.Future[Any]] | None] | None = None
@@ -52,7 +52,7 @@ class McpSession:
 
     async def _own(self, ready: concurrent.futures.Future[None]) -> None:
         self._queue = asyncio.Queue()
-        async with Client(self.url, mode=self.mode) as client:
+        async with connected(self.url, self.mode, self.token) as client:
             ready.set_result(None)
             while (item := await self._queue.get()) is not None:
                 name, arguments, future = item

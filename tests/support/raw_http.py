@@ -10,9 +10,8 @@ from typing import Any
 
 import httpx
 
-from tests.support.daemon import RunningDaemon
+from tests.support.daemon import MCP_HEADERS, RunningDaemon, bearer, token_for
 
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 MODERN_VERSION = "2026-07-28"
 LEGACY_VERSION = "2025-11-25"
 
@@ -24,13 +23,14 @@ def initialize_body(request_id: int = 1) -> dict[str, Any]:
 
 
 def post(client: httpx.Client, url: str, body: Any, headers: dict[str, str] | None = None) -> httpx.Response:
-    """One JSON-RPC POST with the headers every MCP route needs (plus `headers`)."""
-    return client.post(url, json=body, headers=MCP_HEADERS | (headers or {}))
+    """One JSON-RPC POST with the headers every MCP route needs, the daemon's token among them (plus `headers`)."""
+    return client.post(url, json=body, headers=MCP_HEADERS | bearer(token_for(url)) | (headers or {}))
 
 
 def request_head(daemon: RunningDaemon, method: str, path: str, body_length: int = 0) -> bytes:
     head = (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{daemon.port}\r\n"
-            f"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n")
+            f"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            f"Authorization: Bearer {daemon.token}\r\n")
     if body_length:
         head += f"Content-Length: {body_length}\r\n"
     return (head + "\r\n").encode("ascii")

@@ -48,3 +48,26 @@ def index_line(published: IndexPointer) -> str:
     model = published.model.name if published.model else "none"
     return (f"index {published.build_id} built from state {published.state_hash} "
             f"(channels: {', '.join(published.channels)}; embedding model: {model})")
+
+
+@app.command("status")
+def status(
+    project: ProjectOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Whether the index is the one knowledge.search ranks with: current, stale, built under another disclosure
+    ceiling, or not built."""
+    from knowledge.index_status import index_status
+
+    report = index_status(project_root(project), disclosure_ceiling())
+    if as_json:
+        index = report.index
+        typer.echo(json.dumps({
+            "state": report.state,
+            "buildId": index.build_id if index else None,
+            "indexedState": index.state_hash if index else None,
+            "activeState": report.active.state_hash if report.active else None,
+            "disclosureCeiling": index.disclosure_ceiling if index else None,
+        }))
+        return
+    typer.echo(report.describe())

@@ -11,6 +11,9 @@ from typer._click.exceptions import ClickException  # typer vendors click; its e
 
 from theurian import __version__
 from theurian.cli import (
+    auth_commands,
+    daemon_commands,
+    doctor_command,
     findings_commands,
     index_commands,
     init_command,
@@ -20,6 +23,7 @@ from theurian.cli import (
     read_commands,
     review_commands,
     serve_command,
+    setup_commands,
     sync_command,
 )
 from theurian.cli.error_text import escape_text, os_error_text
@@ -53,6 +57,9 @@ def main(
 
 app.command("init")(init_command.init)
 app.command("serve")(serve_command.serve)
+app.command("setup")(setup_commands.setup)
+app.command("uninstall")(setup_commands.uninstall)
+app.command("doctor")(doctor_command.doctor)
 app.add_typer(project_commands.app, name="project")
 app.add_typer(review_commands.app, name="review")
 app.add_typer(findings_commands.app, name="findings")
@@ -63,6 +70,8 @@ app.command("sync")(sync_command.sync)
 review_commands.app.command("search")(read_commands.review_search)
 findings_commands.app.command("list")(read_commands.findings_list)
 app.add_typer(read_commands.knowledge_app, name="knowledge")
+app.add_typer(daemon_commands.app, name="daemon")
+app.add_typer(auth_commands.app, name="auth")
 
 
 

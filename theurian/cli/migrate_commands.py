@@ -96,3 +96,33 @@ def status(project: ProjectOption = None, as_json: JsonOption = False) -> None:
         typer.echo(f"{mark}\t{applied.file_name}")
     for name in report.pending:
         typer.echo(f"pending\t{name}")
+
+
+@app.command("validate")
+def validate(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+    """Check every migration and knowledge body, and replay them all in memory, without applying anything.
+
+    Fails (exit 1) on what `migrate apply` would refuse: an invalid migration or body hash, an applied migration
+    edited since (MIGRATION_CHECKSUM_MISMATCH), a revision conflict.
+    """
+    from knowledge.apply import migration_status, recorded_migrations, rehearse
+    from knowledge.errors import MigrationChecksumMismatchError
+
+    root = project_root(project)
+    try:
+        migrations = rehearse(root)
+        report = migration_status(root)
+        if report.edited:
+            _, applied, _ = recorded_migrations(root)
+            edited = next(a for a in applied if a.file_name == report.edited[0])
+            current = next((m for m in migrations if m.file_name == edited.file_name), None)
+            raise MigrationChecksumMismatchError(edited.file_name, recorded=edited.checksum,
+                                                 actual=current.checksum if current else None)
+    except KnowledgeError as exc:
+        if as_json:
+            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
+        raise
+    if as_json:
+        typer.echo(json.dumps({"valid": len(migrations), "pending": report.pending}))
+        return
+    typer.echo(f"{len(migrations)} migration(s) valid, {len(report.pending)} pending; nothing was applied")

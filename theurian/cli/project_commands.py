@@ -1,4 +1,4 @@
-"""`theurian project register | unregister | list`."""
+"""`theurian project register | unregister | list | status`."""
 
 from __future__ import annotations
 
@@ -9,10 +9,12 @@ from typing import Annotated
 import typer
 
 from theurian import registry
+from theurian.cli import project_status
 from theurian.errors import AlreadyInPlaceError
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
+app.command("status")(project_status.status)
 
 
 @app.command("register")

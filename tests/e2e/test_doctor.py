@@ -1,0 +1,220 @@
+"""`theurian doctor` through the real CLI: every check green on the demo project with its daemon running, and
+each broken state a test can make named, with its cure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.support.daemon import free_port
+from tests.support.installation import Installation
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`make demo`'s folder, built once (its daemon stopped): an installation and a fully built sample project."""
+    folder = tmp_path_factory.mktemp("doctor") / "demo"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
+    env |= {"THEURIAN_DEMO_DIR": str(folder), "THEURIAN_DEMO_PORT": str(free_port()), "THEURIAN_DEMO_NO_SERVE": "1"}
+    result = subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return folder
+
+
+@pytest.fixture
+def copy(demo: Path, tmp_path: Path) -> tuple[Installation, Path]:
+    """A copy of the demo (installation and project) to break, its registration pointing at the copy."""
+    shutil.copytree(demo, tmp_path / "demo", symlinks=True)
+    installation = Installation(tmp_path / "demo" / "installation")
+    project = tmp_path / "demo" / "sample-project"
+    installation.cli("project", "unregister", "sample", check=True)
+    installation.cli("project", "register", str(project), "--id", "sample", check=True)
+    return installation, project
+
+
+@pytest.fixture
+def running(copy: tuple[Installation, Path]) -> Iterator[tuple[Installation, Path]]:
+    installation, _ = copy
+    installation.cli("daemon", "start", "--port", str(free_port()), check=True, timeout=60)
+    try:
+        yield copy
+    finally:
+        installation.cli("daemon", "stop", timeout=60)
+
+
+def _doctor(installation: Installation, *args: str) -> tuple[int, dict[str, dict[str, str]]]:
+    result = installation.cli("doctor", "--json", *args, timeout=120)
+    document = json.loads(result.stdout)
+    assert document["ok"] is (result.returncode == 0)
+    return result.returncode, {c["check"]: c for c in document["checks"]}
+
+
+def test_every_check_passes_on_the_demo_project_with_its_daemon_running(running: tuple[Installation, Path]) -> None:
+    installation, _ = running
+    code, checks = _doctor(installation)
+    assert code == 0
+    assert {name for name, c in checks.items() if c["level"] != "ok"} == {"github token"}  # a warning only
+    for name in ("python", "git", "project registry", "access token", "daemon", "daemon accepts the token",
+                 "sample: review store", "sample: findings store", "sample: knowledge state",
+                 "sample: retrieval index", "sample: .theurian/state/ writable", "sample: evidence lake"):
+        assert checks[name]["level"] == "ok", checks[name]
+    table = installation.cli("doctor").stdout
+    assert table.rstrip().endswith("every check passed") and "FAIL" not in table
+
+
+def _newer_run(project: Path) -> None:
+    runs = project / ".theurian/review/runs"
+    manifest = json.loads(next(runs.iterdir()).read_text(encoding="utf-8"))
+    later = (datetime.now(UTC) + timedelta(hours=1)).isoformat(timespec="seconds").replace("+00:00", "Z")
+    manifest["finishedAt"] = later
+    (runs / next(runs.iterdir()).name).write_text(json.dumps(manifest), encoding="utf-8")
+
+
+def _new_commit(project: Path) -> None:
+    future = (datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": future, "GIT_COMMITTER_DATE": future}
+    subprocess.run(["git", "-C", str(project), "commit", "--allow-empty", "-q", "-m", "later"], env=env, check=True)
+
+
+def _edit_applied_migration(project: Path) -> None:
+    migration = sorted((project / ".theurian/migrations").iterdir())[0]
+    migration.write_text(migration.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+
+
+def _chmod(path: str, mode: int) -> Callable[[Installation, Path], None]:
+    return lambda installation, project: (installation.home / path).chmod(mode)
+
+
+BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = {
+    # what is broken: (how, the check that fails, what it says, its cure)
+    "review store removed": (lambda i, p: (p / ".theurian/state/review-store.duckdb").unlink(),
+                             "sample: review store", "not servable (absent)", "`theurian review build`"),
+    "an ingest since the build": (lambda i, p: _newer_run(p), "sample: review store", "1 ingest run(s) since",
+                                  "`theurian review build`"),
+    "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
+                                          "HEAD was committed after it", "`theurian findings build`"),
+    "findings store removed": (lambda i, p: (p / ".theurian/state/theurian-findings-local.sqlite").unlink(),
+                               "sample: findings store", "not servable (absent)", "`theurian findings build`"),
+    "an applied migration edited": (lambda i, p: _edit_applied_migration(p), "sample: knowledge state",
+                                    "MIGRATION_CHECKSUM_MISMATCH", "restore the applied file as it was"),
+    "knowledge state removed": (lambda i, p: (p / ".theurian/state/knowledge-active.json").unlink(),
+                                "sample: knowledge state", "2 migration(s) pending", "`theurian migrate apply`"),
+    "index removed": (lambda i, p: (p / ".theurian/state/knowledge-index.json").unlink(),
+                      "sample: retrieval index", "not built", "`theurian index build`"),
+    "lake removed": (lambda i, p: shutil.rmtree(p / ".theurian/review"), "sample: evidence lake", "empty",
+                     "`theurian review ingest`"),
+    "allowlist unreadable": (lambda i, p: (p / ".theurian/config.toml").write_text("[review\n", encoding="utf-8"),
+                             "sample: allowlist", "not valid TOML", "fix .theurian/config.toml"),
+    "state folder is a file": (lambda i, p: (shutil.rmtree(p / ".theurian/state"),
+                                             (p / ".theurian/state").write_text("", encoding="utf-8")),
+                               "sample: .theurian/state/ writable", "", "make"),
+    "project root gone": (lambda i, p: shutil.rmtree(p), "sample: root", "is not a folder",
+                          "restore it, or `theurian project unregister sample`"),
+    "token readable by others": (_chmod("state/mcp-token", 0o644), "access token", "others can read it",
+                                 "`chmod 600 "),
+    "secret readable by others": (_chmod("state/build-stamp.key", 0o640), "build-stamp secret", "others can read it",
+                                  "`chmod 600 "),
+    "token damaged": (lambda i, p: (i.home / "state/mcp-token").write_text("x\n", encoding="utf-8"), "access token",
+                      "is damaged", "`theurian auth rotate`"),
+    "daemon not running": (lambda i, p: None, "daemon", "not running", "`theurian daemon start`"),
+}
+
+
+@pytest.mark.parametrize("broken", list(BROKEN))
+def test_each_broken_state_fails_its_check_and_names_the_cure(copy: tuple[Installation, Path], broken: str) -> None:
+    installation, project = copy
+    damage, name, state, cure = BROKEN[broken]
+    damage(installation, project)
+    code, checks = _doctor(installation)
+    assert code == 1
+    assert checks[name]["level"] == "fail", checks[name]
+    assert state in checks[name]["state"] and checks[name]["cure"].startswith(cure), checks[name]
+
+
+def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation, Path]) -> None:
+    from tests.support.fake_github import FakeGitHub
+    from tests.support.github_corpus import load_fixture
+
+    installation, _ = copy
+    with FakeGitHub(load_fixture()).running() as fake:
+        env = {"GITHUB_TOKEN": "test-token", "GITHUB_API_URL": fake.url}
+        result = installation.cli("doctor", "--json", "--online", extra_env=env, timeout=120)
+    checks = {c["check"]: c for c in json.loads(result.stdout)["checks"]}
+    assert checks["github token"] == {"check": "github token", "level": "ok",
+                                      "state": "GITHUB_TOKEN is set (not shown)", "cure": ""}
+    assert checks["github api"]["level"] == "ok" and "points left" in checks["github api"]["state"]
+    assert "test-token" not in result.stdout
+    offline = installation.cli("doctor", "--json", "--online", timeout=120)
+    github = {c["check"]: c for c in json.loads(offline.stdout)["checks"]}["github token"]
+    assert github["level"] == "fail" and github["cure"].startswith("export GITHUB_TOKEN")
+
+
+# The status commands read the same checks: `project status`, `index status`, `migrate validate`.
+
+def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_and_each_store(
+        copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    result = installation.cli("project", "status", "sample", "--json", check=True)
+    [document] = json.loads(result.stdout)["projects"]
+    [repository] = document["repositories"]
+    assert repository["repository"] == "Acme/Widgets"
+    assert repository["records"] == {"pull-request": 105, "review-submission": 134, "review-thread": 237}
+    assert repository["lastIngest"]["status"] == "completed" and repository["lastIngest"]["window"]["until"]
+    assert {name: check["level"] for name, check in document["state"].items()} == dict.fromkeys(
+        ["root", ".theurian/state/ writable", "allowlist", "evidence lake", "review store", "findings store",
+         "knowledge state", "retrieval index"], "ok")
+    assert document["proposals"] == {}
+    _newer_run(project)
+    text = installation.cli("project", "status", check=True).stdout
+    assert "review store: built" in text and "1 ingest run(s) since  [fail] -> `theurian review build`" in text
+    unknown = installation.cli("project", "status", "nope")
+    assert unknown.returncode == 1 and "no project 'nope' is registered" in unknown.stderr
+
+
+def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    args = ("index", "status", "--project", str(project), "--json")
+    assert json.loads(installation.cli(*args, check=True).stdout)["state"] == "current"
+    pointer = project / ".theurian/state/knowledge-index.json"
+    document = json.loads(pointer.read_text(encoding="utf-8"))
+    pointer.write_text(json.dumps(document | {"stateHash": "0" * 64}), encoding="utf-8")
+    stale = json.loads(installation.cli(*args, check=True).stdout)
+    assert stale["state"] == "stale" and stale["indexedState"] == "0" * 64
+    pointer.unlink()
+    assert installation.cli("index", "status", "--project", str(project), check=True).stdout.strip() == (
+        "not built (`theurian index build`)")
+
+
+def test_migrate_validate_checks_everything_and_applies_nothing(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    state = project / ".theurian/state"
+    before = sorted(p.name for p in state.iterdir())
+    valid = installation.cli("migrate", "validate", "--project", str(project), check=True)
+    assert valid.stdout.strip() == "2 migration(s) valid, 0 pending; nothing was applied"
+    _edit_applied_migration(project)
+    edited = installation.cli("migrate", "validate", "--project", str(project), "--json")
+    assert edited.returncode == 1 and json.loads(edited.stdout)["error"]["code"] == "MIGRATION_CHECKSUM_MISMATCH"
+    assert sorted(p.name for p in state.iterdir()) == before
+
+
+def test_migrate_validate_refuses_a_body_whose_hash_does_not_match(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    body = next(p for p in sorted((project / ".theurian/knowledge").rglob("*")) if p.is_file())
+    body.write_text(body.read_text(encoding="utf-8") + "changed\n", encoding="utf-8")
+    result = installation.cli("migrate", "validate", "--project", str(project))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"the body ../knowledge/{body.relative_to(project / '.theurian/knowledge')} hashes to sha256:" in (
+        result.stderr)
+    assert "not the contentSha256 the migration records; nothing was changed" in result.stderr

@@ -1,0 +1,128 @@
+"""The Claude Code plugin folder (integrations/claude-code) against the plugin format Claude Code documents, and
+its parts against a real daemon: the MCP entry's header gets answers, the session-start hook tells a stopped
+daemon from a running one, and every CLI command the slash commands run exists."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+import typer.main
+import yaml
+
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import THEURIAN_BIN, Installation
+from tests.support.mcp_client import connected
+from theurian import __version__
+from theurian.access_token import TOKEN_ENV
+from theurian.cli.main import app
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "integrations" / "claude-code"
+SCHEMA = json.loads((Path(__file__).with_name("claude_code_plugin.schema.json")).read_text(encoding="utf-8"))
+
+
+def _check(definition: str, document: Any) -> None:
+    jsonschema.Draft202012Validator({**SCHEMA, "$ref": f"#/$defs/{definition}"}).validate(document)
+
+
+def _json(relative: str) -> Any:
+    return json.loads((PLUGIN / relative).read_text(encoding="utf-8"))
+
+
+def _front_matter(path: Path) -> tuple[dict[str, Any], str]:
+    text = path.read_text(encoding="utf-8")
+    match = re.fullmatch(r"---\n(.*?)\n---\n(.*)", text, re.DOTALL)
+    assert match, f"{path.name} has no YAML front matter"
+    return yaml.safe_load(match.group(1)), match.group(2)
+
+
+def test_the_manifest_follows_the_documented_format_and_carries_the_package_version() -> None:
+    manifest = _json(".claude-plugin/plugin.json")
+    _check("manifest", manifest)
+    assert manifest["name"] == "theurian" and manifest["version"] == __version__
+
+
+def test_the_schema_refuses_what_claude_code_would_not_load() -> None:
+    """The check can fail: a name Claude Code rejects, a path without ./, a hook of an unknown event."""
+    for bad in ({"name": "Theurian"}, {"name": "theurian", "commands": "commands/"}, {"name": "x", "colour": 1}):
+        with pytest.raises(jsonschema.ValidationError):
+            _check("manifest", bad)
+    with pytest.raises(jsonschema.ValidationError):
+        _check("hooksFile", {"hooks": {"OnBoot": [{"hooks": [{"type": "command", "command": "x"}]}]}})
+
+
+def test_the_mcp_entry_hooks_and_commands_follow_the_documented_formats() -> None:
+    _check("mcpFile", _json(".mcp.json"))
+    _check("hooksFile", _json("hooks/hooks.json"))
+    commands = sorted(PLUGIN.glob("commands/*.md"))
+    assert [c.stem for c in commands] == ["ingest", "search", "status"]
+    for command in commands:
+        front, body = _front_matter(command)
+        _check("commandFrontMatter", front)
+        assert body.strip()
+
+
+def _command_paths() -> set[tuple[str, ...]]:
+    paths: set[tuple[str, ...]] = set()
+
+    def walk(command: Any, prefix: tuple[str, ...]) -> None:
+        paths.add(prefix)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, (*prefix, name))
+
+    walk(typer.main.get_command(app), ())
+    return paths
+
+
+def test_every_cli_command_the_slash_commands_and_hook_run_exists() -> None:
+    files = [*PLUGIN.glob("commands/*.md"), PLUGIN / "hooks/session-start.sh"]
+    # A command as the files run it: quoted in backticks, allowed as Bash(...), or tested by the hook's `if`.
+    named = {tuple(m.split()) for path in files
+             for m in re.findall(r"(?:`|Bash\(|if )theurian((?: [a-z]+){1,2})", path.read_text(encoding="utf-8"))}
+    assert len(named) >= 8, named
+    assert named <= _command_paths(), named - _command_paths()
+
+
+def test_the_mcp_entry_with_the_token_from_the_environment_is_answered_by_the_daemon(
+        module_daemon: RunningDaemon) -> None:
+    entry = _json(".mcp.json")["mcpServers"]["theurian"]
+    assert entry["url"] == "http://127.0.0.1:7419/mcp"  # the default address; the test's daemon has its own port
+    # Expanded as Claude Code expands ${VAR} in a header, with the variable the docs tell the user to export.
+    environment = {TOKEN_ENV: module_daemon.token}
+    header = re.sub(r"\$\{(\w+)\}", lambda m: environment[m.group(1)], entry["headers"]["Authorization"])
+    assert header == f"Bearer {module_daemon.token}"
+
+    async def listed() -> int:
+        async with connected(module_daemon.mcp_url, token=header.removeprefix("Bearer ")) as client:
+            return len((await client.list_tools()).tools)
+
+    assert asyncio.run(listed()) > 0
+
+
+def _hook(installation: Installation, **extra: str) -> subprocess.CompletedProcess[str]:
+    command = _json("hooks/hooks.json")["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    env = installation.env | {"CLAUDE_PLUGIN_ROOT": str(PLUGIN), "PATH": f"{THEURIAN_BIN.parent}:/usr/bin:/bin"}
+    env.pop(TOKEN_ENV, None)
+    return subprocess.run(["bash", "-c", command], env=env | extra, capture_output=True, text=True, timeout=60)
+
+
+def test_the_session_start_hook_says_what_to_do_when_the_daemon_is_down(installation: Installation) -> None:
+    result = _hook(installation)
+    assert result.returncode == 0
+    assert "the daemon is not running" in result.stdout and "`theurian daemon start`" in result.stdout
+    assert "THEURIAN_MCP_TOKEN is not set" in result.stdout
+
+
+def test_the_session_start_hook_reports_a_running_daemon(module_installation: Installation,
+                                                         module_daemon: RunningDaemon) -> None:
+    result = _hook(module_installation, **{TOKEN_ENV: module_daemon.token})
+    assert result.returncode == 0
+    assert result.stdout.strip() == ("Theurian: the daemon is running; its MCP tools (system.capabilities first) "
+                                     "answer for registered projects.")

@@ -1,0 +1,98 @@
+"""`theurian setup` and `theurian uninstall` through the real CLI: both service formats, by the files they write."""
+
+from __future__ import annotations
+
+import plistlib
+import sys
+from pathlib import Path
+
+from tests.support.installation import THEURIAN_BIN, Installation
+from theurian.client_lines import CLIENTS, client_config, client_url
+from theurian.errors import EXIT_USAGE
+
+UNIT = Path("xdg-config/systemd/user/theurian.service")
+AGENT = Path("user-home/Library/LaunchAgents/dev.theurian.daemon.plist")
+DAEMON_ARGS = ["-m", "theurian", "daemon", "start", "--foreground", "--port", "7777"]
+
+
+def test_a_dry_run_prints_the_systemd_unit_and_commands_and_writes_nothing(installation: Installation) -> None:
+    result = installation.cli("setup", "--dry-run", "--service", "systemd", "--port", "7777", check=True)
+    unit = installation.home / UNIT
+    assert f"would write {unit}:" in result.stdout
+    assert "ExecStart=" + " ".join(f'"{w}"' for w in [sys.executable, *DAEMON_ARGS]) in result.stdout
+    assert f'Environment="THEURIAN_HOME={installation.home}"' in result.stdout
+    assert "would run: systemctl --user daemon-reload" in result.stdout
+    assert "would run: systemctl --user enable --now theurian.service" in result.stdout
+    assert not unit.exists() and not (installation.state_dir / "mcp-token").exists()
+
+
+def test_a_dry_run_prints_the_launchd_agent_and_writes_nothing(installation: Installation) -> None:
+    result = installation.cli("setup", "--dry-run", "--service", "launchd", "--port", "7777", check=True)
+    agent = installation.home / AGENT
+    assert f"would write {agent}:" in result.stdout and "<key>ProgramArguments</key>" in result.stdout
+    assert "would run: launchctl bootstrap gui/" in result.stdout
+    assert not agent.exists()
+
+
+def test_setup_writes_the_systemd_unit_it_printed(installation: Installation) -> None:
+    printed = installation.cli("setup", "--dry-run", "--service", "systemd", "--port", "7777", check=True).stdout
+    written = installation.cli("setup", "--no-start", "--service", "systemd", "--port", "7777", check=True)
+    unit = (installation.home / UNIT).read_text(encoding="utf-8")
+    assert unit.rstrip("\n") in printed and f"write {installation.home / UNIT}:" in written.stdout
+    assert "systemctl" not in written.stdout  # --no-start: the manager is not asked
+    assert "[Install]\nWantedBy=default.target" in unit
+    assert f"StandardOutput=append:{installation.state_dir / 'daemon.log'}" in unit
+    assert (installation.state_dir / "mcp-token").exists()  # clients can be configured before the first start
+
+
+def test_setup_writes_a_launchd_agent_that_runs_the_daemon_for_this_installation(installation: Installation) -> None:
+    installation.cli("setup", "--no-start", "--service", "launchd", "--port", "7777", check=True)
+    agent = plistlib.loads((installation.home / AGENT).read_bytes())
+    assert agent["Label"] == "dev.theurian.daemon"
+    assert agent["ProgramArguments"] == [sys.executable, *DAEMON_ARGS]
+    assert agent["EnvironmentVariables"]["THEURIAN_HOME"] == str(installation.home)
+    assert agent["RunAtLoad"] is True and agent["KeepAlive"] == {"SuccessfulExit": False}
+    assert agent["StandardErrorPath"] == str(installation.state_dir / "daemon.log")
+
+
+def test_uninstall_service_only_removes_the_unit_and_keeps_the_installation(installation: Installation) -> None:
+    installation.cli("setup", "--no-start", "--service", "launchd", check=True)
+    token = installation.token()
+    dry = installation.cli("uninstall", "--service-only", "--service", "launchd", "--dry-run", check=True)
+    assert f"would remove {installation.home / AGENT}" in dry.stdout and (installation.home / AGENT).exists()
+    assert "would run: launchctl bootout gui/" in dry.stdout
+    # No service manager on PATH: its step is skipped, said so, and the file is still removed.
+    result = installation.cli("uninstall", "--service-only", "--service", "launchd", check=True,
+                              extra_env={"PATH": str(THEURIAN_BIN.parent)})
+    assert not (installation.home / AGENT).exists()
+    assert "skipped: launchctl is not on this system" in result.stderr
+    assert installation.token() == token
+
+
+def test_uninstall_of_the_whole_installation_needs_yes_and_then_removes_its_folders(
+        installation: Installation) -> None:
+    installation.cli("auth", "token", check=True)
+    refused = installation.cli("uninstall", "--service", "systemd")
+    assert refused.returncode == EXIT_USAGE and "pass --yes" in refused.stderr
+    assert installation.state_dir.exists()
+    done = installation.cli("uninstall", "--service", "systemd", "--yes", check=True)
+    assert f"removed {installation.state_dir}" in done.stdout
+    assert "no service installed" in done.stdout
+    assert not installation.state_dir.exists()
+
+
+def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_filled_in(
+        installation: Installation) -> None:
+    token = installation.cli("auth", "token", check=True).stdout.strip()
+    for client in CLIENTS:
+        printed = installation.cli("setup", "--client", client, "--port", "7777", check=True).stdout
+        assert printed.rstrip("\n") == client_config(client, client_url(client, 7777), token)
+    assert installation.cli("setup", "--client", "emacs").returncode == EXIT_USAGE
+
+
+def test_setup_without_its_service_manager_writes_the_unit_and_says_what_to_run(installation: Installation) -> None:
+    result = installation.cli("setup", "--service", "systemd", extra_env={"PATH": str(THEURIAN_BIN.parent)})
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("theurian: systemctl is not on this system: run `systemctl --user "
+                                     "daemon-reload` where it is, or pass --no-start")
+    assert (installation.home / UNIT).is_file()

@@ -1,0 +1,28 @@
+"""`theurian auth token | rotate`: the local access token every MCP client of this installation presents."""
+
+from __future__ import annotations
+
+import typer
+
+from theurian import access_token
+
+app = typer.Typer(help="The bearer token MCP clients send to this installation's daemon.", no_args_is_help=True)
+
+
+@app.command("token")
+def token() -> None:
+    """Print the token (created on first use) for a client's configuration: `Authorization: Bearer <token>`.
+
+    It is printed alone on standard output, so `export THEURIAN_MCP_TOKEN=$(theurian auth token)` works.
+    """
+    typer.echo(access_token.current_token())
+
+
+@app.command("rotate")
+def rotate() -> None:
+    """Replace the token. A running daemon takes the new one on its next request; the old one stops working at
+    once, so every client must be given the new one (printed alone on standard output)."""
+    new = access_token.rotate()
+    typer.echo(f"rotated the access token in {access_token.token_path()}; the old one no longer works: give "
+               "every client the new one (`theurian setup --client ...` prints its line)", err=True)
+    typer.echo(new)

@@ -1,0 +1,146 @@
+"""The installation-wide checks of `theurian doctor`: Python and git, the installation's own files and their
+modes, the daemon (running, reachable, accepting this installation's token), and the GitHub token."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Final
+
+from theurian import access_token, daemon_control, installation, registry
+from theurian.cli.project_checks import FAIL, OK, WARN, Check
+from theurian.errors import TheurianError
+
+MIN_PYTHON: Final = (3, 11)
+_PRIVATE: Final = 0o600
+
+
+def installation_checks() -> list[Check]:
+    return [_python(), _git(), _registry(), _config(), _private_file("build-stamp secret",
+            installation.state_dir() / installation.SECRET_NAME, "made by the first build", required=False),
+            _token_file()]
+
+
+def _python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info[:2] < MIN_PYTHON:
+        return Check("python", FAIL, version, "install Python 3.11 or newer")
+    return Check("python", OK, version)
+
+
+def _git() -> Check:
+    if shutil.which("git") is None:
+        return Check("git", FAIL, "not found", "install git (`theurian findings build` reads the history)")
+    done = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=30,  # noqa: S607
+                          check=False)
+    return Check("git", OK, done.stdout.strip().removeprefix("git version "))
+
+
+def _registry() -> Check:
+    try:
+        snapshot = registry.read()
+    except TheurianError as exc:
+        return Check("project registry", FAIL, exc.message, f"fix {installation.registry_path()} by hand")
+    return Check("project registry", OK, f"{len(snapshot.registrations)} project(s) ({installation.registry_path()})")
+
+
+def _config() -> Check:
+    try:
+        ceiling = installation.disclosure_ceiling()
+    except TheurianError as exc:
+        return Check("installation config", FAIL, exc.message, f"fix {installation.installation_config_path()}")
+    return Check("installation config", OK, f"disclosure ceiling {ceiling}")
+
+
+def _private_file(name: str, path: Path, absent: str, *, required: bool) -> Check:
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return Check(name, FAIL if required else OK, f"not created yet ({absent})")
+    if mode & 0o077:
+        return Check(name, FAIL, f"{path} is mode {mode:o}: others can read it", f"`chmod 600 {path}`")
+    return Check(name, OK, f"{path} (mode {_PRIVATE:o})")
+
+
+def _token_file() -> Check:
+    check = _private_file("access token", access_token.token_path(), "`theurian auth token` makes it",
+                          required=True)
+    if check.level != OK:
+        return Check(check.name, check.level, check.state, check.cure or "`theurian auth token`")
+    try:
+        access_token.current_token()
+    except TheurianError as exc:
+        return Check("access token", FAIL, exc.message, "`theurian auth rotate`")
+    return check
+
+
+def daemon_checks() -> list[Check]:
+    report = daemon_control.status()
+    record = report.record
+    if report.state == "stopped" or record is None:
+        return [Check("daemon", FAIL, "not running", "`theurian daemon start` (or `theurian setup`)")]
+    if report.state == "dead":
+        return [Check("daemon", FAIL, f"recorded pid {record.pid} is gone", "`theurian daemon start`")]
+    if report.state != "running":
+        return [Check("daemon", FAIL, f"pid {record.pid} does not answer {record.base_url}/health",
+                      "`theurian daemon logs`; then `theurian daemon stop` and `theurian daemon start`")]
+    version = (report.health or {}).get("version")
+    running = Check("daemon", OK, f"pid {record.pid} at {record.mcp_url}, version {version}")
+    return [running, _token_accepted(record.mcp_url)]
+
+
+def _token_accepted(url: str) -> Check:
+    try:
+        token = access_token.current_token()
+    except TheurianError as exc:
+        return Check("daemon accepts the token", FAIL, exc.message, "`theurian auth rotate`")
+    # A notification runs nothing: any answer but 401 (the SDK's own 202 or 400) means the guard admitted it.
+    request = urllib.request.Request(url, method="POST",  # noqa: S310 - the daemon's own loopback URL data=b'{"jsonrpc": "2.0", "method": "notifications/x"}',
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+                                              "Accept": "application/json, text/event-stream"})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310 - the daemon's loopback URL
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except OSError as exc:
+        return Check("daemon accepts the token", FAIL, f"no answer ({exc})", "`theurian daemon logs`")
+    if status == 401:
+        return Check("daemon accepts the token", FAIL, "refused (401)",
+                     "the daemon serves another installation: stop it, then `theurian daemon start` here")
+    return Check("daemon accepts the token", OK, "yes")
+
+
+def github_checks(online: bool) -> list[Check]:
+    from ingest.client import TOKEN_ENVS
+
+    name = next((n for n in TOKEN_ENVS if os.environ.get(n, "").strip()), None)
+    if name is None:
+        level = FAIL if online else WARN
+        return [Check("github token", level, f"neither {' nor '.join(TOKEN_ENVS)} is set",
+                      "export GITHUB_TOKEN=<a token> (needed by `theurian review ingest` only)")]
+    checks = [Check("github token", OK, f"{name} is set (not shown)")]
+    return [*checks, _github_online()] if online else checks
+
+
+def _github_online() -> Check:
+    from ingest.client import GitHubClient, api_url_from, token_from_env
+
+    url = api_url_from(None, os.environ)
+    try:
+        client = GitHubClient(token=token_from_env(os.environ), api_url=url, max_wait=0)
+        try:
+            data = client.graphql("query RateLimit { rateLimit { remaining resetAt } }", {})
+        finally:
+            client.close()
+    except TheurianError as exc:
+        return Check("github api", FAIL, exc.message, "check the token and GITHUB_API_URL")
+    budget = data.get("rateLimit") or {}
+    return Check("github api", OK, f"{url} answers; {budget.get('remaining')} points left until "
+                                   f"{budget.get('resetAt')}")

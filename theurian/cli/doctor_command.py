@@ -1,0 +1,57 @@
+"""`theurian doctor`: every check an operator would otherwise run by hand, as a table of check, state, cure."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from theurian import registry
+from theurian.cli.doctor_checks import daemon_checks, github_checks, installation_checks
+from theurian.cli.project_checks import FAIL, Check, project_checks
+from theurian.errors import TheurianError
+
+_MARKS = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
+
+
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: {\"ok\", \"checks\": [...]}.")] = False,
+    online: Annotated[bool, typer.Option(
+        "--online", help="Also ask the GitHub API whether it answers, and the rate budget left.")] = False,
+) -> None:
+    """Check Python, git, the installation's files, the daemon, every registered project and the GitHub token.
+
+    Exit 0 when no check fails (a warning names something optional), 1 otherwise; each failing check names
+    its cure."""
+    checks = [*installation_checks(), *daemon_checks(), *_projects(), *github_checks(online)]
+    failed = any(c.level == FAIL for c in checks)
+    if as_json:
+        document = {"ok": not failed,
+                    "checks": [{"check": c.name, "level": c.level, "state": c.state, "cure": c.cure} for c in checks]}
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    else:
+        _table(checks)
+    raise typer.Exit(1 if failed else 0)
+
+
+def _projects() -> list[Check]:
+    try:
+        snapshot = registry.read()
+    except TheurianError:
+        return []  # the registry check above already failed, with its cure
+    checks = [Check(f"{project_id}: registration", FAIL, "names no root folder",
+                    f"`theurian project unregister {project_id}`, then register it again")
+              for project_id in snapshot.unreadable]
+    for registration in snapshot.registrations:
+        checks.extend(project_checks(registration.project_id, registration.root))
+    return checks
+
+
+def _table(checks: list[Check]) -> None:
+    width = max(len(c.name) for c in checks)
+    for check in checks:
+        cure = f"  -> {check.cure}" if check.cure and check.level != "ok" else ""
+        typer.echo(f"{_MARKS[check.level]:<4}  {check.name:<{width}}  {check.state}{cure}")
+    failures = sum(c.level == FAIL for c in checks)
+    typer.echo(f"\n{failures} check(s) failed" if failures else "\nevery check passed")

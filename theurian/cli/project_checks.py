@@ -1,0 +1,167 @@
+"""What `theurian doctor` checks in each registered project, one `Check` per question an operator would
+otherwise debug by hand, each failing one with the command (or edit) that cures it.
+
+The stores are judged the way the daemon judges them (a review store must verify under this installation's
+secret) and against their sources: a run manifest newer than the review store, a HEAD commit newer than the
+findings store, a migration not yet applied, an index built over another state.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from theurian.containment import resolve_inside
+from theurian.errors import TheurianError
+from theurian.installation import disclosure_ceiling
+from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
+
+OK: Final = "ok"
+WARN: Final = "warn"  # worth knowing, never a failure (the exit code ignores it)
+FAIL: Final = "fail"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: str
+    state: str
+    cure: str = ""
+
+
+def project_checks(project_id: str, root: Path) -> list[Check]:
+    """Every check of one project, in the order a fix would go (a missing root makes the rest moot)."""
+    prefix = f"{project_id}: "
+    if not root.is_dir():
+        return [Check(prefix + "root", FAIL, f"{root} is not a folder",
+                      f"restore it, or `theurian project unregister {project_id}`")]
+    try:
+        resolve_inside(root, THEURIAN_DIR)
+        resolve_inside(root, STATE_DIR)
+    except TheurianError as exc:
+        return [Check(prefix + ".theurian/", FAIL, exc.message, "make .theurian/ a real folder inside the project")]
+    if not (root / THEURIAN_DIR).is_dir():
+        return [Check(prefix + ".theurian/", FAIL, "absent", f"`theurian init {root}`")]
+    try:
+        checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _findings(root),
+                  *_knowledge(root)]
+    except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
+        checks = [Check("checks", FAIL, exc.message)]
+    return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
+
+
+def _state_writable(root: Path) -> Check:
+    folder = root / STATE_DIR
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        return Check(".theurian/state/ writable", FAIL, exc.strerror or type(exc).__name__,
+                     f"make {folder} writable by you (builds write there)")
+    return Check(".theurian/state/ writable", OK, "yes")
+
+
+def _review(root: Path) -> list[Check]:
+    from evidence.lake import Lake
+    from ingest import allowlist
+    from projection.review_store import ReviewStoreUnavailable, open_store, store_path
+
+    try:
+        entries = allowlist.read_allowlist(root)
+    except TheurianError as exc:
+        return [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml ([review] allowlist)")]
+    checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}")]
+    lake = Lake(root)
+    folders = lake.repository_folders()
+    if not folders:
+        level = FAIL if entries else OK
+        return [*checks, Check("evidence lake", level, "empty",
+                               "`theurian review ingest`" if entries else "")]
+    records = sum(sum(lake.folder_record_counts(f).values()) for f in folders)
+    checks.append(Check("evidence lake", OK, f"{records} records in {len(folders)} repositor"
+                                              f"{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"))
+    try:
+        open_store(root)
+        built = datetime.fromtimestamp(store_path(root).stat().st_mtime, UTC)
+    except ReviewStoreUnavailable as exc:
+        return [*checks, Check("review store", FAIL, f"not servable ({exc.reason})", "`theurian review build`")]
+    except TheurianError as exc:
+        return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
+    newer = [m for m in lake.scan_manifests().manifests if _run_time(m) > built]
+    if newer:
+        return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {len(newer)} ingest run(s) "
+                                                     "since", "`theurian review build`")]
+    return [*checks, Check("review store", OK, f"built here {built:%Y-%m-%d %H:%M}Z, current with the lake")]
+
+
+def _run_time(manifest: dict[str, object]) -> datetime:
+    text = str(manifest.get("finishedAt") or manifest.get("startedAt") or "")
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)
+
+
+def _findings(root: Path) -> Check:
+    from projection.findings_store import FindingFilter, FindingsStoreUnavailable, read_findings, store_path
+
+    head = _head_time(root)
+    path = store_path(root)
+    if head is None and not path.exists():
+        return Check("findings store", OK, "not a git repository: nothing to build")
+    try:
+        read_findings(root, FindingFilter(), 1)
+    except FindingsStoreUnavailable as exc:
+        return Check("findings store", FAIL, f"not servable ({exc.reason})", "`theurian findings build`")
+    built = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    if head is not None and head > built:
+        return Check("findings store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; HEAD was committed after it",
+                     "`theurian findings build`")
+    return Check("findings store", OK, f"built {built:%Y-%m-%d %H:%M}Z, current with HEAD")
+
+
+def _head_time(root: Path) -> datetime | None:
+    # As `findings build` asks git: no GIT_* of the caller's pointing it at another repository.
+    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+    try:
+        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct", "HEAD"],  # noqa: S607
+                              capture_output=True, text=True, timeout=30, check=False, env=env)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = done.stdout.strip()
+    return datetime.fromtimestamp(int(text), UTC) if done.returncode == 0 and text.isdigit() else None
+
+
+def _knowledge(root: Path) -> list[Check]:
+    from knowledge.apply import migration_status
+    from knowledge.index_status import CURRENT, index_status
+    from knowledge.state import read_pointer
+
+    try:
+        status = migration_status(root)
+        pointer = read_pointer(root)
+    except TheurianError as exc:
+        return [Check("knowledge state", FAIL, exc.message, "`theurian migrate apply`")]
+    if status.edited:
+        state = Check("knowledge state", FAIL, f"applied migration edited since: {status.edited[0]} "
+                                               "(MIGRATION_CHECKSUM_MISMATCH)",
+                      "restore the applied file as it was (git checkout), and write a new migration instead")
+    elif status.pending:
+        state = Check("knowledge state", FAIL, f"{len(status.pending)} migration(s) pending",
+                      "`theurian migrate apply`")
+    elif pointer is None:
+        return [Check("knowledge state", OK, "no migrations")]
+    else:
+        state = Check("knowledge state", OK, f"{len(status.applied)} migration(s) applied")
+    if pointer is None:
+        return [state]
+    index = index_status(root, disclosure_ceiling())
+    if index.state != CURRENT:
+        return [state, Check("retrieval index", FAIL, index.describe().split(" (`")[0], "`theurian index build`")]
+    return [state, Check("retrieval index", OK, index.describe())]

@@ -1,0 +1,93 @@
+"""`theurian project status [ID]`: one project (or every registered one) at a glance — the lake by repository
+and kind, the last ingest of each repository, each store's state as `theurian doctor` judges it, and proposals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from theurian import registry
+from theurian.cli.project_checks import project_checks
+from theurian.errors import ProjectError
+
+
+def status(
+    project_id: Annotated[str | None, typer.Argument(help="A registered id; default: every registered project.")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Per project: lake size, last ingest per repository, stores (built when, stale or not), knowledge state,
+    index freshness and pending proposals."""
+    snapshot = registry.read()
+    chosen = snapshot.registrations if project_id is None else [snapshot.find(project_id)]
+    if project_id is not None and chosen[0] is None:
+        raise ProjectError(f"no project {project_id[:64]!r} is registered (`theurian project list` names them)")
+    documents = [_document(r.project_id, r.root) for r in chosen if r is not None]
+    if as_json:
+        typer.echo(json.dumps({"projects": documents}, indent=2, ensure_ascii=False))
+        return
+    if not documents:
+        typer.echo("no projects registered (theurian project register PATH)")
+    for document in documents:
+        _print(document)
+
+
+def _document(project_id: str, root: Path) -> dict[str, Any]:
+    checks = project_checks(project_id, root)
+    prefix = f"{project_id}: "
+    document: dict[str, Any] = {
+        "projectId": project_id, "root": str(root),
+        "state": {c.name.removeprefix(prefix): {"level": c.level, "state": c.state, "cure": c.cure} for c in checks},
+        "repositories": [], "proposals": {},
+    }
+    if root.is_dir() and (root / ".theurian").is_dir():
+        document["repositories"] = _repositories(root)
+        document["proposals"] = _proposals(root)
+    return document
+
+
+def _repositories(root: Path) -> list[dict[str, Any]]:
+    from evidence.lake import Lake
+
+    lake = Lake(root)
+    manifests = lake.scan_manifests().manifests
+    rows = []
+    for folder in lake.repository_folders():
+        runs = [m for m in manifests if m["repositoryFolder"] == folder]
+        last = runs[-1] if runs else None
+        rows.append({
+            "repository": last["repository"] if last else lake.repository_named_in(folder),
+            "records": lake.folder_record_counts(folder),
+            "lastIngest": None if last is None else {
+                key: last.get(key) for key in ("runId", "status", "mode", "startedAt", "finishedAt", "window",
+                                               "error")},
+        })
+    return rows
+
+
+def _proposals(root: Path) -> dict[str, int]:
+    from knowledge.proposal_lifecycle import list_proposals
+
+    counts: dict[str, int] = {}
+    for proposal in list_proposals(root):
+        counts[proposal.status] = counts.get(proposal.status, 0) + 1
+    return counts
+
+
+def _print(document: dict[str, Any]) -> None:
+    typer.echo(f"{document['projectId']}  {document['root']}")
+    for row in document["repositories"]:
+        records = ", ".join(f"{n} {kind}" for kind, n in row["records"].items())
+        last = row["lastIngest"]
+        ingest = "never ingested" if last is None else (
+            f"last ingest {last['status']} {last['finishedAt'] or last['startedAt']} ({last['mode']}, since "
+            f"{(last.get('window') or {}).get('since') or 'the beginning'})")
+        typer.echo(f"  {row['repository'] or '(repository unknown)'}: {records}; {ingest}")
+    for name, check in document["state"].items():
+        mark = "" if check["level"] == "ok" else f"  [{check['level']}] -> {check['cure']}"
+        typer.echo(f"  {name}: {check['state']}{mark}")
+    pending = document["proposals"].get("pending", 0)
+    typer.echo(f"  proposals: {pending} pending" + (" (`theurian propose list`)" if pending else ""))

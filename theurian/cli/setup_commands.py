@@ -1,0 +1,130 @@
+"""`theurian setup` and `theurian uninstall`: the daemon as a user service, and each client's line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from typing import Annotated
+
+import typer
+
+from theurian import access_token, client_lines, daemon_control, installation, service_files
+from theurian.cli.serve_command import DEFAULT_PORT
+from theurian.durable import write_text_durably
+from theurian.errors import TheurianError, UsageError
+from theurian.service_files import Plan
+
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
+ServiceOption = Annotated[str | None, typer.Option(
+    "--service", help="systemd or launchd; default: launchd on macOS, systemd elsewhere.")]
+
+
+def setup(
+    dry_run: DryRunOption = False,
+    client: Annotated[str | None, typer.Option(
+        help=f"Print the line that connects this client instead: {', '.join(client_lines.CLIENTS)}.")] = None,
+    port: Annotated[int, typer.Option(help="Port the service listens on.", min=1, max=65535)] = DEFAULT_PORT,
+    service: ServiceOption = None,
+    no_start: Annotated[bool, typer.Option(
+        "--no-start", help="Write the service file; do not ask the service manager to start it.")] = False,
+) -> None:
+    """Install the daemon as a user service (systemd user unit, launchd agent) that starts at log-in.
+
+    Prints every file it writes and every command it runs. With --client, prints instead the exact line (with
+    this installation's token) that connects that client, and changes nothing.
+    """
+    if client is not None:
+        url = client_lines.client_url(client, port)
+        typer.echo(client_lines.client_config(client, url, access_token.current_token()))
+        return
+    kind = _kind(service)
+    plan = service_files.install_plan(kind, port)
+    if not dry_run:
+        access_token.current_token()  # the service's first start would make it; clients need it before that
+        if not no_start:
+            daemon_control.refuse_if_running()  # the service's daemon would find the port taken
+    _carry_out(plan, dry_run=dry_run, run_commands=not no_start)
+    if not dry_run:
+        typer.echo("connect a client: `theurian setup --client claude-code` (or vscode, inspector, claude-desktop)")
+
+
+def uninstall(
+    service_only: Annotated[bool, typer.Option(
+        "--service-only", help="Remove the user service only; keep the installation's files.")] = False,
+    dry_run: DryRunOption = False,
+    yes: Annotated[bool, typer.Option(
+        "--yes", help="Confirm removing the installation's files (registry, token, build-stamp secret).")] = False,
+    service: ServiceOption = None,
+) -> None:
+    """Remove the user service; without --service-only, also stop the daemon and remove the installation's own
+    config and state folders (never a project's files: each project's .theurian/ stays as it is)."""
+    folders = [] if service_only else [installation.config_dir(), installation.state_dir()]
+    if folders and not dry_run and not yes:
+        raise UsageError("removing the installation deletes its registry, access token and build-stamp secret "
+                         "(every store must then be rebuilt): pass --yes, or --service-only to keep them")
+    plan = service_files.remove_plan(_kind(service))
+    installed = plan.path.exists()
+    if installed or dry_run:
+        _carry_out(plan, dry_run=dry_run, run_commands=installed or dry_run)
+    else:
+        typer.echo(f"no service installed ({plan.path} does not exist)")
+    for folder in folders:
+        if dry_run:
+            typer.echo(f"would remove {folder}")
+        elif folder.exists():
+            if folder == installation.state_dir() and daemon_control.running() is not None:
+                daemon_control.stop()
+                typer.echo("stopped the running daemon")
+            shutil.rmtree(folder)
+            typer.echo(f"removed {folder}")
+
+
+def _kind(service: str | None) -> str:
+    kind = service or service_files.default_kind()
+    if kind not in service_files.SERVICE_KINDS:
+        raise UsageError(f"--service {kind[:40]!r} is not one of {', '.join(service_files.SERVICE_KINDS)}")
+    return kind
+
+
+def _carry_out(plan: Plan, *, dry_run: bool, run_commands: bool) -> None:
+    verb = "would " if dry_run else ""
+    if plan.content is not None:
+        typer.echo(f"{verb}write {plan.path}:")
+        typer.echo(plan.content.rstrip("\n"))
+        if not dry_run:
+            plan.path.parent.mkdir(parents=True, exist_ok=True)
+            write_text_durably(plan.path, plan.content, mode=0o644)
+    commands = plan.commands if run_commands else []
+    if plan.content is not None:
+        for command in commands:
+            _run(command, verb, dry_run, strict=True)
+        return
+    # Removing: the manager is asked first, best effort (a unit it never loaded is still a file to remove).
+    for command in commands[:1]:
+        _run(command, verb, dry_run, strict=False)
+    typer.echo(f"{verb}remove {plan.path}")
+    if not dry_run:
+        plan.path.unlink(missing_ok=True)
+    for command in commands[1:]:
+        _run(command, verb, dry_run, strict=False)
+
+
+def _run(command: list[str], verb: str, dry_run: bool, *, strict: bool) -> None:
+    """Run one service-manager command; `strict`: a failure stops the command line, else it is a warning."""
+    shown = " ".join(command)
+    typer.echo(f"{verb}run: {shown}")
+    if dry_run:
+        return
+    if shutil.which(command[0]) is None:
+        problem = f"{command[0]} is not on this system"
+        if strict:
+            raise TheurianError(f"{problem}: run `{shown}` where it is, or pass --no-start")
+        typer.echo(f"skipped: {problem}", err=True)
+        return
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout).strip().splitlines()
+        problem = f"`{shown}` failed ({done.returncode}): {said[-1] if said else 'no message'}"
+        if strict:
+            raise TheurianError(problem)
+        typer.echo(f"warning: {problem}", err=True)

@@ -1,0 +1,63 @@
+"""The configuration line (or file) each supported MCP client needs to reach this installation's daemon.
+
+One owner for the text docs/clients.md shows and `theurian setup --client` prints: the docs show each one with
+`$(theurian auth token)` (shell lines, runnable as they are) or `<token>` in place of the token, and a test holds
+the two to the same template.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from theurian.errors import UsageError
+
+CLIENTS: Final = ("claude-code", "vscode", "inspector", "claude-desktop")
+SERVER_NAME: Final = "theurian"
+INSPECTOR_PACKAGE: Final = "@modelcontextprotocol/inspector@2.12.0"  # the version the e2e tests drive
+VSCODE_INPUT_ID: Final = "theurian-token"  # noqa: S105 - the name of VS Code's prompt, not a token
+
+
+# Clients that accept only tool names matching ^[a-zA-Z0-9_-]{1,64}$ (docs/clients.md, "Which route"): they are
+# pointed at the route serving the same tools under underscore names.
+COMPAT_ROUTE_CLIENTS: Final = frozenset({"vscode", "claude-desktop"})
+MCP_ROUTE: Final = "/mcp"
+COMPAT_ROUTE: Final = "/mcp/compat"  # serve.compat.COMPAT_PATH; a test holds the two equal
+
+
+def mcp_url(port: int, host: str = "127.0.0.1") -> str:
+    return f"http://{host}:{port}{MCP_ROUTE}"
+
+
+def client_url(client: str, port: int, host: str = "127.0.0.1") -> str:
+    """The route `client` must use: /mcp/compat for the clients that refuse a dot in a tool name, /mcp otherwise."""
+    route = COMPAT_ROUTE if client in COMPAT_ROUTE_CLIENTS else MCP_ROUTE
+    return f"http://{host}:{port}{route}"
+
+
+def client_config(client: str, url: str, token: str) -> str:
+    """What to run or paste for `client`. VS Code's file names a prompt instead of the token: the file usually
+    sits in a project, where the token must never be written.
+
+    Raises:
+        UsageError: `client` is not one of CLIENTS.
+    """
+    header = f"Authorization: Bearer {token}"
+    if client == "claude-code":
+        return f'claude mcp add --transport http {SERVER_NAME} {url} --header "{header}"'
+    if client == "inspector":
+        return f'npx {INSPECTOR_PACKAGE} --cli {url} --header "{header}" --method tools/list'
+    if client == "vscode":
+        return json.dumps({
+            "inputs": [{"type": "promptString", "id": VSCODE_INPUT_ID, "password": True,
+                        "description": "Theurian access token (theurian auth token)"}],
+            "servers": {SERVER_NAME: {"type": "http", "url": url,
+                                      "headers": {"Authorization": f"Bearer ${{input:{VSCODE_INPUT_ID}}}"}}},
+        }, indent=2)
+    if client == "claude-desktop":
+        # mcp-remote bridges Claude Desktop's command-started servers to HTTP; the header goes through `env`
+        # because Claude Desktop splits arguments holding a space.
+        return json.dumps({"mcpServers": {SERVER_NAME: {
+            "command": "npx", "args": ["-y", "mcp-remote", url, "--header", "Authorization:${THEURIAN_AUTH}"],
+            "env": {"THEURIAN_AUTH": f"Bearer {token}"}}}}, indent=2)
+    raise UsageError(f"--client {client[:40]!r} is not one of {', '.join(CLIENTS)}")

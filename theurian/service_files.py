@@ -1,0 +1,113 @@
+"""The user service that keeps the daemon running: a systemd user unit (Linux) or a launchd agent (macOS).
+
+A plan says exactly what `theurian setup` / `theurian uninstall` will change: the file written or removed and
+the service manager's commands, so `--dry-run` prints the plan and the real run carries it out, step by step.
+Both formats run `theurian daemon start --foreground`, so `theurian daemon status` sees the service's daemon.
+"""
+
+from __future__ import annotations
+
+import os
+import plistlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from theurian import daemon_state
+from theurian.installation import HOME_OVERRIDE_ENV
+
+SYSTEMD: Final = "systemd"
+LAUNCHD: Final = "launchd"
+SERVICE_KINDS: Final = (SYSTEMD, LAUNCHD)
+UNIT_NAME: Final = "theurian.service"
+AGENT_LABEL: Final = "dev.theurian.daemon"
+# The variables that choose the installation: the service must serve the one `setup` ran in.
+_INSTALLATION_ENV: Final = (HOME_OVERRIDE_ENV, "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+
+
+@dataclass(frozen=True)
+class Plan:
+    path: Path
+    content: str | None  # None: the file is removed
+    commands: list[list[str]] = field(default_factory=list)
+
+
+def default_kind() -> str:
+    return LAUNCHD if sys.platform == "darwin" else SYSTEMD
+
+
+def service_path(kind: str) -> Path:
+    if kind == LAUNCHD:
+        return Path.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "systemd" / "user" / UNIT_NAME
+
+
+def daemon_command(port: int) -> list[str]:
+    """The daemon as the service manager starts it: this interpreter, so the service runs this installation."""
+    return [sys.executable, "-m", "theurian", "daemon", "start", "--foreground", "--port", str(port)]
+
+
+def install_plan(kind: str, port: int) -> Plan:
+    path = service_path(kind)
+    environment = {k: os.environ[k] for k in _INSTALLATION_ENV if os.environ.get(k)}
+    if kind == LAUNCHD:
+        return Plan(path, _launchd_agent(port, environment),
+                    [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]])
+    return Plan(path, _systemd_unit(port, environment),
+                [["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", UNIT_NAME]])
+
+
+def remove_plan(kind: str) -> Plan:
+    path = service_path(kind)
+    if kind == LAUNCHD:
+        return Plan(path, None, [["launchctl", "bootout", f"gui/{os.getuid()}/{AGENT_LABEL}"]])
+    return Plan(path, None, [["systemctl", "--user", "disable", "--now", UNIT_NAME],
+                             ["systemctl", "--user", "daemon-reload"]])
+
+
+def _systemd_unit(port: int, environment: dict[str, str]) -> str:
+    lines = [
+        "# Written by `theurian setup`; `theurian uninstall --service-only` removes it.",
+        "[Unit]",
+        "Description=Theurian MCP daemon (review history and knowledge for coding agents)",
+        "",
+        "[Service]",
+        "Type=simple",
+        f"ExecStart={' '.join(_systemd_quote(word) for word in daemon_command(port))}",
+        *(f"Environment={_systemd_quote(f'{key}={value}')}" for key, value in sorted(environment.items())),
+        # The log `theurian daemon logs` reads, whoever started the daemon.
+        f"StandardOutput=append:{daemon_state.log_path()}",
+        f"StandardError=append:{daemon_state.log_path()}",
+        "Restart=on-failure",
+        "RestartSec=5",
+        # The daemon finishes in-flight calls on SIGTERM; this bounds how long systemd lets it.
+        "TimeoutStopSec=15",
+        "",
+        "[Install]",
+        "WantedBy=default.target",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _systemd_quote(word: str) -> str:
+    """A word as systemd reads it back: double-quoted, with backslash, quote and `%` (specifier) escaped."""
+    escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+    return f'"{escaped}"'
+
+
+def _launchd_agent(port: int, environment: dict[str, str]) -> str:
+    log = str(daemon_state.log_path())
+    agent: dict[str, object] = {
+        "Label": AGENT_LABEL,
+        "ProgramArguments": daemon_command(port),
+        "RunAtLoad": True,
+        "KeepAlive": {"SuccessfulExit": False},  # restarted after a crash, not after `theurian daemon stop`
+        "StandardOutPath": log,
+        "StandardErrorPath": log,
+    }
+    if environment:
+        agent["EnvironmentVariables"] = environment
+    return plistlib.dumps(agent, sort_keys=True).decode("utf-8")
