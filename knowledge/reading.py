@@ -35,6 +35,7 @@ from knowledge.vocabulary import (
     parse_rfc3339,
 )
 from theurian.project import Project
+from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
 
 ITEM_COLUMNS: Final = (
@@ -134,7 +135,7 @@ def within_validity(row: sqlite3.Row, moment: datetime) -> bool:
 def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any]:
     """The contract's Result shape (without fusedScore/foundBy, which only the ranked path adds)."""
     created = parse_rfc3339(row["created_at"])
-    return {
+    return labelled({
         "itemId": row["item_id"],
         "revisionId": row["revision_id"],
         "title": row["title"],
@@ -150,7 +151,7 @@ def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any
         },
         "sourceAnchors": orjson.loads(row["source_anchors"]),
         **SAFETY_TRIPLE,
-    }
+    })
 
 
 def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dic
                 "stateHash": reading.pointer.state_hash,
             },
         }
-        return with_integrity(result, reading.damaged)
+        return with_integrity(labelled(result), reading.damaged)
 
 
 def status_of(project: Project, ceiling: str) -> dict[str, Any]:
