@@ -75,8 +75,9 @@ def _review_table(project_root: Path) -> dict[str, Any]:
     return review if isinstance(review, dict) else {}
 
 
-def read_policy(project_root: Path) -> ContentPolicy:
-    """The project's content policy, its salt made if it has none yet.
+def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:
+    """The project's content policy, its salt made if it has none yet (`make_salt=False`: left empty instead,
+    for a caller that must write nothing outside its own folder).
 
     Raises:
         ConfigError: a `[review]` value this policy cannot use (the message names the key and what it takes).
@@ -95,7 +96,12 @@ def read_policy(project_root: Path) -> ContentPolicy:
     ):
         raise ConfigError(f"{CONFIG_FILE}: [review] acknowledged_secrets must be a list of 16-hex-digit "
                           "fingerprints (as a refusal or `review scan` names them); edit it by hand")
-    return ContentPolicy(secrets, participants, frozenset(acknowledged), project_salt(project_root))
+    salt = project_salt(project_root) if make_salt or salt_exists(project_root) else b""
+    return ContentPolicy(secrets, participants, frozenset(acknowledged), salt)
+
+
+def salt_exists(project_root: Path) -> bool:
+    return os.path.lexists(resolve_inside(project_root, SALT_FILE))
 
 
 def project_salt(project_root: Path) -> bytes:

@@ -23,6 +23,7 @@ from ulid import ULID
 from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.integrity import SURFACEABLE_SQL
+from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     is_regular_file,
     open_read_only,
@@ -49,6 +50,13 @@ class IndexPointer:
     state_hash: str
     disclosure_ceiling: str
     index_file: str
+
+
+def refuse_indexed_secrets(root: Path, rows: list[sqlite3.Row]) -> None:
+    """Refuse to index a revision whose title or body holds a secret, naming its content file and line."""
+    texts = ((f"{row[4]} (title)", row[2]) for row in rows)
+    bodies = ((str(row[4]), row[3]) for row in rows)
+    refuse_secrets(root, [*texts, *bodies], nothing_done="no index was built")
 
 
 def build_index(root: Path, ceiling: str) -> IndexPointer:
@@ -83,13 +91,14 @@ def _build_locked(root: Path, folder: Path, ceiling: str) -> IndexPointer:
             )
             index.execute("BEGIN")
             rows = state.execute(
-                "SELECT i.item_id, r.revision_id, r.title, r.body FROM knowledge_items i JOIN revisions r "  # noqa: S608
-                "ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id "
+                "SELECT i.item_id, r.revision_id, r.title, r.body, r.content_file FROM knowledge_items i "  # noqa: S608
+                "JOIN revisions r ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id "
                 f"WHERE i.project_id = ? AND i.status IN ({SURFACEABLE_SQL}) "
                 f"AND i.sensitivity IN ({allowed})",
                 (key,),
-            )
-            index.executemany("INSERT INTO docs VALUES (?, ?, ?, ?)", rows)
+            ).fetchall()
+            refuse_indexed_secrets(root, rows)
+            index.executemany("INSERT INTO docs VALUES (?, ?, ?, ?)", [tuple(row)[:4] for row in rows])
             index.executemany(
                 "INSERT INTO meta VALUES (?, ?)",
                 [

@@ -34,8 +34,8 @@ from knowledge.vocabulary import (
     disclosable,
     parse_rfc3339,
 )
-from theurian.project import Project
 from theurian.hidden_characters import labelled
+from theurian.project import Project
 from theurian.safety import SAFETY_TRIPLE
 
 ITEM_COLUMNS: Final = (
