@@ -104,7 +104,9 @@ def _widen(line: str, start: int, end: int) -> tuple[int, int]:
 
 def _spans_in_line(line: str, kind: str, value: str) -> list[tuple[int, int]]:
     """Where `value` stands in `line`, each occurrence widened to its whole token (a password in a URL is
-    already whole: its neighbours `:` and `@` are not token characters)."""
+    already whole: its neighbours `:` and `@` are not token characters). A value running on past the token (the
+    npm plugin's pattern takes the rest of the line) is cut at its first blank."""
+    value = value.split()[0] if value.strip() else ""
     spans, at = [], line.find(value) if value else -1
     while at >= 0:
         spans.append(_widen(line, at, at + len(value)))
