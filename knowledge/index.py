@@ -23,6 +23,7 @@ from ulid import ULID
 from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.integrity import SURFACEABLE_SQL
+from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR
 from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     is_regular_file,
@@ -54,8 +55,9 @@ class IndexPointer:
 
 def refuse_indexed_secrets(root: Path, rows: list[sqlite3.Row]) -> None:
     """Refuse to index a revision whose title or body holds a secret, naming its content file and line."""
-    texts = ((f"{row[4]} (title)", row[2]) for row in rows)
-    bodies = ((str(row[4]), row[3]) for row in rows)
+    files = [f"{KNOWLEDGE_DIR}/{str(row[4]).removeprefix(CONTENT_PREFIX)}" for row in rows]
+    texts = ((f"{name} (title)", row[2]) for name, row in zip(files, rows, strict=True))
+    bodies = ((name, row[3]) for name, row in zip(files, rows, strict=True))
     refuse_secrets(root, [*texts, *bodies], nothing_done="no index was built")
 
 
