@@ -28,6 +28,7 @@ _NOT_TEXT: Final = frozenset({
     "mergeCommitOid", "baseRefOid", "headRefOid", "commitOid", "originalCommitOid", "statusCheckRollupState",
     "reviewKeys", "threadKeys", "replyToKey", "reviewKey", "reviewState", "fullDatabaseId", "missingUpstreamSince",
     "diffSide", "startDiffSide", "subjectType", "minimizedReason", "type", "id", REDACTIONS_FIELD,
+    "login",  # GitHub's own pattern: 1-39 letters, digits and hyphens, a name (or a pseudonym), never a secret
 })
 ACTOR_FIELDS: Final = frozenset({"author", "mergedBy", "resolvedBy"})
 PSEUDONYM_PREFIX: Final = "participant-"
