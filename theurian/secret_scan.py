@@ -114,10 +114,11 @@ def _spans_in_line(line: str, kind: str, value: str) -> list[tuple[int, int]]:
     return spans or [(0, len(line))]  # a value the line does not hold verbatim: the line is the secret's span
 
 
-def _key_block(text: str, at: int) -> tuple[int, int]:
-    """A private key from its BEGIN line to its END line (to the end of the text when it has none)."""
-    begin = _KEY_BLOCK_BEGIN.search(text, max(0, at - 200))
-    start = begin.start() if begin is not None and begin.start() <= at + 200 else at
+def _key_block(text: str, line_start: int, line_end: int) -> tuple[int, int]:
+    """A private key from its BEGIN line to its END line (to the end of the text when it has none); a header
+    the pattern here does not know starts the block at its line's start."""
+    begin = _KEY_BLOCK_BEGIN.search(text, line_start, line_end)
+    start = begin.start() if begin is not None else line_start
     end = _KEY_BLOCK_END.search(text, start)
     return start, end.end() if end is not None else len(text)
 
@@ -146,7 +147,7 @@ def _line_hits(text: str, line: str, offset: int) -> list[SecretHit]:
     found = []
     for kind, value in _scan_line(line):
         if kind == PRIVATE_KEY:
-            start, end = _key_block(text, offset + max(0, line.find(value)))
+            start, end = _key_block(text, offset, offset + len(line))
             found.append(SecretHit(start, end, kind, text[start:end]))
             continue
         for start, end in _spans_in_line(line, kind, value):
@@ -161,9 +162,12 @@ def _split_hits(line: str, following: str, offset: int) -> list[SecretHit]:
     if tail is None or head is None or len(tail[1]) + len(head[1]) < _MIN_JOINED:
         return []
     joined, cut = tail[1] + head[1], len(tail[1])
+    hits = _scan_line(joined) if _CANDIDATE.search(joined) else []
+    if not hits:
+        return []
     found = []
-    whole = {kind for kind, _ in _scan_line(tail[1]) + _scan_line(head[1])}  # found in its line already
-    for kind, value in _scan_line(joined):
+    whole = {kind for kind, _ in _scan_line(tail[1]) + _scan_line(head[1])}  # found in its own line already
+    for kind, value in hits:
         if kind in whole:
             continue
         for start, end in _spans_in_line(joined, kind, value):

@@ -75,3 +75,10 @@ def test_a_marker_names_the_type_and_fingerprint_and_reads_back() -> None:
 
 def test_line_of_counts_from_one() -> None:
     assert [line_of("a\nb\nc", at) for at in (0, 2, 4)] == [1, 2, 3]
+
+
+def test_two_private_keys_in_one_text_are_two_blocks_and_the_text_between_them_stays() -> None:
+    text = f"first\n{PRIVATE_KEY_BLOCK}\nbetween the keys\n{PRIVATE_KEY_BLOCK}\nlast"
+    hits = scan_text(text)
+    assert [text[h.start:h.end] for h in hits] == [PRIVATE_KEY_BLOCK, PRIVATE_KEY_BLOCK]
+    assert text[hits[0].end:hits[1].start] == "\nbetween the keys\n"
