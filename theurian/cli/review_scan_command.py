@@ -72,7 +72,8 @@ def scan(
         total = sum(report.findings.values())
         typer.echo(f"  secrets: {total} found ({_by_type(dict(sorted(report.findings.items())))}) in "
                    f"{len(report.records)} records:")
-        for line in _listed(report.records, "found", "the --json report"):
+        verb = "found" if dry_run else {"redact": "redacted", "block": "removed"}.get(report.policy, "found")
+        for line in _listed(report.records, verb, "the --json report"):
             typer.echo(line)
     for path in report.removed[:MAX_LISTED_RECORDS]:
         typer.echo(f"  {would}removed (policy block): {REVIEW_DIR}/{path}")
