@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final
 
-from evidence.files import NotRegularFile, read_opened
+from evidence.content_policy import config_text
 from evidence.records import fold_repository
 from ingest.errors import NotAllowlistedError
 from theurian import tomlwrite
@@ -28,8 +28,6 @@ from theurian.project import CONFIG_FILE, THEURIAN_DIR
 # GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
 # ASCII only: GitHub's names are ASCII, and its case-insensitive matching folds ASCII letters only.
 REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
-# A project's config is a few lines; a bound keeps a planted multi-gigabyte file from being read whole.
-MAX_CONFIG_FILE_BYTES: Final = 1 << 20
 REPOSITORY_RULE: Final = (
     "OWNER/NAME with an owner of 1-39 ASCII letters, digits and '-' (not first) and a name of 1-100 ASCII "
     "letters, digits, '.', '_' and '-' (not '.' or '..'), nothing around them"
@@ -56,23 +54,6 @@ def _config_path(project_root: Path) -> Path:
     return resolve_inside(project_root, CONFIG_FILE)
 
 
-def _config_text(path: Path) -> str:
-    """The config file's text, read without blocking on what is not a regular file (a FIFO at its name would
-    otherwise hang every command that reads the allowlist) and bounded like any file we read whole.
-
-    Raises:
-        ConfigError: not a regular file, too large, or not UTF-8.
-    """
-    try:
-        text = read_opened(path, MAX_CONFIG_FILE_BYTES).decode("utf-8")
-        # Line endings read as `open()` reads text (a hand edit on Windows leaves CRLF): the rewrite matches lines.
-        return text.replace("\r\n", "\n").replace("\r", "\n")
-    except NotRegularFile as exc:
-        raise ConfigError(f"{CONFIG_FILE} cannot be read: {exc.reason}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text (byte {exc.start}); edit it by hand") from None
-
-
 def _parse(text: str) -> list[str]:
     try:
         document = tomllib.loads(text)
@@ -97,7 +78,7 @@ def read_allowlist(project_root: Path) -> list[str]:
     path = _config_path(project_root)
     if not path.exists():
         return []
-    entries = _parse(_config_text(path))
+    entries = _parse(config_text(path))
     for index, entry in enumerate(entries):
         if not is_repository(entry):
             shown = entry[:120].encode("ascii", "backslashreplace").decode("ascii")
@@ -176,7 +157,7 @@ def _config_lock(project_root: Path) -> AbstractContextManager[None]:
 
 def _write(project_root: Path, entries: list[str]) -> None:
     path = _config_path(project_root)
-    text = _config_text(path) if path.exists() else ""
+    text = config_text(path) if path.exists() else ""
     updated = _replace_allowlist(text, "allowlist = " + tomlwrite.string_list(entries))
     try:
         rewritten = _parse(updated)

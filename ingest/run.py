@@ -15,6 +15,7 @@ from typing import Any, Final
 from ulid import ULID
 
 from evidence.batch import RecordBatch
+from evidence.content_policy import read_policy
 from evidence.lake import Lake, Outcome, PutResult
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -27,6 +28,7 @@ from evidence.records import (
 )
 from ingest import mapping
 from ingest.client import GitHubClient, Spend
+from ingest.content_gate import ContentGate
 from ingest.errors import IngestError, reading_github
 from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
 
@@ -60,6 +62,7 @@ class RepositoryRun:
         # The client (and its spend) may serve several runs in one invocation: a run accounts for its own part.
         self._spend_at_start = replace(client.spend)
         self.fetcher = Fetcher(client, sizes)
+        self.gate = ContentGate(read_policy(lake.project_root))
         self.progress = progress or (lambda _: None)
         self.repository = repository
         self.seen_pulls: set[str] = set()
@@ -132,6 +135,12 @@ class RepositoryRun:
                            "total": page.total_count if since is None and states is None else None,
                            "recordsWritten": self.written, "points": self.spend().points})
 
+    def _put(self, batch: RecordBatch, kind: str, record: dict[str, Any]) -> None:
+        """Through the content gate (secrets, participants), then counted; a blocked record is not."""
+        result = self.gate.put(batch, record)
+        if result is not None:
+            self._count(kind, result)
+
     def _count(self, kind: str, result: PutResult) -> None:
         self.manifest["counts"][kind][result.outcome.value] += 1
         if result.outcome is not Outcome.UNCHANGED:
@@ -151,7 +160,7 @@ class RepositoryRun:
         stored_pr = batch.load(repo, KIND_PULL_REQUEST, pr_id)
         for review in pull.reviews:
             with reading_github("a review"):
-                self._count(KIND_REVIEW_SUBMISSION, batch.put(mapping.review_record(repo, number, review)))
+                self._put(batch, KIND_REVIEW_SUBMISSION, mapping.review_record(repo, number, review))
         for (thread, comments), thread_id in zip(pull.threads, thread_ids, strict=True):
             with reading_github("a review thread's comments"):
                 entries = [mapping.comment_entry(c) for c in comments]
@@ -162,7 +171,7 @@ class RepositoryRun:
             newly = {c["recordKey"] for c in merged if c.get("missingUpstreamSince") == self.run_id}
             self.manifest["commentsMissingUpstream"] += len(newly - marked_before)
             with reading_github("a review thread"):
-                self._count(KIND_REVIEW_THREAD, batch.put(mapping.thread_record(repo, number, url, thread, merged)))
+                self._put(batch, KIND_REVIEW_THREAD, mapping.thread_record(repo, number, url, thread, merged))
         if stored_pr is not None:
             # A stored file damaged by hand has no key lists to compare: nothing is marked gone from it, and the
             # pull request written below replaces it with a whole one.
@@ -170,7 +179,7 @@ class RepositoryRun:
             self._mark_gone(batch, KIND_REVIEW_THREAD, _keys(stored_pr, "threadKeys"), thread_ids)
         with reading_github("a pull request"):
             record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
-            self._count(KIND_PULL_REQUEST, batch.put(record))
+            self._put(batch, KIND_PULL_REQUEST, record)
         self.seen_pulls.add(pr_id)
         self.manifest["pullRequests"] += 1
 
@@ -208,6 +217,7 @@ class RepositoryRun:
 
     def _write_manifest(self) -> None:
         self._note_spend()
+        self.manifest["secrets"] = self.gate.report()
         self.lake.write_manifest(self.manifest, entries_checked=self._entries_checked)
         self._entries_checked = len(self.manifest["records"])
 

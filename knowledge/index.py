@@ -24,6 +24,8 @@ from evidence.files import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.fusion import WORD_CHANNELS
 from knowledge.integrity import SURFACEABLE_SQL
+from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR
+from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     is_regular_file,
     open_read_only,
@@ -59,6 +61,14 @@ class IndexPointer:
     postings_sha256: str = ""  # knowledge/postings.py's digest of the word postings
 
 
+def refuse_indexed_secrets(root: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
+    """Refuse to index a revision whose title or body holds a secret, naming its content file and line."""
+    files = [f"{KNOWLEDGE_DIR}/{str(row[4]).removeprefix(CONTENT_PREFIX)}" for row in rows]
+    texts = ((f"{name} (title)", row[2]) for name, row in zip(files, rows, strict=True))
+    bodies = ((name, row[3]) for name, row in zip(files, rows, strict=True))
+    refuse_secrets(root, [*texts, *bodies], nothing_done="no index was built")
+
+
 def build_index(root: Path, ceiling: str, *, raptor: bool = False, model: EmbeddingModel | None = None) -> IndexPointer:
     """Build and publish an index over the active state (the previous index stays readable until replaced).
 
@@ -77,12 +87,13 @@ def build_index(root: Path, ceiling: str, *, raptor: bool = False, model: Embedd
         return _build_locked(root, folder, ceiling, raptor, embedder)
 
 
-def _disclosable_rows(state: sqlite3.Connection, ceiling: str) -> list[tuple[str, str, str, str]]:
-    """(item_id, revision_id, title, body) of every item a caller under `ceiling` may see, in item-id order: the
-    only rows any channel or summary is ever built from."""
+def _disclosable_rows(state: sqlite3.Connection, ceiling: str) -> list[tuple[str, str, str, str, str]]:
+    """(item_id, revision_id, title, body, content_file) of every item a caller under `ceiling` may see, in item-id
+    order: the only rows any channel or summary is ever built from (the content file names a refused secret)."""
     allowed = ", ".join(f"'{s}'" for s in disclosable(ceiling))
     return state.execute(
-        "SELECT i.item_id, r.revision_id, r.title, r.body FROM knowledge_items i JOIN revisions r "  # noqa: S608
+        "SELECT i.item_id, r.revision_id, r.title, r.body, r.content_file FROM knowledge_items i "  # noqa: S608
+        "JOIN revisions r "
         "ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id "
         f"WHERE i.project_id = ? AND i.status IN ({SURFACEABLE_SQL}) "
         f"AND i.sensitivity IN ({allowed}) ORDER BY i.item_id",
@@ -106,13 +117,15 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
             contextlib.closing(open_read_only(root, pointer)) as state,
             contextlib.closing(sqlite3.connect(path, isolation_level=None)) as index,
         ):
-            rows = _disclosable_rows(state, ceiling)
+            disclosed = _disclosable_rows(state, ceiling)
             index.executescript(
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                 "CREATE VIRTUAL TABLE docs USING fts5(item_id UNINDEXED, revision_id UNINDEXED, title, body, "
                 "tokenize = 'unicode61 remove_diacritics 2');"
             )
             index.execute("BEGIN")
+            refuse_indexed_secrets(root, disclosed)
+            rows = [(item_id, revision_id, title, body) for item_id, revision_id, title, body, _ in disclosed]
             index.executemany("INSERT INTO docs VALUES (?, ?, ?, ?)", rows)
             postings_digest = write_postings(index)
             texts = [(item_id, title, body) for item_id, _, title, body in rows]

@@ -50,8 +50,10 @@ from knowledge.proposal_files import (
     existing_folder,
     link_new,
     own_folder,
+    relative_to_root,
     same_file,
 )
+from knowledge.secret_gate import refuse_secrets
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError, PathEscapeError
@@ -129,6 +131,7 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
                     f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
                     "already exists and is never replaced; nothing was moved"
                 )
+        _refuse_secrets(root, proposal_id, everything)
         _rehearse(root, proposal_id, folder, source)
         for own, target in everything:
             if not same_file(own, target):  # one an accept stopped part-way already linked is in place
@@ -137,6 +140,14 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
         # accept, which reports the proposal accepted).
         _tidy(root, folder, source, destination)
     return Accepted(f"{MIGRATIONS_DIR}/{file_name}", tuple(f"{KNOWLEDGE_DIR}/{_rel(folder, b)}" for b, _ in moves))
+
+
+def _refuse_secrets(root: Path, proposal_id: str, files: list[tuple[Path, Path]]) -> None:
+    """Refuse a proposal whose migration or a body holds a secret (knowledge.secret_gate), before anything moves."""
+    bound = max(MAX_BODY_BYTES, MAX_MIGRATION_BYTES)  # each was read within its own bound already
+    texts = [(relative_to_root(root, own), _read_own(proposal_id, own, bound).decode("utf-8", "replace"))
+             for own, _ in files]
+    refuse_secrets(root, texts, nothing_done=f"proposal {proposal_id} was not accepted and nothing was moved")
 
 
 def _tidy(root: Path, folder: Path, source: Path, destination: Path) -> None:

@@ -30,6 +30,7 @@ from knowledge.proposal_files import (
     relative_to_root,
     write_new,
 )
+from knowledge.secret_gate import refuse_secrets
 
 V1_DRAFT_KINDS: Final = (
     "deprecateItem", "addRelation", "removeRelation", "addAlias", "removeAlias", "changeOwner",
@@ -120,11 +121,12 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         validate_document(file_name, document)
     except KnowledgeError as exc:
         raise DraftRefusedError(f"the draft was refused before anything was written: {exc.message}") from exc
+    migration = _yaml(document)
+    _refuse_secrets(root, file_name, migration, body, evidence)
     folder, proposal_id = proposal_folder(root)
     try:
         if body is not None:
             write_new(folder, f"knowledge/{body[0]}", body[1].encode("utf-8"))
-        migration = _yaml(document)
         write_new(folder, file_name, migration)
         # The migration's hash as drafted: accept refuses a migration edited since (the reviewer reads the draft).
         trail = {"proposalId": proposal_id, "migrationId": migration_id, "migrationFile": file_name,
@@ -135,6 +137,17 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         shutil.rmtree(folder, ignore_errors=True)  # a half-written draft is no draft
         raise
     return payload(root, folder, proposal_id, file_name, document, content, body)
+
+
+def _refuse_secrets(root: Path, file_name: str, migration: bytes, body: tuple[str, str] | None,
+                    evidence: dict[str, Any]) -> None:
+    """Refuse a draft holding a secret (knowledge.secret_gate) before its folder exists. Files are named as the
+    proposal will hold them; the trail is scanned as written, less the ids it gains (which hold no text)."""
+    texts = [(f"the draft's knowledge/{body[0]}", body[1])] if body is not None else []
+    texts.append((f"the draft's {file_name}", migration.decode("utf-8")))
+    texts.append((f"the draft's {EVIDENCE_NAME}",
+                  orjson.dumps(evidence, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode("utf-8")))
+    refuse_secrets(root, texts, nothing_done="the draft was refused and nothing was written", make_salt=False)
 
 
 def payload(root: Path, folder: Path, proposal_id: str, file_name: str, document: dict[str, Any],

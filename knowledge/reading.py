@@ -41,6 +41,7 @@ from knowledge.vocabulary import (
     disclosable,
     parse_rfc3339,
 )
+from theurian.hidden_characters import labelled
 from theurian.project import Project
 from theurian.safety import SAFETY_TRIPLE
 
@@ -146,7 +147,7 @@ def within_validity(row: sqlite3.Row, moment: datetime) -> bool:
 def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any]:
     """The contract's Result shape (without fusedScore/foundBy, which only the ranked path adds)."""
     created = parse_rfc3339(row["created_at"])
-    return {
+    return labelled({
         "itemId": row["item_id"],
         "revisionId": row["revision_id"],
         "title": row["title"],
@@ -162,7 +163,7 @@ def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any
         },
         "sourceAnchors": orjson.loads(row["source_anchors"]),
         **SAFETY_TRIPLE,
-    }
+    })
 
 
 def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dict[str, Any]:
@@ -202,7 +203,7 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dic
                 "stateHash": reading.pointer.state_hash,
             },
         }
-        return with_integrity(result, reading.damaged)
+        return with_integrity(labelled(result), reading.damaged)
 
 
 def status_of(project: Project, ceiling: str) -> dict[str, Any]:

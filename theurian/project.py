@@ -27,6 +27,10 @@ INITIAL_CONFIG: Final = """\
 # Public GitHub repositories `theurian review ingest` may fetch, as "owner/name".
 # Edit by hand or with `theurian review allow OWNER/NAME`.
 allowlist = []
+# Secrets found in ingested text: "redact" (the default), "block", "warn" or "off" (docs/secrets.md).
+# secrets = "redact"
+# Replace author logins and ids with stable pseudonyms keyed by .theurian/review.salt.
+# redact_participants = false
 """
 
 # Derived state is rebuildable and never committed; everything else under .theurian/ is source.

@@ -23,6 +23,7 @@ from projection.trailers import REVIEWERS, SEVERITIES, ascii_fold
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.refusal import ToolRefusal, describe_value
 from serve.tooling import Call, Tool
+from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
 
 TOOL_NAME: Final = "review.findings"
@@ -161,7 +162,7 @@ def _full_sha(value: str | None) -> str | None:
 
 
 def _shaped(row: StoredFinding) -> dict[str, Any]:
-    return {
+    return labelled({
         "commitSha": row.commit_sha,
         "position": row.position,
         "reviewer": row.reviewer,
@@ -174,7 +175,7 @@ def _shaped(row: StoredFinding) -> dict[str, Any]:
         "family": None,
         "specialist": None,
         **SAFETY_TRIPLE,
-    }
+    })
 
 
 def findings_tools() -> list[Tool]:

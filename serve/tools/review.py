@@ -23,6 +23,7 @@ from projection.review_store import STORE_NAME, ReviewStoreEscapeError, ReviewSt
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.refusal import ToolRefusal, describe_value
 from serve.tooling import Call, Tool
+from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
 
 TOOL_NAME: Final = "review.search"
@@ -155,7 +156,9 @@ def within_budget(records: list[dict[str, Any]], budget: int) -> list[dict[str, 
 
 
 def shaped(row: StoredRecord) -> dict[str, Any]:
-    return {
+    """A stored record in review.search's row shape, `hiddenCharacters` included (a tool serving rows in this
+    shape builds them here, so the label covers every text field it serves)."""
+    return labelled({
         "recordPath": row.record_path,
         "recordKey": row.record_key,
         "kind": row.kind,
@@ -172,7 +175,7 @@ def shaped(row: StoredRecord) -> dict[str, Any]:
         "lastSeenRunId": row.last_seen_run_id,
         "lastSeenAt": row.last_seen_at,
         **SAFETY_TRIPLE,
-    }
+    })
 
 
 def review_tools() -> list[Tool]:

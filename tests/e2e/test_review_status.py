@@ -10,8 +10,8 @@ from pathlib import Path
 
 import orjson
 
+from evidence.content_policy import MAX_CONFIG_FILE_BYTES
 from evidence.records import record_file_name, repository_folder
-from ingest.allowlist import MAX_CONFIG_FILE_BYTES
 from tests.projection.review_records import FIXTURE_REPOSITORY, copy_fixture_lake, pull_request
 from tests.support.installation import Installation
 
@@ -43,10 +43,13 @@ def test_records_no_manifest_and_no_allowlist_entry_name_are_listed_by_the_repos
     shutil.rmtree(project / ".theurian/review/runs")
     text, rows = _status(installation, project)
     assert text.strip() == (f"{FIXTURE_REPOSITORY}: 1 pull-request, 3 review-submission, 2 review-thread; "
-                            "never ingested; not allowlisted: kept in the lake (and the store built from it)")
+                            "never ingested; records with hidden characters: bidi-control in 1; not allowlisted: "
+                            "kept in the lake (and the store built from it)")
+    hidden = {"bidi-control": 1, "zero-width": 0, "tag-character": 0, "other-format": 0}
     assert rows == [{"repository": FIXTURE_REPOSITORY, "repositoryFolder": repository_folder(FIXTURE_REPOSITORY),
                      "allowlisted": False, "records": {"pull-request": 1, "review-submission": 3,
-                                                       "review-thread": 2}, "lastRun": None}]
+                                                       "review-thread": 2}, "lastRun": None,
+                     "content": {"redactions": 0, "recordsWithRedactions": 0, "hiddenCharacters": hidden}}]
 
 
 def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Installation, tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def test_a_served_finding_carries_every_published_key_and_the_safety_triple(
         "commitSha": shas[3], "position": 0, "reviewer": "adversarial", "severity": "MEDIUM",
         "findingText": "same second B", "provider": "git", "sourceUri": shas[3],
         "committedAt": "2026-08-29T10:43:20.000000+00:00", "pullRequest": None, "family": None,
-        "specialist": None, **SAFETY_TRIPLE,
+        "specialist": None, **SAFETY_TRIPLE, "hiddenCharacters": [],
     }]}
 
 

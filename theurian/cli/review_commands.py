@@ -16,11 +16,12 @@ from typing import Annotated, Any
 import typer
 
 from evidence.lake import Lake
+from evidence.lake_scan import content_counts
 from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
-from theurian.cli import review_build_command, review_similar_command
+from theurian.cli import review_build_command, review_scan_command, review_similar_command
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
@@ -30,6 +31,7 @@ app = typer.Typer(help="Ingest and inspect review evidence from allowlisted publ
                   no_args_is_help=True)
 app.command("build")(review_build_command.build)
 app.command("similar")(review_similar_command.similar)
+app.command("scan")(review_scan_command.scan)
 
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
@@ -168,6 +170,7 @@ def ingest_lines(manifests: list[dict[str, Any]]) -> list[str]:
         lines.append(f"{m['repository']}: {m['status']} — {m['pullRequests']} pull requests; {counts}; "
                      f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries "
                      f"(run {m['runId']})")
+        lines.extend(review_scan_command.secret_lines(m))
     return lines
 
 
@@ -204,7 +207,8 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
         last = _summary(runs[-1]) if runs else None
         rows.append({"repository": name, "repositoryFolder": folder, "allowlisted": folder in allowed,
                      "records": dict.fromkeys(KINDS, 0) if f"{REVIEW_DIR}/{folder}" in not_folders
-                     else lake.folder_record_counts(folder, unreadable), "lastRun": last})
+                     else lake.folder_record_counts(folder, unreadable), "lastRun": last,
+                     "content": content_counts(root, folder).as_json()})
     if as_json:
         typer.echo(json.dumps({"repositories": rows, "unreadableEntries": unreadable}, indent=2,
                               ensure_ascii=False))
@@ -218,7 +222,18 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
                if last else "never ingested")
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
-        typer.echo(f"{name}: {records}; {run}{kept}")
+        typer.echo(f"{name}: {records}; {run}{_content_words(row['content'])}{kept}")
     for path in unreadable:
         typer.echo(f"unreadable entry skipped: {path} (not a regular file or folder inside the evidence lake, "
                    "or too large to read)")
+
+
+def _content_words(content: dict[str, Any]) -> str:
+    """What status adds about a repository's text: redactions held, and records holding hidden characters."""
+    words = []
+    if content["redactions"]:
+        words.append(f"{content['redactions']} secrets redacted in {content['recordsWithRedactions']} records")
+    hidden = [f"{name} in {count}" for name, count in content["hiddenCharacters"].items() if count]
+    if hidden:
+        words.append("records with hidden characters: " + ", ".join(hidden))
+    return "".join(f"; {word}" for word in words)

@@ -1,0 +1,132 @@
+"""What a project asks of the text it keeps: `[review]` in `.theurian/config.toml`, and the salt beside the lake.
+
+    [review]
+    secrets = "redact"              # "redact" (default) | "block" | "warn" | "off"
+    redact_participants = false     # true: author logins and ids become stable keyed pseudonyms
+    acknowledged_secrets = []       # fingerprints an operator has checked and knows are not secrets
+
+The salt (`.theurian/review.salt`, 32 random bytes as hex) keys secret fingerprints and participant pseudonyms.
+It is source, like the lake: whoever shares the lake shares it, so everyone's redactions give the same bytes. It
+is made once, by the first command that needs it, with an exclusive create (two racing makers keep one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets as random_source
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from evidence.files import NotRegularFile, read_opened
+from theurian.containment import resolve_inside
+from theurian.durable import fsync_directory
+from theurian.errors import ConfigError
+from theurian.project import CONFIG_FILE, THEURIAN_DIR
+
+SECRETS_REDACT: Final = "redact"
+SECRETS_BLOCK: Final = "block"
+SECRETS_WARN: Final = "warn"
+SECRETS_OFF: Final = "off"
+SECRETS_POLICIES: Final = (SECRETS_REDACT, SECRETS_BLOCK, SECRETS_WARN, SECRETS_OFF)
+DEFAULT_SECRETS_POLICY: Final = SECRETS_REDACT
+SALT_FILE: Final = f"{THEURIAN_DIR}/review.salt"
+# A project's config is a few lines; a bound keeps a planted multi-gigabyte file from being read whole.
+MAX_CONFIG_FILE_BYTES: Final = 1 << 20
+_SALT_TEXT: Final = re.compile(r"[0-9a-f]{64}\n?")
+_FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}")
+
+
+@dataclass(frozen=True)
+class ContentPolicy:
+    secrets: str = DEFAULT_SECRETS_POLICY
+    redact_participants: bool = False
+    acknowledged: frozenset[str] = frozenset()
+    salt: bytes = b""
+
+
+def config_text(path: Path) -> str:
+    """The config file's text, read without blocking on what is not a regular file and bounded.
+
+    Raises:
+        ConfigError: not a regular file, too large, or not UTF-8.
+    """
+    try:
+        text = read_opened(path, MAX_CONFIG_FILE_BYTES).decode("utf-8")
+        # Line endings read as `open()` reads text (a hand edit on Windows leaves CRLF): the rewrite matches lines.
+        return text.replace("\r\n", "\n").replace("\r", "\n")
+    except NotRegularFile as exc:
+        raise ConfigError(f"{CONFIG_FILE} cannot be read: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text (byte {exc.start}); edit it by hand") from None
+
+
+def _review_table(project_root: Path) -> dict[str, Any]:
+    path = resolve_inside(project_root, CONFIG_FILE)
+    if not path.exists():
+        return {}
+    try:
+        document = tomllib.loads(config_text(path))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
+    review = document.get("review", {})
+    return review if isinstance(review, dict) else {}
+
+
+def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:
+    """The project's content policy, its salt made if it has none yet (`make_salt=False`: left empty instead,
+    for a caller that must write nothing outside its own folder).
+
+    Raises:
+        ConfigError: a `[review]` value this policy cannot use (the message names the key and what it takes).
+    """
+    review = _review_table(project_root)
+    secrets = review.get("secrets", DEFAULT_SECRETS_POLICY)
+    if secrets not in SECRETS_POLICIES:
+        raise ConfigError(f'{CONFIG_FILE}: [review] secrets must be one of "redact", "block", "warn", "off" '
+                          '(default "redact"); edit it by hand')
+    participants = review.get("redact_participants", False)
+    if not isinstance(participants, bool):
+        raise ConfigError(f"{CONFIG_FILE}: [review] redact_participants must be true or false; edit it by hand")
+    acknowledged = review.get("acknowledged_secrets", [])
+    if not isinstance(acknowledged, list) or not all(
+        isinstance(item, str) and _FINGERPRINT.fullmatch(item) for item in acknowledged
+    ):
+        raise ConfigError(f"{CONFIG_FILE}: [review] acknowledged_secrets must be a list of 16-hex-digit "
+                          "fingerprints (as a refusal or `review scan` names them); edit it by hand")
+    salt = project_salt(project_root) if make_salt or salt_exists(project_root) else b""
+    return ContentPolicy(secrets, participants, frozenset(acknowledged), salt)
+
+
+def salt_exists(project_root: Path) -> bool:
+    return os.path.lexists(resolve_inside(project_root, SALT_FILE))
+
+
+def project_salt(project_root: Path) -> bytes:
+    """The project's salt, made (exclusively, durably) when there is none.
+
+    Raises:
+        ConfigError: the salt file exists but does not hold 64 lower-case hex digits.
+    """
+    path = resolve_inside(project_root, SALT_FILE)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        pass
+    else:
+        try:
+            os.write(fd, (random_source.token_hex(32) + "\n").encode("ascii"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_directory(path.parent)
+    try:
+        text = read_opened(path, 1024).decode("ascii")
+    except (NotRegularFile, UnicodeDecodeError, OSError):
+        text = ""
+    if not _SALT_TEXT.fullmatch(text):
+        raise ConfigError(f"{SALT_FILE} does not hold a salt (64 lower-case hex digits); restore it from where "
+                          "the lake is kept (it keys every fingerprint and pseudonym the lake holds)")
+    return bytes.fromhex(text[:64])

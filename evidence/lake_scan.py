@@ -1,0 +1,160 @@
+"""`review scan`: the content policy applied to records already in the lake, and the counts `review status` shows.
+
+A lake can hold records from before the scanner, from a clone made under another policy, or from before
+`redact_participants` was switched on. The scan screens every valid record file (`evidence.redaction.screen`)
+and rewrites, in place, each one whose canonical bytes change — one durable replace per file, so a scan killed
+at any instant leaves every file whole (old or new), and a re-run finds the rewritten ones unchanged and goes on.
+Under `block` a record holding a secret is removed from the lake (named in the report); under `warn` and `off`
+nothing of its text is changed. It holds the lake like an ingest does, so the two never interleave.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
+from evidence.files import NotRegularFile, read_regular
+from evidence.lake import Lake, iter_lake
+from evidence.records import KINDS, canonical_bytes, key_from_file_name
+from evidence.redaction import REDACTIONS_FIELD, screen
+from evidence.validation import validate_record
+from theurian.containment import resolve_inside
+from theurian.durable import fsync_directory, write_bytes_durably
+from theurian.hidden_characters import CLASSES, classes_in
+from theurian.project import REVIEW_DIR
+
+ACTION_REWRITTEN: Final = "rewritten"
+ACTION_REMOVED: Final = "removed"
+
+
+@dataclass
+class ScanReport:
+    """What a scan found and did (or, dry, would do): record paths relative to `.theurian/review/`."""
+
+    policy: str
+    dry_run: bool
+    scanned: int = 0
+    rewritten: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    findings: Counter[str] = field(default_factory=Counter)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "dryRun": self.dry_run, "scanned": self.scanned,
+                "rewritten": self.rewritten, "removed": self.removed, "skipped": self.skipped,
+                "findings": dict(sorted(self.findings.items())), "records": self.records}
+
+
+def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> ScanReport:
+    """Screen every record in the lake under `policy`; rewrite (or remove) what changes unless `dry_run`.
+
+    Raises:
+        LakeBusyError: an ingest (or another scan) holds the lake.
+    """
+    lake = Lake(project_root)
+    report = ScanReport(policy.secrets, dry_run)
+    review = resolve_inside(project_root, REVIEW_DIR)
+    if not review.is_dir():
+        return report
+    with lake.writing():
+        _sweep(review)
+        for entry in iter_lake(project_root):
+            if entry.record is None:
+                report.skipped.append(entry.record_path)
+                continue
+            report.scanned += 1
+            _scan_one(review, entry.record_path, entry.record, policy, report)
+    return report
+
+
+def _scan_one(review: Path, relative: str, record: dict[str, Any], policy: ContentPolicy,
+              report: ScanReport) -> None:
+    screened = screen(record, policy)
+    blocked = bool(screened.findings) and policy.secrets == SECRETS_BLOCK
+    if screened.findings:
+        report.findings.update(f.kind for f in screened.findings)
+        report.records.append({"recordPath": relative, "kind": record["kind"], "recordKey": record["recordKey"],
+                               "fields": [f.entry() for f in screened.findings]})
+    path = review / relative
+    if blocked:
+        report.removed.append(relative)
+        if not report.dry_run:
+            os.unlink(path)
+            fsync_directory(path.parent)
+        return
+    data = canonical_bytes(screened.record)
+    if data != canonical_bytes(record):
+        validate_record(screened.record, path=relative)  # as the ingest's would be, before it replaces the file
+        report.rewritten.append(relative)
+        if not report.dry_run:
+            write_bytes_durably(path, data)
+
+
+def _sweep(review: Path) -> None:
+    """Temp files a killed scan (or ingest) left beside the records it was replacing."""
+    for folder in review.iterdir():
+        for kind in KINDS:
+            kind_dir = folder / kind
+            if not kind_dir.is_dir() or kind_dir.is_symlink():
+                continue
+            for entry in kind_dir.iterdir():
+                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+                    entry.unlink(missing_ok=True)
+
+
+@dataclass
+class ContentCounts:
+    """Per repository folder: redactions the records list, records with any, and records per hidden class."""
+
+    redactions: int = 0
+    records_with_redactions: int = 0
+    hidden: Counter[str] = field(default_factory=Counter)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"redactions": self.redactions, "recordsWithRedactions": self.records_with_redactions,
+                "hiddenCharacters": {name: self.hidden[name] for name in CLASSES}}
+
+
+def content_counts(project_root: Path, folder: str) -> ContentCounts:
+    """Count a repository folder's redactions and hidden characters, reading each record file (parsed, not
+    validated: a file that does not parse counts nothing; `review build` names it)."""
+    counts = ContentCounts()
+    review = resolve_inside(project_root, REVIEW_DIR)
+    for kind in KINDS:
+        kind_dir = review / folder / kind
+        try:
+            names = sorted(e.name for e in kind_dir.iterdir()) if kind_dir.is_dir() else []
+        except OSError:
+            continue
+        for name in names:
+            if key_from_file_name(name) is None:
+                continue
+            try:
+                record = orjson.loads(read_regular(review, f"{folder}/{kind}/{name}"))
+            except (NotRegularFile, OSError, orjson.JSONDecodeError):
+                continue
+            if not isinstance(record, dict):
+                continue
+            listed = record.get(REDACTIONS_FIELD)
+            if isinstance(listed, list) and listed:
+                counts.redactions += len(listed)
+                counts.records_with_redactions += 1
+            counts.hidden.update(classes_in(_texts(record)))
+    return counts
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in _texts(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _texts(item)]
+    return []

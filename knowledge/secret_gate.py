@@ -1,0 +1,56 @@
+"""Secrets refused where knowledge enters: `propose accept`, `index build`, and the write-intent tools' drafts.
+
+Knowledge is served to every agent of the project, so a body holding a credential is refused, never redacted:
+its author must take the secret out. The refusal names the file, the line and the secret's type and
+fingerprint — never the value. A fingerprint the operator lists in `[review] acknowledged_secrets` (a known false
+positive) passes; the scan itself is never switched off here, whatever `[review] secrets` says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Final
+
+from evidence.content_policy import SALT_FILE, read_policy
+from knowledge.errors import KnowledgeError
+from theurian.project import CONFIG_FILE
+from theurian.secret_scan import fingerprint, line_of, scan_text
+
+SECRET_REFUSAL_CODE: Final = "SECRET_IN_TEXT"  # noqa: S105 - a refusal code, not a password
+
+
+class SecretInTextError(KnowledgeError):
+    """A text about to become knowledge holds a secret; `details` names where (file, line, type, fingerprint)."""
+
+    code = SECRET_REFUSAL_CODE
+
+
+def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, nothing_done: str,
+                   make_salt: bool = True) -> None:
+    """Raise SecretInTextError naming the first secret any `(file name, text)` holds, unless acknowledged.
+
+    `nothing_done` ends the message: what the refused command did not do ("nothing was moved"). With
+    `make_salt=False` (the daemon's drafts, which write nothing outside their proposal) a project without a salt
+    yet is refused all the same, without a fingerprint.
+
+    Raises:
+        SecretInTextError: a secret was found.
+        ConfigError: the project's `[review]` policy cannot be read.
+    """
+    policy = read_policy(project_root, make_salt=make_salt)
+    for name, text in texts:
+        for hit in scan_text(text):
+            print_ = fingerprint(policy.salt, hit.value) if policy.salt else None
+            if print_ in policy.acknowledged:
+                continue
+            line = line_of(text, hit.start)
+            cure = (f"add \"{print_}\" to [review] acknowledged_secrets in {CONFIG_FILE}" if print_ else
+                    f"run `theurian review scan --dry-run` (it makes {SALT_FILE}, which keys fingerprints) and "
+                    "draft again to learn the fingerprint to acknowledge")
+            shown = f"{hit.kind}, fingerprint {print_}" if print_ else hit.kind
+            raise SecretInTextError(
+                f"{SECRET_REFUSAL_CODE}: {name} line {line} holds a secret ({shown}); {nothing_done}. Take the "
+                f"secret out (and revoke it: it was written down), or, if it is not one, {cure}.",
+                details={"file": name, "line": line, "type": hit.kind, "fingerprint": print_},
+            )

@@ -1,0 +1,135 @@
+"""Secrets refused where knowledge enters: `propose accept`, `index build`, and the write-intent tools' drafts —
+naming file, line, type and fingerprint, never the value; an acknowledged fingerprint passes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evidence.content_policy import SALT_FILE, project_salt
+from knowledge.apply import apply_migrations
+from knowledge.index import build_index
+from knowledge.secret_gate import SECRET_REFUSAL_CODE, SecretInTextError
+from tests.knowledge.authoring import MigrationWriter
+from tests.knowledge.proposal_support import (
+    PROJECT_ID,
+    candidate_arguments,
+    drafted,
+    new_shop,
+    proposals,
+    refused,
+)
+from tests.support.installation import Installation
+from tests.support.planted_secrets import PLANTED, in_prose
+from theurian.secret_scan import fingerprint
+
+KIND = "github-token"
+SECRET = PLANTED[KIND]
+BODY = f"Deploy with the bot.\n{in_prose(KIND)}\n"
+
+
+def _acknowledge(root: Path, *prints: str) -> None:
+    config = root / ".theurian/config.toml"
+    text = config.read_text(encoding="utf-8").replace("allowlist = []", "allowlist = []\nacknowledged_secrets = "
+                                                      + json.dumps(list(prints)))
+    config.write_text(text, encoding="utf-8")
+
+
+def _print(root: Path) -> str:
+    return fingerprint(project_salt(root), SECRET)
+
+
+@pytest.mark.parametrize("tool", ["knowledge.proposeChange", "review.generateKnowledgeCandidate"])
+def test_a_write_intent_tool_refuses_a_body_holding_a_secret_naming_line_and_type_and_writes_nothing(
+    tmp_path: Path, tool: str
+) -> None:
+    shop = new_shop(tmp_path / "shop")
+    project_salt(shop.root)
+    if tool == "knowledge.proposeChange":
+        arguments = {"projectId": PROJECT_ID, "itemId": shop.item_id, "expectedRevision": shop.revision_id,
+                     "body": BODY, "author": "agent-7"}
+    else:
+        arguments = candidate_arguments(shop, body=BODY)
+    text = refused(tool, arguments)
+    assert text.startswith(f"{SECRET_REFUSAL_CODE}: the draft's knowledge/")
+    assert f" line 2 holds a secret ({KIND}, fingerprint {_print(shop.root)}); the draft was refused" in text
+    assert SECRET not in text and proposals(shop.root) == []
+
+
+def test_a_secret_in_a_drafts_description_is_refused_in_the_migration_it_would_write(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    text = refused("knowledge.generateMigrationDraft", {
+        "projectId": PROJECT_ID, "author": "agent-7", "description": f"alias; key {PLANTED['aws-access-key']}",
+        "operations": [{"op": "addAlias", "alias": "lo", "itemId": shop.item_id}]})
+    assert "the draft's " in text and ".yaml line " in text and "(aws-access-key" in text
+    assert PLANTED["aws-access-key"] not in text and proposals(shop.root) == []
+
+
+def test_a_daemon_draft_never_makes_the_salt_and_still_refuses(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    text = refused("knowledge.proposeChange", {"projectId": PROJECT_ID, "itemId": shop.item_id,
+                                               "expectedRevision": shop.revision_id, "body": BODY, "author": "a"})
+    assert f"holds a secret ({KIND}); the draft was refused" in text
+    assert not (shop.root / SALT_FILE).exists()
+
+
+def test_an_acknowledged_fingerprint_is_drafted(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    _acknowledge(shop.root, _print(shop.root))
+    drafted("knowledge.proposeChange", {"projectId": PROJECT_ID, "itemId": shop.item_id,
+                                        "expectedRevision": shop.revision_id, "body": BODY, "author": "a"})
+    assert len(proposals(shop.root)) == 1
+
+
+def test_accept_refuses_a_body_holding_a_secret_once_its_acknowledgement_is_withdrawn(
+    installation: Installation, tmp_path: Path
+) -> None:
+    shop = new_shop(tmp_path / "shop")
+    config = (shop.root / ".theurian/config.toml").read_text(encoding="utf-8")
+    _acknowledge(shop.root, _print(shop.root))
+    payload = drafted("knowledge.proposeChange", {"projectId": PROJECT_ID, "itemId": shop.item_id,
+                                                  "expectedRevision": shop.revision_id, "body": BODY,
+                                                  "author": "a"})
+    (shop.root / ".theurian/config.toml").write_text(config, encoding="utf-8")
+    result = installation.cli("propose", "accept", payload["proposalId"], "--project", str(shop.root))
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"theurian: {SECRET_REFUSAL_CODE}: {payload['bodyFile']} line 2 holds a secret ({KIND}, fingerprint "
+        f"{_print(shop.root)}); proposal {payload['proposalId']} was not accepted and nothing was moved. Take the "
+        "secret out (and revoke it: it was written down), or, if it is not one, add "
+        f"\"{_print(shop.root)}\" to [review] acknowledged_secrets in .theurian/config.toml.\n")
+    assert not (shop.root / ".theurian/migrations" / payload["migrationFile"]).exists()
+    _acknowledge(shop.root, _print(shop.root))
+    installation.cli("propose", "accept", payload["proposalId"], "--project", str(shop.root), check=True)
+
+
+def test_index_build_refuses_a_revision_holding_a_secret_naming_its_content_file_and_line(
+    installation: Installation, tmp_path: Path
+) -> None:
+    shop = new_shop(tmp_path / "shop")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    revision = writer.item("operations.deploy", BODY, title="Deploying")
+    writer.write("deploy")
+    apply_migrations(shop.root)
+    result = installation.cli("index", "build", "--project", str(shop.root))
+    content = f".theurian/knowledge/operations.deploy-{revision}.md"
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        f"theurian: {SECRET_REFUSAL_CODE}: {content} line 2 holds a secret ({KIND}, fingerprint "
+        f"{_print(shop.root)}); no index was built.")
+    assert SECRET not in result.stderr and not list((shop.root / ".theurian/state").glob("knowledge-index-*"))
+    _acknowledge(shop.root, _print(shop.root))
+    build_index(shop.root, "internal")
+
+
+def test_a_secret_in_a_title_is_refused_by_index_build_as_the_title(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    writer.item("operations.title", "fine", title=f"Key {PLANTED['slack-token']}")
+    writer.write("title")
+    apply_migrations(shop.root)
+    with pytest.raises(SecretInTextError) as refusal:
+        build_index(shop.root, "internal")
+    assert refusal.value.details["file"].endswith(".md (title)") and refusal.value.details["type"] == "slack-token"

@@ -1,0 +1,84 @@
+"""theurian.secret_scan: each token family found whole, split tokens joined, prose and shas left alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_prose
+from theurian.secret_scan import MARKER_PATTERN, TYPE_NAMES, fingerprint, line_of, marker, scan_text
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_each_token_family_is_found_as_its_whole_value(kind: str) -> None:
+    text = in_prose(kind)
+    hits = scan_text(text)
+    assert [(h.kind, text[h.start:h.end]) for h in hits] == [(kind, PLANTED[kind])]
+
+
+def test_every_family_the_plugins_report_has_a_planted_value() -> None:
+    assert set(TYPE_NAMES.values()) == set(PLANTED)
+
+
+@pytest.mark.parametrize("text", CLEAN_TEXTS)
+def test_review_prose_commit_shas_and_urls_are_not_secrets(text: str) -> None:
+    assert scan_text(text) == []
+
+
+def test_a_private_key_is_found_from_its_begin_line_to_its_end_line() -> None:
+    text = "+" + PRIVATE_KEY_BLOCK.replace("\n", "\n+") + "\n+done"
+    (hit,) = scan_text(text)
+    assert text[hit.start:hit.end].startswith("-----BEGIN RSA PRIVATE KEY-----")
+    assert text[hit.start:hit.end].endswith("-----END RSA PRIVATE KEY-----")
+    assert text[hit.end:] == "\n+done"
+
+
+def test_a_private_key_without_an_end_line_runs_to_the_end_of_the_text() -> None:
+    text = "before\n" + PRIVATE_KEY_BLOCK.rsplit("\n", 1)[0]
+    (hit,) = scan_text(text)
+    assert (hit.start, hit.end) == (len("before\n"), len(text))
+
+
+def test_a_token_split_across_a_line_break_is_found_and_spans_both_lines() -> None:
+    token = PLANTED["github-token"]
+    text = f"the token was {token[:17]}\n{token[17:]} in the log"
+    (hit,) = scan_text(text)
+    assert (hit.kind, hit.value) == ("github-token", token)
+    assert text[hit.start:hit.end] == f"{token[:17]}\n{token[17:]}"
+
+
+def test_a_token_followed_by_a_line_starting_with_a_word_is_not_joined_to_it() -> None:
+    token = PLANTED["aws-access-key"]
+    text = f"key {token}.\nAnother line"
+    assert [text[h.start:h.end] for h in scan_text(text)] == [token]
+
+
+def test_two_secrets_in_one_text_are_two_hits_in_order() -> None:
+    text = in_prose("aws-access-key") + "\n" + in_prose("slack-token")
+    assert [h.kind for h in scan_text(text)] == ["aws-access-key", "slack-token"]
+
+
+def test_a_fingerprint_depends_on_the_salt_and_the_value_and_never_shows_the_value() -> None:
+    value = PLANTED["github-token"]
+    first = fingerprint(b"a" * 32, value)
+    assert first == fingerprint(b"a" * 32, value)
+    assert first != fingerprint(b"b" * 32, value)
+    assert first != fingerprint(b"a" * 32, PLANTED["npm-token"])
+    assert len(first) == 16 and value not in first
+
+
+def test_a_marker_names_the_type_and_fingerprint_and_reads_back() -> None:
+    text = marker("github-token", "0123456789abcdef")
+    match = MARKER_PATTERN.fullmatch(text)
+    assert match is not None and (match[1], match[2]) == ("github-token", "0123456789abcdef")
+    assert scan_text(text) == []
+
+
+def test_line_of_counts_from_one() -> None:
+    assert [line_of("a\nb\nc", at) for at in (0, 2, 4)] == [1, 2, 3]
+
+
+def test_two_private_keys_in_one_text_are_two_blocks_and_the_text_between_them_stays() -> None:
+    text = f"first\n{PRIVATE_KEY_BLOCK}\nbetween the keys\n{PRIVATE_KEY_BLOCK}\nlast"
+    hits = scan_text(text)
+    assert [text[h.start:h.end] for h in hits] == [PRIVATE_KEY_BLOCK, PRIVATE_KEY_BLOCK]
+    assert text[hits[0].end:hits[1].start] == "\nbetween the keys\n"
