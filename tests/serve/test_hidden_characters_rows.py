@@ -1,5 +1,6 @@
-"""hiddenCharacters on every row of review.search, review.findings, knowledge.search and knowledge.get: each
-class named when any text field holds it, empty when none, and the served values exactly the stored ones."""
+"""hiddenCharacters on every row of review.search, review.findSimilar, review.findings, knowledge.search and
+knowledge.get: each class named when any text field holds it, empty when none, and the served values exactly the
+stored ones."""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     structured: dict[str, Any] = result["structuredContent"]
     schema = {"review.search": "review-search-response.schema.json",
               "review.findings": "review-findings-response.schema.json",
+              "review.findSimilar": "review-find-similar-response.schema.json",
               "knowledge.search": "knowledge-search-response.schema.json",
               "knowledge.get": "knowledge-get-response.schema.json"}[name]
     jsonschema.Draft202012Validator(schemas.load("mcp", schema)).validate(structured)
@@ -108,3 +110,18 @@ def test_knowledge_get_names_a_class_only_its_body_holds(knowledge: Path) -> Non
     # The search excerpt may cut the body; get serves it whole, and its label covers all of it.
     item = _call("knowledge.get", {"projectId": "k", "itemId": "convention.hidden"})
     assert ZERO_WIDTH in item["hiddenCharacters"] and "\u200b" in item["body"]
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_review_find_similar_names_each_class_held_by_the_comment_it_found(tmp_path: Path, name: str) -> None:
+    text = HIDDEN[name]
+    built_project(tmp_path / "p", "p", [
+        thread("Acme/Api", 1, "PRRT_hidden", path="ledger/transfer.py", bodies=(
+            f"Please always take the locks in the same order everywhere; otherwise two threads can {text} deadlock.",)),
+        thread("Acme/Api", 2, "PRRT_plain", path="ledger/other.py", bodies=(
+            "Always acquire the mutexes in one fixed order, or two workers can deadlock each other.",)),
+    ])
+    answer = _call("review.findSimilar", {"projectId": "p", "situation": "lock ordering can deadlock two threads"})
+    rows = {r["recordKey"]: r for r in answer["records"]}
+    assert {key: row["hiddenCharacters"] for key, row in rows.items()} == {"PRRT_hidden": [name], "PRRT_plain": []}
+    assert text in rows["PRRT_hidden"]["excerpt"]  # served exactly as stored
