@@ -125,10 +125,11 @@ class FakeGitHub:
             return {"cost": 0, "remaining": BUDGET, "resetAt": "2026-12-01T00:00:00Z", "nodeCount": 0,
                     "limit": BUDGET, "used": 0}
         if name == "repository":
-            repo = self.repositories.get(f"{args['owner']}/{args['name']}".casefold())
+            full_name = f"{args['owner']}/{args['name']}"
+            repo = self.repositories.get(full_name.casefold())
             if repo is None:
-                root.errors.append({"type": "NOT_FOUND", "path": path, "message":
-                                    f"Could not resolve to a Repository with the name '{args['owner']}/{args['name']}'."})
+                root.errors.append({"type": "NOT_FOUND", "path": path,
+                                    "message": f"Could not resolve to a Repository with the name '{full_name}'."})
             return repo
         if name == "node":
             found = root.index().get(args["id"])
