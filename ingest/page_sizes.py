@@ -6,7 +6,8 @@ needed P times whatever their size, and the comments connection of the threads P
 of thread slots is what costs points; the sizes of the leaf connections (reviews, comments) cost only nodes.
 Learning therefore picks the thread slots that minimise the charge for the pull requests seen so far (slots left
 empty are charged; threads past the slots cost one follow-up connection per pull request plus one per thread), and
-leaf sizes covering most of what was seen, within a node budget per page.
+leaf sizes holding the largest connection seen (up to 100), within a node budget per page: a larger leaf page
+costs no point and saves a follow-up round.
 """
 
 from __future__ import annotations
@@ -18,9 +19,6 @@ from typing import Final
 MAX_PAGE: Final = 100  # GitHub: `first` within 1-100
 # A page of pull requests asks for at most this many nodes: a fifth of GitHub's 500,000-node limit per call.
 PAGE_NODE_BUDGET: Final = 100_000
-# The share of the connections seen that a learned leaf size holds in its first page; the rest are followed up.
-COVERED: Final = 0.98
-
 
 @dataclass(frozen=True)
 class PageSizes:
@@ -49,14 +47,9 @@ def _thread_charge(threads: int, slots: int) -> int:
     return slots + (-(-beyond // MAX_PAGE) + beyond if beyond else 0)
 
 
-def _covering(counts: Counter[int], share: float) -> int:
-    """The smallest size holding `share` of the observed connections whole, within 1..MAX_PAGE."""
-    total, running = sum(counts.values()), 0
-    for size in sorted(counts):
-        running += counts[size]
-        if running >= share * total:
-            return max(1, min(MAX_PAGE, size))
-    return MAX_PAGE
+def _largest(counts: Counter[int]) -> int:
+    """The largest connection seen, within 1..MAX_PAGE."""
+    return max(1, min(MAX_PAGE, max(counts, default=1)))
 
 
 class LearnedSizes:
@@ -80,8 +73,8 @@ class LearnedSizes:
             return self._start
         slots = min(range(1, MAX_PAGE + 1),
                     key=lambda s: sum(n * _thread_charge(t, s) for t, n in self._threads.items()))
-        learned = replace(self._start, first_threads=slots, first_reviews=_covering(self._reviews, COVERED),
-                          first_comments=_covering(self._comments, COVERED) if self._comments else 1)
+        learned = replace(self._start, first_threads=slots, first_reviews=_largest(self._reviews),
+                          first_comments=_largest(self._comments))
         while learned.page_nodes() > PAGE_NODE_BUDGET and learned.first_comments > 1:
             learned = replace(learned, first_comments=learned.first_comments // 2)
         while learned.page_nodes() > PAGE_NODE_BUDGET and learned.first_reviews > 1:
