@@ -17,6 +17,7 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
+from projection.review_pairs import PAIR_TABLE, pair_keys
 from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, ReviewStoreUnavailable, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
@@ -93,38 +94,50 @@ def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool =
 
 
 def _search(cursor: duckdb.DuckDBPyConnection, where: RecordFilter, limit: int) -> list[tuple[object, ...]]:
-    """The `q` read: candidate blocks from the word-block index, then the exact query over them in order,
-    batch by batch, stopping once `limit` rows are in hand.
+    """The `q` read: candidate blocks from the word-block and word-pair indexes, then the exact query over them in
+    order, batch by batch, stopping once `limit` rows are in hand.
 
     Batches follow the total order and each is read in that order, so their concatenation is the one ordered
     read the scan would make, cut at `limit`: the same rows, in the same order, whichever batch they came from.
+    Where most blocks are candidates the index narrows little and batches would read nearly everything several
+    times over: after the first batch (which a dense match fills), the rest is one scan from the next candidate
+    on, so the index never costs more than the scan it stands in for.
     """
     q = where.q_folded
     assert q is not None
-    blocks = _candidate_blocks(cursor, q)
+    blocks, total = _candidate_blocks(cursor, q)
     rows: list[tuple[object, ...]] = []
     start, size = 0, FIRST_BATCH_BLOCKS
     while start < len(blocks) and len(rows) < limit:
+        if start and len(blocks) * 2 > total:
+            rows += cursor.execute(*_query(where, limit - len(rows), None, blocks[start] * BLOCK_RECORDS)).fetchall()
+            break
         batch = blocks[start:start + size]
         rows += cursor.execute(*_query(where, limit - len(rows), batch)).fetchall()
         start, size = start + size, size * 4
     return rows
 
 
-def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
-    """Every block that may hold a record containing `q`, in order: a superset, never a guess.
+def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> tuple[list[int], int]:
+    """Every block that may hold a record containing `q`, in order (a superset, never a guess), and how many
+    blocks there are.
 
     A match of `q` in a text puts each whitespace-free piece of `q` inside one whitespace-separated word of that
-    text, so a block whose word list lacks a piece cannot hold a match. With no piece to test (a `q` of
-    whitespace only) or a NUL in `q` (the word lists are NUL-joined), every block is a candidate.
+    text, so a block whose word list lacks a piece cannot hold a match; and it puts each two neighbouring pieces
+    in two adjacent words, so a block lacking their pair cannot either (`review_pairs.pair_keys`). With no piece
+    to test (a `q` of whitespace only) or a NUL in `q` (the lists are NUL-joined), every block is a candidate.
     """
     pieces = q.split()
+    total = int(str(cursor.execute("SELECT count(*) FROM s.word_blocks").fetchall()[0][0]))
     if not pieces or "\x00" in q:
         sql, params = "SELECT block FROM s.word_blocks ORDER BY block", []
     else:
-        tests = " AND ".join("contains(words, ?)" for _ in pieces)
-        sql, params = f"SELECT block FROM s.word_blocks WHERE {tests} ORDER BY block", pieces  # noqa: S608
-    return [int(str(row[0])) for row in cursor.execute(sql, params).fetchall()]
+        keys = pair_keys(q)
+        tests = " AND ".join(["contains(b.words, ?)"] * len(pieces) + ["contains(p.pairs, ?)"] * len(keys))
+        pairs = f"JOIN s.{PAIR_TABLE} p ON p.block = b.block" if keys else ""
+        sql = f"SELECT b.block FROM s.word_blocks b {pairs} WHERE {tests} ORDER BY b.block"  # noqa: S608
+        params = pieces + keys
+    return [int(str(row[0])) for row in cursor.execute(sql, params).fetchall()], total
 
 
 # The channel a matched record's excerpt comes from: the first that matched and holds text. Only an empty `q`
@@ -133,9 +146,10 @@ def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
 _FIRST_HIT: Final = "min(position) FILTER (WHERE body <> '')"
 
 
-def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    params: list[object] = []
+def _query(where: RecordFilter, limit: int, blocks: list[int] | None, start: int = 0) -> tuple[str, list[object]]:
+    """The exact read: of `blocks` only when given, else of every ordinal from `start` on."""
+    clauses: list[str] = ["r.ordinal >= ?"] if start else []
+    params: list[object] = [start] if start else []
     for column, value in (("repository", where.repository), ("pull_request", where.pull_request),
                           ("thread_state", where.thread_state), ("author_id", where.author),
                           ("file_path", where.file_path)):
@@ -148,9 +162,9 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
     elif blocks is None:
         source = (
             f"s.records r JOIN (SELECT ordinal, {_FIRST_HIT} AS hit FROM s.texts "  # noqa: S608 - constants
-            f"WHERE contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
+            f"WHERE ordinal >= ? AND contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
-        params.insert(0, where.q_folded)
+        params[:0] = [start, where.q_folded]
         excerpt_at = "m.hit"
     else:
         # Only the batch's blocks are read: the ordinal range lets the scan skip by zone map, the list keeps

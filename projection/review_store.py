@@ -41,7 +41,8 @@ STORE_NAME: Final = "review-store.duckdb"
 WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
-REVIEW_SCHEMA_VERSION: Final = 4  # 3: no stored `folded`, bodies zstd; 4: each record file's content hash
+# 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: the word-pair index
+REVIEW_SCHEMA_VERSION: Final = 5
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -56,7 +57,8 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 # file's bytes as the build read them: a later reader of that file can tell it is still the file the store was
 # built from (`knowledge.stored_thread`). `word_blocks` is the candidate index `q` narrows with: for each block
 # of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its folded texts,
-# NUL-joined (docs/review-search.md, "The word-block index").
+# NUL-joined (docs/review-search.md, "The word-block index"); `word_pairs` narrows further, by the pairs of
+# adjacent words of each block (`projection.review_pairs`).
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -86,6 +88,10 @@ CREATE TABLE word_blocks (
     block BIGINT NOT NULL,
     words VARCHAR NOT NULL
 );
+CREATE TABLE word_pairs (
+    block BIGINT NOT NULL,
+    pairs VARCHAR NOT NULL
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -111,12 +117,14 @@ FOLD_SQL: Final = (
     "ELSE translate(body, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') END"
 )
 BLOCK_COLUMNS: Final = ("block", "words")
+PAIR_COLUMNS: Final = ("block", "pairs")
 BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
     ("records", RECORD_COLUMNS, "ordinal"),
     ("texts", TEXT_COLUMNS, "ordinal, position"),
     ("word_blocks", BLOCK_COLUMNS, "block"),
+    ("word_pairs", PAIR_COLUMNS, "block"),
 )
 
 
