@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from projection.review_build import build_review_store
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
-from projection.review_query import _candidate_blocks
+from projection.review_query import RecordFilter, _candidate_blocks
 from projection.review_rows import fold
 from projection.review_store import BLOCK_RECORDS, open_store
 from tests.projection.review_records import new_project, review, write_lake
@@ -55,7 +55,11 @@ def test_common_words_that_never_touch_leave_no_candidate_block(tmp_path: Path) 
                       for index in range(3 * BLOCK_RECORDS)])
     build_review_store(root)
     with open_store(root).cursor() as cursor:
-        assert _candidate_blocks(cursor, "lock cache") == ([], 3)
-        assert _candidate_blocks(cursor, "lock retry") == ([0, 1, 2], 3)
-        assert _candidate_blocks(cursor, "ck retry ca") == ([0, 1, 2], 3)  # short edges: the words decide
-        assert _candidate_blocks(cursor, "retry lock") == ([], 3)
+        def candidates(q: str, pull_request: int | None = None) -> list[int]:
+            return _candidate_blocks(cursor, RecordFilter(pull_request=pull_request, q_folded=q))
+
+        assert candidates("lock cache") == []
+        assert candidates("lock retry") == [0, 1, 2]
+        assert candidates("ck retry ca") == [0, 1, 2]  # short edges: the words decide
+        assert candidates("retry lock") == []
+        assert candidates("lock retry", pull_request=6) == []  # no record of the filter anywhere
