@@ -62,3 +62,13 @@ def test_the_pull_request_page_asks_for_the_fields_the_evidence_needs() -> None:
                   "originalCommit", "diffHunk", "authorAssociation", "UPDATED_AT", "isPrivate", "visibility",
                   "totalCount"):
         assert field in text
+
+
+def test_the_fakes_cost_rule_gives_githubs_own_worked_example(github_schema: GraphQLSchema) -> None:
+    """docs.github.com, "Rate limits and query limits for the GraphQL API": 1 + 100 + 5,000 requests, 51 points;
+    its node count example shape gives 305,100 nodes."""
+    example = parse("query { viewer { login repositories(first: 100) { edges { node { id issues(first: 50) { "
+                    "edges { node { id labels(first: 60) { edges { node { id name } } } } } } } } } } }")
+    cost = query_cost(github_schema, example, {})
+    assert (cost.requests, cost.points, cost.nodes) == (5101, 51, 100 + 100 * 50 + 100 * 50 * 60)
+    assert query_cost(github_schema, parse("query { viewer { login } }"), {}).points == 1  # the least a call costs
