@@ -134,7 +134,7 @@ class Fetcher:
             comments.setdefault(thread["id"], Follow.of("comments", thread["id"], thread["comments"]))
         caps = Caps(sizes.more_reviews, sizes.more_threads, sizes.more_comments, sizes.first_comments)
         found = FollowUps(self._client, caps).complete([*reviews, *threads, *comments.values()])
-        comments = found | comments  # a thread answered on the page and again by a follow-up: the page's
+        comments = found | comments  # a thread on the page and again in a follow-up keeps the page's comments
         return [self._assemble(pr, pr_reviews, pr_threads, comments)
                 for pr, pr_reviews, pr_threads in zip(pulls, reviews, threads, strict=True)]
 
