@@ -1,8 +1,8 @@
 """Paging: pull requests newest update first, and every nested connection of each one to its end.
 
-Each pull request page asks for small first pages of reviews, threads and comments (GraphQL's cost is the sum
-of parent counts per connection, so small nested pages keep a 100-PR page near 7 points); only the few
-connections that have more are followed up, one node at a time.
+Each page of pull requests carries first pages of reviews, threads and comments, sized from what the repository's
+previous pages needed (ingest/page_sizes.py); every connection of the page that has more is then continued in
+batched follow-ups (ingest/follow_ups.py): a round of them for the whole page is one request, or a few.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any, Final
 from evidence.records import fold_repository
 from ingest import queries
 from ingest.client import GitHubClient, GitHubNotFoundError
-from ingest.errors import GitHubError, RepositoryRefusedError, reading_github
+from ingest.errors import RepositoryRefusedError, reading_github
+from ingest.follow_ups import Caps, Follow, FollowUps, each_once, next_cursor
+from ingest.page_sizes import LearnedSizes, PageSizes
 
 Node = dict[str, Any]
 
@@ -25,16 +27,7 @@ PUBLIC_VISIBILITY: Final = "PUBLIC"
 # whole of what ingestion may land (contract: reviewIngestionScope "public-allowlisted").
 PENDING_REVIEW: Final = "PENDING"
 
-
-@dataclass(frozen=True)
-class PageSizes:
-    pull_requests: int = 100
-    first_reviews: int = 25
-    first_threads: int = 5
-    first_comments: int = 5
-    more_reviews: int = 100
-    more_threads: int = 50
-    more_comments: int = 100
+__all__ = ["Fetcher", "FetchedPullRequest", "PageSizes", "PullRequestPage", "parse_time"]
 
 
 @dataclass
@@ -57,11 +50,18 @@ def parse_time(value: str) -> datetime:
 
 class Fetcher:
     """Reads pull requests of one repository through a GitHubClient. Lazy: a page is asked for only when
-    the previous one has been consumed, so its records are written first."""
+    the previous one has been consumed, so its records are written first. Without `sizes`, first-page sizes are
+    learned from the pull requests read so far (LearnedSizes); with them, they are fixed."""
 
     def __init__(self, client: GitHubClient, sizes: PageSizes | None = None) -> None:
         self._client = client
-        self._sizes = sizes or PageSizes()
+        self._fixed = sizes
+        self._learned = LearnedSizes()
+
+    @property
+    def sizes(self) -> PageSizes:
+        """The sizes the next page will ask for."""
+        return self._fixed or self._learned.sizes()
 
     def pages(
         self, repository: str, *, since: datetime | None, states: list[str] | None = None
@@ -76,10 +76,10 @@ class Fetcher:
         owner, name = repository.split("/", 1)
         after: str | None = None
         while True:
+            sizes = self.sizes
             variables = {
-                "owner": owner, "name": name, "first": self._sizes.pull_requests, "after": after,
-                "states": states, "reviews": self._sizes.first_reviews, "threads": self._sizes.first_threads,
-                "comments": self._sizes.first_comments,
+                "owner": owner, "name": name, "first": sizes.pull_requests, "after": after, "states": states,
+                "reviews": sizes.first_reviews, "threads": sizes.first_threads, "comments": sizes.first_comments,
             }
             try:
                 data = self._client.graphql(queries.load("pull_requests"), variables)
@@ -92,14 +92,14 @@ class Fetcher:
                 connection = repo["pullRequests"]
                 nodes: list[Node] = connection["nodes"]
                 in_window = [n for n in nodes if since is None or parse_time(n["updatedAt"]) >= since]
-                page = PullRequestPage(repo["nameWithOwner"], connection["totalCount"],
-                                       [self._complete(node) for node in in_window])
                 info = connection["pageInfo"]
                 more = len(in_window) == len(nodes) and info["hasNextPage"]
+                page = PullRequestPage(repo["nameWithOwner"], connection["totalCount"],
+                                       self._complete(in_window, sizes))
             yield page
             if not more:
                 return
-            after = _next_cursor(info, after, f"pull requests of {repository}")
+            after = next_cursor(info, after, f"pull requests of {repository}")
 
     def pull_request(self, repository: str, node_id: str) -> FetchedPullRequest | None:
         """The pull request `node_id` of `repository`, complete, or None when GitHub has no such pull request
@@ -109,8 +109,9 @@ class Fetcher:
             RepositoryRefusedError: the repository is no longer public, or answers under another name.
             GitHubError: from the client.
         """
-        variables = {"id": node_id, "reviews": self._sizes.first_reviews, "threads": self._sizes.first_threads,
-                     "comments": self._sizes.first_comments}
+        sizes = self.sizes
+        variables = {"id": node_id, "reviews": sizes.first_reviews, "threads": sizes.first_threads,
+                     "comments": sizes.first_comments}
         try:
             node = self._client.graphql(queries.load("pull_request"), variables).get("node")
         except GitHubNotFoundError:
@@ -119,70 +120,39 @@ class Fetcher:
             return None
         with reading_github(f"pull request {node_id[:60]}"):
             _require_public(repository, node["repository"], first_page=False)
-            return self._complete(node)
+            [fetched] = self._complete([node], sizes)
+            return fetched
 
-    def _complete(self, pr: Node) -> FetchedPullRequest:
-        """The pull request with every submitted review and every thread's submitted comments; a pending (draft)
-        review, a comment of one, and a thread holding nothing else are left out (PENDING_REVIEW)."""
-        reviews = self._rest(pr["reviews"], "pull_request_reviews", pr["id"], "reviews",
-                             {"first": self._sizes.more_reviews})
-        threads = self._rest(pr["reviewThreads"], "pull_request_threads", pr["id"], "reviewThreads",
-                             {"first": self._sizes.more_threads, "comments": self._sizes.first_comments})
-        fetched = FetchedPullRequest(pr, [review for review in reviews if review.get("state") != PENDING_REVIEW])
-        for thread in threads:
-            comments = self._rest(thread["comments"], "thread_comments", thread["id"], "comments",
-                                  {"first": self._sizes.more_comments})
-            submitted = [comment for comment in comments if not _in_pending_review(comment)]
-            if submitted or not comments:
-                fetched.threads.append((thread, submitted))
-        return fetched
+    def _complete(self, pulls: list[Node], sizes: PageSizes) -> list[FetchedPullRequest]:
+        """The pull requests with every submitted review and every thread's submitted comments, each connection
+        with more continued in batched follow-ups; a pending (draft) review, a comment of one, and a thread
+        holding nothing else are left out (PENDING_REVIEW)."""
+        reviews = [Follow.of("reviews", pr["id"], pr["reviews"]) for pr in pulls]
+        threads = [Follow.of("reviewThreads", pr["id"], pr["reviewThreads"]) for pr in pulls]
+        comments: dict[str, Follow] = {}
+        for thread in (thread for follow in threads for thread in follow.nodes):
+            comments.setdefault(thread["id"], Follow.of("comments", thread["id"], thread["comments"]))
+        caps = Caps(sizes.more_reviews, sizes.more_threads, sizes.more_comments, sizes.first_comments)
+        found = FollowUps(self._client, caps).complete([*reviews, *threads, *comments.values()])
+        comments = found | comments  # a thread on the page and again in a follow-up keeps the page's comments
+        return [self._assemble(pr, pr_reviews, pr_threads, comments)
+                for pr, pr_reviews, pr_threads in zip(pulls, reviews, threads, strict=True)]
 
-    def _rest(self, connection: Node, operation: str, node_id: str, field_name: str,
-              variables: dict[str, Any]) -> list[Node]:
-        """The connection's nodes, following `pageInfo` with `operation` until GitHub has no more."""
-        nodes: list[Node] = list(connection["nodes"])
-        info = connection["pageInfo"]
-        after: str | None = None
-        while info["hasNextPage"]:
-            after = _next_cursor(info, after, f"{field_name} of node {node_id[:60]}")
-            data = self._client.graphql(queries.load(operation), {"id": node_id, "after": after, **variables})
-            node = data.get("node")
-            if not isinstance(node, dict) or field_name not in node:
-                raise GitHubError(f"GitHub stopped answering node {node_id[:60]} while paging {field_name}")
-            with reading_github(f"the {field_name} of node {node_id[:60]}"):
-                nodes.extend(node[field_name]["nodes"])
-                info = node[field_name]["pageInfo"]
-        with reading_github(f"the {field_name} of node {node_id[:60]}"):
-            return _each_once(nodes)
-
-
-def _each_once(nodes: list[Node]) -> list[Node]:
-    """`nodes` with a node GitHub answered again on a later page (a list that shifted under the cursor) kept once,
-    where it first came: twice, a comment would be stored twice in its thread, a key twice in a pull request's."""
-    seen: set[str] = set()
-    kept = []
-    for node in nodes:
-        if node["id"] not in seen:
-            seen.add(node["id"])
-            kept.append(node)
-    return kept
+    def _assemble(self, pr: Node, reviews: Follow, threads: Follow, comments: dict[str, Follow]) -> FetchedPullRequest:
+        kept_threads = each_once(threads.nodes)
+        self._learned.observe(reviews.total, threads.total, [comments[t["id"]].total for t in kept_threads])
+        pull = FetchedPullRequest(pr, [r for r in each_once(reviews.nodes) if r.get("state") != PENDING_REVIEW])
+        for thread in kept_threads:
+            thread_comments = each_once(comments[thread["id"]].nodes)
+            submitted = [comment for comment in thread_comments if not _in_pending_review(comment)]
+            if submitted or not thread_comments:
+                pull.threads.append((thread, submitted))
+        return pull
 
 
 def _in_pending_review(comment: Node) -> bool:
     review = comment.get("pullRequestReview")
     return isinstance(review, dict) and review.get("state") == PENDING_REVIEW
-
-
-def _next_cursor(info: Node, previous: str | None, what: str) -> str:
-    """The cursor of the next page, refusing one that would not move: GitHub saying "there is more" with no cursor,
-    or the cursor just used, would otherwise have the same page asked for again, forever."""
-    cursor = info.get("endCursor")
-    if not isinstance(cursor, str) or not cursor or cursor == previous:
-        raise GitHubError(
-            f"GitHub said there is another page of {what} but gave no new cursor to it; stopped rather than ask "
-            "for the same page again (run the ingest again later)"
-        )
-    return cursor
 
 
 def _require_public(repository: str, repo: Node | None, *, first_page: bool) -> Node:

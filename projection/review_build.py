@@ -27,6 +27,7 @@ from projection.build_temp import building_folder, sweep_leftovers
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_lake import LakeEntry, LastSeen, last_seen, read_entry, scan_lake
 from projection.review_load import loading, write_rows
+from projection.review_pairs import build_pairs
 from projection.review_rows import Projected, project
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
@@ -224,6 +225,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.execute(SCHEMA)
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
+            build_pairs(connection, digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)

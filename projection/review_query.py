@@ -17,6 +17,7 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
+from projection.review_pairs import PAIR_TABLE, pair_keys
 from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, ReviewStoreUnavailable, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
@@ -93,37 +94,69 @@ def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool =
 
 
 def _search(cursor: duckdb.DuckDBPyConnection, where: RecordFilter, limit: int) -> list[tuple[object, ...]]:
-    """The `q` read: candidate blocks from the word-block index, then the exact query over them in order,
-    batch by batch, stopping once `limit` rows are in hand.
+    """The `q` read: candidate blocks from the word-block and word-pair indexes (and the filters), then the exact
+    query over them in order, batch by batch, stopping once `limit` rows are in hand.
 
     Batches follow the total order and each is read in that order, so their concatenation is the one ordered
     read the scan would make, cut at `limit`: the same rows, in the same order, whichever batch they came from.
+    Where most of the blocks left in the candidates' span are candidates, the index narrows little and growing
+    batches would read that span several times over: after the first batch (which a dense match fills), the rest
+    is one read of the span, so the index never costs more than the scan it stands in for.
     """
-    q = where.q_folded
-    assert q is not None
-    blocks = _candidate_blocks(cursor, q)
+    blocks = _candidate_blocks(cursor, where)
     rows: list[tuple[object, ...]] = []
     start, size = 0, FIRST_BATCH_BLOCKS
     while start < len(blocks) and len(rows) < limit:
+        rest = blocks[start:]
+        if start and len(rest) * 2 > rest[-1] - rest[0] + 1:
+            rows += cursor.execute(*_query(where, limit - len(rows), rest, whole_span=True)).fetchall()
+            break
         batch = blocks[start:start + size]
         rows += cursor.execute(*_query(where, limit - len(rows), batch)).fetchall()
         start, size = start + size, size * 4
     return rows
 
 
-def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
-    """Every block that may hold a record containing `q`, in order: a superset, never a guess.
+def _filters(where: RecordFilter) -> tuple[list[str], list[object]]:
+    """The filters on `records` (alias r) other than `q`, as SQL clauses and their parameters."""
+    clauses: list[str] = []
+    params: list[object] = []
+    for column, value in (("repository", where.repository), ("pull_request", where.pull_request),
+                          ("thread_state", where.thread_state), ("author_id", where.author),
+                          ("file_path", where.file_path)):
+        if value is not None:
+            clauses.append(f"r.{column} = ?")
+            params.append(value)
+    return clauses, params
+
+
+def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, where: RecordFilter) -> list[int]:
+    """Every block that may hold a record matching `where`, in order: a superset, never a guess.
 
     A match of `q` in a text puts each whitespace-free piece of `q` inside one whitespace-separated word of that
-    text, so a block whose word list lacks a piece cannot hold a match. With no piece to test (a `q` of
-    whitespace only) or a NUL in `q` (the word lists are NUL-joined), every block is a candidate.
+    text, so a block whose word list lacks a piece cannot hold a match; and it puts each two neighbouring pieces
+    in two adjacent words, so a block lacking their pair cannot either (`review_pairs.pair_keys`). With no piece
+    to test (a `q` of whitespace only) or a NUL in `q` (the lists are NUL-joined), every block is a candidate as
+    far as `q` goes. A block holding no record the other filters select is never one.
     """
+    q = where.q_folded
+    assert q is not None
     pieces = q.split()
-    if not pieces or "\x00" in q:
-        sql, params = "SELECT block FROM s.word_blocks ORDER BY block", []
-    else:
-        tests = " AND ".join("contains(words, ?)" for _ in pieces)
-        sql, params = f"SELECT block FROM s.word_blocks WHERE {tests} ORDER BY block", pieces  # noqa: S608
+    tests: list[str] = []
+    params: list[object] = []
+    pairs = ""
+    if pieces and "\x00" not in q:
+        keys = pair_keys(q)
+        tests = ["contains(b.words, ?)"] * len(pieces) + ["contains(p.pairs, ?)"] * len(keys)
+        params = [*pieces, *keys]
+        pairs = f"JOIN s.{PAIR_TABLE} p ON p.block = b.block" if keys else ""
+    clauses, filter_params = _filters(where)
+    if clauses:
+        tests.append(f"b.block IN (SELECT r.ordinal // {BLOCK_RECORDS} FROM s.records r "  # noqa: S608 - constants
+                     f"WHERE {' AND '.join(clauses)})")
+        params += filter_params
+    condition = f"WHERE {' AND '.join(tests)}" if tests else ""
+    sql = f"SELECT b.block FROM s.word_blocks b {pairs} {condition} ORDER BY b.block"  # noqa: S608
     return [int(str(row[0])) for row in cursor.execute(sql, params).fetchall()]
 
 
@@ -133,15 +166,11 @@ def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, q: str) -> list[int]:
 _FIRST_HIT: Final = "min(position) FILTER (WHERE body <> '')"
 
 
-def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[str, list[object]]:
-    clauses: list[str] = []
-    params: list[object] = []
-    for column, value in (("repository", where.repository), ("pull_request", where.pull_request),
-                          ("thread_state", where.thread_state), ("author_id", where.author),
-                          ("file_path", where.file_path)):
-        if value is not None:
-            clauses.append(f"r.{column} = ?")
-            params.append(value)
+def _query(where: RecordFilter, limit: int, blocks: list[int] | None,
+           whole_span: bool = False) -> tuple[str, list[object]]:
+    """The exact read: of every record when `blocks` is None, else of those blocks only (of every block from the
+    first of them to the last when `whole_span`)."""
+    clauses, params = _filters(where)
     low = high = 0
     if where.q_folded is None:
         source, excerpt_at = "s.records r", "r.lead_position"
@@ -157,14 +186,15 @@ def _query(where: RecordFilter, limit: int, blocks: list[int] | None) -> tuple[s
         # a block that is not a candidate out. The first channel (in the record's own order) that matched is
         # the one the excerpt is taken from.
         low, high = blocks[0] * BLOCK_RECORDS, (blocks[-1] + 1) * BLOCK_RECORDS
+        listed = "" if whole_span else "AND list_contains(?, ordinal // ?) "
         source = (
             f"s.records r JOIN (SELECT ordinal, {_FIRST_HIT} AS hit FROM s.texts "  # noqa: S608 - constants
-            "WHERE ordinal >= ? AND ordinal < ? AND list_contains(?, ordinal // ?) "
+            f"WHERE ordinal >= ? AND ordinal < ? {listed}"
             f"AND contains({FOLD_SQL}, ?) GROUP BY ordinal) m ON m.ordinal = r.ordinal"
         )
-        params[:0] = [low, high, blocks, BLOCK_RECORDS, where.q_folded]
+        inner: list[object] = [low, high] + ([] if whole_span else [blocks, BLOCK_RECORDS]) + [where.q_folded]
+        params[:0] = [*inner, low, high]
         clauses[:0] = ["r.ordinal >= ?", "r.ordinal < ?"]
-        params[5:5] = [low, high]
         excerpt_at = "m.hit"
     condition = ("WHERE " + " AND ".join(clauses)) if clauses else ""
     # The excerpt's text row lies in the batch's range too: saying so keeps the join from reading every text.

@@ -42,7 +42,8 @@ STORE_NAME: Final = "review-store.duckdb"
 WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
-# 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model
+# 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model,
+# and the word-pair index
 REVIEW_SCHEMA_VERSION: Final = 5
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
@@ -58,7 +59,8 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 # file's bytes as the build read them: a later reader of that file can tell it is still the file the store was
 # built from (`knowledge.stored_thread`). `word_blocks` is the candidate index `q` narrows with: for each block
 # of BLOCK_RECORDS consecutive ordinals, every distinct whitespace-separated word of its folded texts,
-# NUL-joined (docs/review-search.md, "The word-block index"). `vectors` holds one embedding per record
+# NUL-joined (docs/review-search.md, "The word-block index"); `word_pairs` narrows further, by the pairs of
+# adjacent words of each block (`projection.review_pairs`). `vectors` holds one embedding per record
 # `review.findSimilar` serves (`review_rows.embedding_text`), base64 of little-endian float16, and
 # `embedding_model` the one identity of the model that made them (`theurian.embedding`; docs/review-similar.md).
 SCHEMA: Final = """
@@ -99,6 +101,10 @@ CREATE TABLE embedding_model (
     dimension INTEGER NOT NULL,
     weights_sha256 VARCHAR NOT NULL
 );
+CREATE TABLE word_pairs (
+    block BIGINT NOT NULL,
+    pairs VARCHAR NOT NULL
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -126,6 +132,7 @@ FOLD_SQL: Final = (
 BLOCK_COLUMNS: Final = ("block", "words")
 VECTOR_COLUMNS: Final = ("ordinal", "vector")
 MODEL_COLUMNS: Final = ("name", "dimension", "weights_sha256")
+PAIR_COLUMNS: Final = ("block", "pairs")
 BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
@@ -134,6 +141,7 @@ DIGEST_TABLES: Final = (
     ("word_blocks", BLOCK_COLUMNS, "block"),
     ("vectors", VECTOR_COLUMNS, "ordinal"),
     ("embedding_model", MODEL_COLUMNS, "name"),
+    ("word_pairs", PAIR_COLUMNS, "block"),
 )
 
 

@@ -7,6 +7,7 @@ Set REVIEW_BENCHMARK_RECORDS to shrink the lake (default 100,000).
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -35,11 +36,22 @@ from theurian.project import Project, init_project
 
 RECORDS = int(os.environ.get("REVIEW_BENCHMARK_RECORDS", "100000"))
 WORDS = ("lock", "retry", "cache", "index", "timeout", "schema", "token", "buffer", "thread", "queue")
+# Every shape review.search must answer fast. Record i is in Bench/Repo-(i % 5), pull request i // 3 % 5000 + 1,
+# and its text opens with "<word> comment <i>:" followed by the ten words in a fixed cycle (lock retry cache …),
+# so "lock cache" is two common words that never touch.
 QUERIES: dict[str, dict[str, Any]] = {
-    "selective filter (repository + pullRequest)": {"repository": "Bench/Repo-3", "pullRequest": 1234},
+    "selective filter (repository + pullRequest)": {"repository": "Bench/Repo-3", "pullRequest": 1235},
     "broad q (a common word)": {"q": "retry"},
-    "q matching nothing": {"q": "zqxj-never-written"},
+    "rare q (one record's number)": {"q": "comment 4242:"},
+    "no match: an unknown word": {"q": "zqxj-never-written"},
+    "no match: common words that never touch": {"q": "lock cache"},
+    "filter + q (repository + a common word)": {"repository": "Bench/Repo-2", "q": "timeout"},
 }
+# What each shape must find at least, so a shape that matched nothing by mistake is seen (the selective filter
+# once matched no record at any size).
+MATCHES_AT_LEAST = {"selective filter (repository + pullRequest)": 1, "broad q (a common word)": 20,
+                    "rare q (one record's number)": 1, "filter + q (repository + a common word)": 20}
+P95_TARGET_MS = {100_000: 25.0, 1_000_000: 100.0}
 
 
 def _generate(root: Path) -> list[Path]:
@@ -89,7 +101,7 @@ def _store_write_seconds(tmp_path: Path, built: Path) -> float:
     with duckdb.connect(str(copy)) as connection:
         connection.execute(SCHEMA)
         connection.execute(f"ATTACH '{built}' AS built (READ_ONLY)")
-        for table in ("records", "texts", "word_blocks"):
+        for table in ("records", "texts", "word_blocks", "word_pairs"):
             connection.execute(f"INSERT INTO {table} SELECT * FROM built.{table}")  # noqa: S608
         connection.execute("CHECKPOINT")
     return time.perf_counter() - started
@@ -128,6 +140,8 @@ def test_review_build_and_search_figures(tmp_path: Path, installation: Installat
     summary = build_review_store(root)
     build_seconds, cpu_seconds = time.perf_counter() - started, _cpu_seconds() - cpu_before
     store_seconds = _store_write_seconds(tmp_path, store_path(root))
+    own, children = (resource.getrusage(who).ru_maxrss / 2**20 for who in (resource.RUSAGE_SELF,
+                                                                         resource.RUSAGE_CHILDREN))
     print(f"\nreview build over {summary.records} records ({size / 1e6:.0f} MB, {summary.texts} texts)")
     print(f"  orjson parse only {parse_seconds:6.2f} s;  build, one process {one_process:6.2f} s;  "
           f"ratio {one_process / parse_seconds:4.2f}")
@@ -136,6 +150,8 @@ def test_review_build_and_search_figures(tmp_path: Path, installation: Installat
     print(f"  CPU time of that build (every process and thread): {cpu_seconds:6.2f} s, "
           f"{cpu_seconds / parse_again:4.2f} x the parse; no schedule on {os.cpu_count()} CPUs beats "
           f"{cpu_seconds / (os.cpu_count() or 1) / parse_again:4.2f} x")
+    print(f"  peak RSS: this process {own:.2f} GB (both builds included), its largest child {children:.2f} GB "
+          "(target: within 8 GB)")
     print(f"  DuckDB alone storing the built rows again (no parse, check or render): {store_seconds:6.2f} s, "
           f"{store_seconds / parse_again:4.2f} x the parse")
 
@@ -151,15 +167,17 @@ def test_review_build_and_search_figures(tmp_path: Path, installation: Installat
     review_search(call, limit=1)
     print(f"  first call with no verification record (full row digest): "
           f"{(time.perf_counter() - started) * 1000:.0f} ms")
-    print("review.search in-process (limit 20):")
+    print(f"review.search in-process (limit 20), p95 target {P95_TARGET_MS.get(RECORDS, 25.0):.0f} ms; "
+          "then the same read as one brute scan (no index, limit 21):")
     for name, arguments in QUERIES.items():
+        found = review_search(call, **arguments)["records"]
+        assert len(found) >= MATCHES_AT_LEAST.get(name, 0), name
+        assert MATCHES_AT_LEAST.get(name) or not found, name
         print(_line(name, _timed(lambda a=arguments: review_search(call, **a), 40)))  # type: ignore[misc]
-    print("the q read without the word-block index (one plain scan, limit 21), same process:")
-    for name, arguments in QUERIES.items():
-        if "q" in arguments:
-            where = RecordFilter(q_folded=fold(arguments["q"]))
-            scan = _timed(lambda w=where: read_records(root, w, 21, indexed=False), 40)  # type: ignore[misc]
-            print(_line(name, scan))
+        where = RecordFilter(repository=arguments.get("repository"), pull_request=arguments.get("pullRequest"),
+                             q_folded=fold(arguments["q"]) if "q" in arguments else None)
+        scan = _timed(lambda w=where: read_records(root, w, 21, indexed=False), 40)  # type: ignore[misc]
+        print(_line("  brute scan", scan))
 
     print("review.search through the daemon (one client connection, limit 20):")
     with running_daemon(installation) as daemon:

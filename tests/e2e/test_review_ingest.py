@@ -127,6 +127,8 @@ def test_the_summary_json_and_the_manifest_account_for_the_run(ingested: tuple[P
     (run,) = json.loads(result.stdout)["runs"]
     assert run["status"] == "completed" and run["repository"] == PUBLIC_REPOSITORY
     assert run["requests"] == fake.requests and run["graphqlPoints"] == fake.graphql_points
+    assert run["per100PullRequests"] == {"points": round(fake.graphql_points * 100 / run["pullRequests"], 1),
+                                         "requests": round(fake.requests * 100 / run["pullRequests"], 1)}
     (manifest,) = Lake(project).manifests()
     assert manifest["counts"]["review-thread"]["created"] == len(
         [k for k in records(project) if k[0] == "review-thread"])
@@ -158,6 +160,9 @@ def test_a_second_run_rewrites_nothing(installation: Installation, fake: FakeGit
     requests = fake.requests
     incremental = ingest(installation, project, fake, "--json")
     assert fake.requests - requests == 1
+    # Nothing updated since the last run: no pull request read, so no rate per 100 of them to state.
+    assert json.loads(incremental.stdout)["runs"][0]["pullRequests"] == 0
+    assert json.loads(incremental.stdout)["runs"][0]["per100PullRequests"] is None
     full = ingest(installation, project, fake, "--full", "--json")
     for result in (incremental, full):
         (run,) = json.loads(result.stdout)["runs"]

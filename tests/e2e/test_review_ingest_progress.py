@@ -66,7 +66,9 @@ def test_a_terminal_gets_a_redrawn_bar_with_pull_requests_records_and_points_the
     assert written == records
     # The bar's line is ended before the summary, which names the run and its counts.
     summary = re.search(re.escape(PUBLIC_REPOSITORY) + r": completed — (\d+) pull requests; .*"
-                        + rf"{fake.requests} requests, {points} points, 0 retries", output)
+                        + rf"{fake.requests} requests, {points} points, 0 retries; per 100 pull requests "
+                        + rf"{points * 100 / PULL_REQUESTS:.1f} points, "
+                        + rf"{fake.requests * 100 / PULL_REQUESTS:.1f} requests", output)
     assert summary is not None and int(summary[1]) == PULL_REQUESTS
     assert output.index("\x1b[K") < summary.start()
     assert "\x1b[K\r\n" in output or "\x1b[K\n" in output

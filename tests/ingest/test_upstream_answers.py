@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 from evidence.lake import Lake
+from ingest import queries
 from ingest.client import GitHubClient
 from ingest.errors import GitHubError, RepositoryRefusedError, UpstreamShapeError
 from ingest.fetch import PageSizes
@@ -80,6 +81,22 @@ def test_the_token_owners_pending_review_and_its_comments_are_never_landed(tmp_p
     assert comment["id"] in landed  # the submitted comments of that thread are all there
 
 
+class BreaksThePage(FakeGitHub):
+    """Answers every page of pull requests with `break_node` applied to the first pull request on it that has a
+    thread: GitHub's schema promises what the fake's execution enforces, so the break is made to the answer."""
+
+    def __init__(self, corpus: Node, break_node: Callable[[Node], object]) -> None:
+        super().__init__(corpus)
+        self.break_node = break_node
+
+    def answer(self, query: str, v: Node) -> tuple[Node, int]:
+        body, cost = super().answer(query, v)
+        if "query PullRequests" in query:
+            self.break_node(next(p for p in body["data"]["repository"]["pullRequests"]["nodes"]
+                                 if p["reviewThreads"]["nodes"]))
+        return body, cost
+
+
 @pytest.mark.parametrize("break_node", [
     lambda pull: pull.pop("title"),
     lambda pull: pull.update(title=None),
@@ -89,58 +106,71 @@ def test_a_node_the_ingest_cannot_store_fails_the_run_named_and_its_manifest_say
         tmp_path: Path, break_node: Callable[[Node], object]) -> None:
     """Before: KeyError/TypeError escaped as an internal fault, the manifest stayed `running` as if killed, and no
     other allowlisted repository ran."""
-    corpus = _corpus({1, 2, 4})
-    break_node(_a_pull_with_a_thread(corpus))
     with pytest.raises(UpstreamShapeError) as raised:
-        _ingest(tmp_path, FakeGitHub(corpus))
+        _ingest(tmp_path, BreaksThePage(_corpus({1, 2, 4}), break_node))
     [manifest_file] = (tmp_path / ".theurian/review/runs").glob("*.json")
     manifest = orjson.loads(manifest_file.read_bytes())
     assert manifest["status"] == "failed" and manifest["error"] == raised.value.message
 
 
+def _follow_up_connections(body: Node, v: Node, kind: str) -> list[tuple[Node, str | None, str]]:
+    """(connection, the cursor it was asked from, the node id) of each aliased follow-up of `kind` in an answer."""
+    return [(node[kind], v[f"after{alias[1:]}"], v[f"id{alias[1:]}"]) for alias, node in body["data"].items()
+            if alias.startswith("f") and isinstance(node, dict) and kind in node]
+
+
 class EndlessPages(FakeGitHub):
     """Says there is always another page, giving `cursor` (None, or the one just used) for it."""
 
-    def __init__(self, corpus: Node, operation: str, cursor: Callable[[Node], str | None]) -> None:
+    def __init__(self, corpus: Node, operation: str, cursor: Callable[[str | None], str | None]) -> None:
         super().__init__(corpus)
         self.operation, self.cursor = operation, cursor
         self.asked = 0  # how many times the endless connection was asked for
 
     def answer(self, query: str, v: Node) -> tuple[Node, int]:
         body, cost = super().answer(query, v)
-        if f"query {self.operation}" in query:
+        if self.operation == "PullRequests" and "query PullRequests" in query:
             self.asked += 1
-            data = body["data"]
-            connection = (data["repository"]["pullRequests"] if self.operation == "PullRequests"
-                          else data["node"]["comments"])
-            connection["pageInfo"] = {"hasNextPage": True, "endCursor": self.cursor(v)}
+            after = v.get("after")
+            body["data"]["repository"]["pullRequests"]["pageInfo"] = {"hasNextPage": True,
+                                                                      "endCursor": self.cursor(after)}
+        elif self.operation == "comments" and f"query {queries.FOLLOW_UP_OPERATION}" in query:
+            for connection, after, _ in _follow_up_connections(body, v, "comments"):
+                self.asked += 1
+                connection["pageInfo"] = {"hasNextPage": True, "endCursor": self.cursor(after)}
         return body, cost
 
 
 @pytest.mark.parametrize("operation, cursor", [
-    ("PullRequests", lambda v: None),
-    ("PullRequests", lambda v: v.get("after") or "cursor:1"),
-    ("ThreadComments", lambda v: v.get("after")),
+    ("PullRequests", lambda after: None),
+    ("PullRequests", lambda after: after or "cursor:1"),
+    ("comments", lambda after: after),
 ], ids=["pull requests, no cursor", "pull requests, the same cursor", "comments, the same cursor"])
 def test_a_next_page_with_no_new_cursor_stops_the_run_instead_of_asking_forever(
-        tmp_path: Path, operation: str, cursor: Callable[[Node], str | None]) -> None:
+        tmp_path: Path, operation: str, cursor: Callable[[str | None], str | None]) -> None:
     corpus = _corpus({1, 2, 4})
     fake = EndlessPages(corpus, operation, cursor)
     sizes = PageSizes(pull_requests=1, first_comments=1, more_comments=1)
     with pytest.raises(GitHubError, match="gave no new cursor"):
         _ingest(tmp_path, fake, sizes)
-    assert fake.asked <= 2  # the first page, and at most the one the first cursor named
+    assert 1 <= fake.asked <= 2  # the first page, and at most the one the first cursor named
 
 
 class RepeatsAComment(FakeGitHub):
     """Answers every follow-up page of comments with the first comment of the thread again in front, as a list
     that shifted under the cursor would."""
 
+    def __init__(self, corpus: Node) -> None:
+        super().__init__(corpus)
+        self.repeated = 0
+
     def answer(self, query: str, v: Node) -> tuple[Node, int]:
         body, cost = super().answer(query, v)
-        if "query ThreadComments" in query:
-            first = self._nodes()[v["id"]]["comments"]["nodes"][0]
-            body["data"]["node"]["comments"]["nodes"].insert(0, first)
+        if f"query {queries.FOLLOW_UP_OPERATION}" in query:
+            for connection, _, thread_id in _follow_up_connections(body, v, "comments"):
+                first = self._nodes()[thread_id]["comments"]["nodes"][0]
+                connection["nodes"].insert(0, {key: first[key] for key in connection["nodes"][0]})
+                self.repeated += 1
         return body, cost
 
 
@@ -150,10 +180,12 @@ def test_a_node_github_answers_again_on_a_later_page_is_stored_once(tmp_path: Pa
     [comment] = thread["comments"]["nodes"][:1]
     thread["comments"]["nodes"] = [comment] + [comment | {"id": f"PRRC_kwDOMore{n}", "fullDatabaseId": f"99{n}"}
                                                for n in range(3)]
-    _ingest(tmp_path, RepeatsAComment(corpus), PageSizes(first_comments=1, more_comments=1))
+    fake = RepeatsAComment(corpus)
+    _ingest(tmp_path, fake, PageSizes(first_comments=1, more_comments=1))
     [stored] = [orjson.loads(p.read_bytes()) for p in (tmp_path / ".theurian/review").glob("*/review-thread/*.json")
                 if orjson.loads(p.read_bytes())["recordKey"] == thread["id"]]
     keys = [c["recordKey"] for c in stored["comments"]]
+    assert fake.repeated >= 3
     assert sorted(keys) == sorted([comment["id"], "PRRC_kwDOMore0", "PRRC_kwDOMore1", "PRRC_kwDOMore2"])
 
 

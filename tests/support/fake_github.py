@@ -1,6 +1,11 @@
-"""A loopback fake GitHub GraphQL API: a threaded HTTP server on 127.0.0.1 answering the ingest's four queries
-from a corpus (tests/support/github_corpus.py) in GitHub's response shape, with rate-limit headers,
-`rateLimit` costs computed the way GitHub computes them, and injectable faults.
+"""A loopback fake GitHub GraphQL API: a threaded HTTP server on 127.0.0.1 answering any query the ingest sends
+from a corpus (tests/support/github_corpus.py), in GitHub's response shape, with rate-limit headers, `rateLimit`
+costs charged by GitHub's documented rule (tests/support/github_cost.py), and injectable faults.
+
+Each query is validated and executed against GitHub's public schema (fixtures/github/schema.graphql) by
+graphql-core: a field, alias or variable GitHub would refuse is refused here with GitHub's error shape, and the
+answer holds exactly the fields asked for, under their aliases. `node(id:)` and `repository(owner:, name:)`
+answer NOT_FOUND as GitHub does; connections are paged from the corpus's complete lists with `totalCount`.
 
 Faults (`fault_plan`, cycled on every `fault_every`-th request): "502"; "secondary" (403 with `retry-after: 0`
 and GitHub's secondary-rate-limit message); "rate_limited" (a 200 carrying a GraphQL RATE_LIMITED error).
@@ -10,16 +15,41 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
+
+from graphql import DocumentNode, GraphQLResolveInfo, GraphQLSchema, build_schema, execute, parse, validate
+
+from tests.support.github_cost import query_cost
 
 Node = dict[str, Any]
 BUDGET = 5000
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "github" / "schema.graphql"
+# What a corpus node is, by the connection holding it (the corpus's nodes carry no __typename of their own).
+TYPENAMES = {"pullRequests": "PullRequest", "reviews": "PullRequestReview",
+             "reviewThreads": "PullRequestReviewThread", "comments": "PullRequestReviewComment"}
+
+
+@cache
+def github_schema() -> GraphQLSchema:
+    """GitHub's public schema, built once per process (about a second)."""
+    return build_schema(SCHEMA_PATH.read_text(encoding="utf-8"), assume_valid=True)
+
+
+@cache
+def _parsed(query: str) -> tuple[DocumentNode | None, tuple[Node, ...]]:
+    try:
+        document = parse(query)
+    except Exception as exc:  # noqa: BLE001 - graphql-core's syntax error, answered as GitHub answers it
+        return None, ({"message": str(exc).splitlines()[0]},)
+    errors = validate(github_schema(), document)
+    return document, tuple({"message": e.message, "extensions": {"code": "undefinedField"}} for e in errors)
 
 
 def _page(items: list[Node], first: int, after: str | None) -> tuple[list[Node], Node]:
@@ -27,6 +57,24 @@ def _page(items: list[Node], first: int, after: str | None) -> tuple[list[Node],
     chunk = items[start:start + first]
     end = start + len(chunk)
     return chunk, {"hasNextPage": end < len(items), "endCursor": f"cursor:{end}" if chunk else after}
+
+
+def _connection(items: list[Node], args: Node) -> Node:
+    nodes, info = _page(items, args.get("first") or 0, args.get("after"))
+    return {"totalCount": len(items), "pageInfo": info, "nodes": nodes}
+
+
+class _Root:
+    """The query root of one request: the fake, and the NOT_FOUND errors the request's resolvers met."""
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake, self.errors = fake, list[Node]()
+        self._index: dict[str, tuple[str, Node, Node]] | None = None
+
+    def index(self) -> dict[str, tuple[str, Node, Node]]:
+        if self._index is None:
+            self._index = self.fake._index()
+        return self._index
 
 
 class FakeGitHub:
@@ -54,71 +102,72 @@ class FakeGitHub:
 
     # --- the GraphQL answers -------------------------------------------------------------------------
 
-    def _nodes(self) -> dict[str, Node]:
+    def _index(self) -> dict[str, tuple[str, Node, Node]]:
+        """Every node of the corpus by id: (typename, node, its repository)."""
         index = {}
         for repo in self.repositories.values():
             for pr in repo["pullRequests"]:
-                index[pr["id"]] = pr
+                index[pr["id"]] = ("PullRequest", pr, repo)
+                for review in pr["reviews"]["nodes"]:
+                    index[review["id"]] = ("PullRequestReview", review, repo)
                 for thread in pr["reviewThreads"]["nodes"]:
-                    index[thread["id"]] = thread
+                    index[thread["id"]] = ("PullRequestReviewThread", thread, repo)
+                    for comment in thread["comments"]["nodes"]:
+                        index.setdefault(comment["id"], ("PullRequestReviewComment", comment, repo))
         return index
 
-    def _shape_thread(self, thread: Node, comments: int) -> Node:
-        nodes, info = _page(thread["comments"]["nodes"], comments, None)
-        return thread | {"comments": {"pageInfo": info, "nodes": nodes}}
+    def _nodes(self) -> dict[str, Node]:
+        return {node_id: node for node_id, (_, node, _) in self._index().items()}
 
-    def _shape_pr(self, pr: Node, v: Node) -> Node:
-        reviews, review_info = _page(pr["reviews"]["nodes"], v["reviews"], None)
-        threads, thread_info = _page(pr["reviewThreads"]["nodes"], v["threads"], None)
-        return pr | {
-            "reviews": {"pageInfo": review_info, "nodes": reviews},
-            "reviewThreads": {"pageInfo": thread_info,
-                              "nodes": [self._shape_thread(t, v["comments"]) for t in threads]},
-        }
+    def _root_field(self, root: _Root, info: GraphQLResolveInfo, args: Node) -> Any:
+        name, path = info.field_name, info.path.as_list()
+        if name == "rateLimit":  # filled in with the request's real cost once it is known
+            return {"cost": 0, "remaining": BUDGET, "resetAt": "2026-12-01T00:00:00Z", "nodeCount": 0,
+                    "limit": BUDGET, "used": 0}
+        if name == "repository":
+            full_name = f"{args['owner']}/{args['name']}"
+            repo = self.repositories.get(full_name.casefold())
+            if repo is None:
+                root.errors.append({"type": "NOT_FOUND", "path": path,
+                                    "message": f"Could not resolve to a Repository with the name '{full_name}'."})
+            return repo
+        if name == "node":
+            found = root.index().get(args["id"])
+            if found is None:
+                root.errors.append({"type": "NOT_FOUND", "path": path,
+                                    "message": f"Could not resolve to a node with the global id of '{args['id']}'"})
+                return None
+            typename, node, repo = found
+            return node | {"__typename": typename, "__repository": repo}
+        return None
+
+    def _resolve(self, source: Any, info: GraphQLResolveInfo, **args: Any) -> Any:
+        if isinstance(source, _Root):
+            return self._root_field(source, info, args)
+        if not isinstance(source, dict):
+            return None
+        name = info.field_name
+        value = source.get(name)
+        if name == "pullRequests" and isinstance(value, list):
+            pulls = [p for p in value if not args.get("states") or p["state"] in args["states"]]
+            return _connection(sorted(pulls, key=lambda p: p["updatedAt"], reverse=True), args)
+        if name == "repository" and "__repository" in source:
+            return source["__repository"]
+        if isinstance(value, dict) and isinstance(value.get("nodes"), list) and "first" in args:
+            return _connection(value["nodes"], args)
+        return value
 
     def answer(self, query: str, v: Node) -> tuple[Node, int]:
         """(response body, GraphQL cost) for one query."""
-        operation = re.search(r"query\s+(\w+)", query)
-        name = operation.group(1) if operation else ""
-        if name == "PullRequests":
-            repo = self.repositories.get(f"{v['owner']}/{v['name']}".casefold())
-            if repo is None:
-                return {"data": {"repository": None}, "errors": [{
-                    "type": "NOT_FOUND", "path": ["repository"],
-                    "message": f"Could not resolve to a Repository with the name '{v['owner']}/{v['name']}'."}]}, 1
-            pulls = [p for p in repo["pullRequests"] if not v.get("states") or p["state"] in v["states"]]
-            pulls.sort(key=lambda p: p["updatedAt"], reverse=True)
-            chunk, info = _page(pulls, v["first"], v.get("after"))
-            cost = max(1, round((1 + 2 * v["first"] + v["first"] * v["threads"]) / 100))
-            return {"data": {"repository": {
-                "nameWithOwner": repo["nameWithOwner"], "isPrivate": repo["isPrivate"],
-                "visibility": repo["visibility"], "pullRequests": {
-                    "totalCount": len(pulls), "pageInfo": info, "nodes": [self._shape_pr(p, v) for p in chunk]}}}}, cost
-        if name == "RateLimit":  # `theurian doctor --online`: the budget alone (the rate limit is added below)
-            return {"data": {"rateLimit": {}}}, 1
-        node = self._nodes().get(v.get("id", ""))
-        if node is None:
-            return {"data": {"node": None}, "errors": [{"type": "NOT_FOUND", "path": ["node"],
-                                                        "message": "Could not resolve to a node"}]}, 1
-        if name == "PullRequest":
-            if "number" not in node:  # a thread's id: GitHub answers the node, and it is no pull request
-                return {"data": {"node": {"__typename": "PullRequestReviewThread"}}}, 1
-            repo = next(r for r in self.repositories.values() if node in r["pullRequests"])
-            about = {"nameWithOwner": repo["nameWithOwner"], "isPrivate": repo["isPrivate"],
-                     "visibility": repo["visibility"]}
-            return {"data": {"node": self._shape_pr(node, v) | {"__typename": "PullRequest", "repository": about}}}, 1
-        if name == "PullRequestReviews":
-            nodes, info = _page(node["reviews"]["nodes"], v["first"], v.get("after"))
-            return {"data": {"node": {"reviews": {"pageInfo": info, "nodes": nodes}}}}, 1
-        if name == "PullRequestThreads":
-            nodes, info = _page(node["reviewThreads"]["nodes"], v["first"], v.get("after"))
-            shaped = [self._shape_thread(t, v["comments"]) for t in nodes]
-            return {"data": {"node": {"reviewThreads": {"pageInfo": info, "nodes": shaped}}}}, \
-                max(1, round((1 + v["first"]) / 100))
-        if name == "ThreadComments":
-            nodes, info = _page(node["comments"]["nodes"], v["first"], v.get("after"))
-            return {"data": {"node": {"comments": {"pageInfo": info, "nodes": nodes}}}}, 1
-        return {"errors": [{"message": f"unknown operation {name}"}]}, 1
+        document, refusals = _parsed(query)
+        if document is None or refusals:
+            return {"errors": list(refusals)}, 0
+        root = _Root(self)
+        result = execute(github_schema(), document, root_value=root, variable_values=v,
+                         field_resolver=self._resolve)
+        errors = root.errors + [{"message": e.message, "path": e.path} for e in result.errors or []]
+        body: Node = {"data": result.data} | ({"errors": errors} if errors else {})
+        return body, query_cost(github_schema(), document, v).points
 
     def next_fault(self) -> str | None:
         with self._lock:
@@ -136,6 +185,10 @@ class FakeGitHub:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            # The headers and the body go out as two writes: with Nagle's algorithm the second waits for the
+            # client's delayed ACK of the first, 40 ms a request.
+            disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 return
 
@@ -175,9 +228,10 @@ class FakeGitHub:
                 body, cost = fake.answer(payload.get("query", ""), payload.get("variables") or {})
                 with fake._lock:
                     fake.graphql_points += cost
-                if isinstance(body.get("data"), dict):
-                    body["data"]["rateLimit"] = {"cost": cost, "remaining": BUDGET - fake.graphql_points,
-                                                 "resetAt": "2026-12-01T00:00:00Z", "nodeCount": 0}
+                rate = body["data"].get("rateLimit") if isinstance(body.get("data"), dict) else None
+                if isinstance(rate, dict):
+                    charged = {"cost": cost, "remaining": BUDGET - fake.graphql_points, "used": fake.graphql_points}
+                    rate.update({key: value for key, value in charged.items() if key in rate})
                 return self._send(200, body, limits)
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -2,7 +2,8 @@
 queries select), with every nested connection complete. The loopback fake cuts pages out of it.
 
 `hard_cases()` is the small fixture corpus (`fixtures/github/corpus.json` is its committed output, rewritten
-by `python -m tests.support.github_corpus`); `generated(n)` is the benchmark's typical corpus.
+by `python -m tests.support.github_corpus`); `generated(n)` is the benchmark's typical corpus and
+`heavy_tailed(n)` its heavy-tailed one.
 """
 
 from __future__ import annotations
@@ -186,6 +187,31 @@ def generated(count: int, *, seed: int = 7, repository: str = "bench/typical") -
                            for _ in range(rng.randint(0, 2))]
                 pr["reviewThreads"]["nodes"].append(b.thread(f"pkg/file_{t}.py", [first, *replies],
                                                              resolved=rng.random() < 0.6))
+        pulls.append(pr)
+    return {"repositories": [{"nameWithOwner": repository, "isPrivate": False, "visibility": "PUBLIC",
+                              "pullRequests": pulls}]}
+
+
+def heavy_tailed(count: int, *, seed: int = 11, repository: str = "bench/heavy") -> dict[str, Any]:
+    """A heavy-tailed corpus: 55 % of pull requests with 6-10 threads, 2 % with 100-150 threads, the rest 0-5;
+    threads of 1-4 comments, one in a hundred with 100-130 (a long discussion)."""
+    rng = random.Random(seed)
+    b = Builder(repository, "Hvy")
+    pulls = []
+    for number in range(1, count + 1):
+        minute = number * 5
+        pr = b.pull_request(number, minute, title=f"Change {number}", body="Description. " * rng.randint(1, 5))
+        reviews = [b.review(pr, rng.choice(["APPROVED", "COMMENTED", "CHANGES_REQUESTED"]), BOB, minute - 3)
+                   for _ in range(rng.randint(1, 4))]
+        pr["reviews"]["nodes"] = reviews
+        shape = rng.random()
+        threads = rng.randint(100, 150) if shape < 0.02 else rng.randint(6, 10) if shape < 0.57 else rng.randint(0, 5)
+        for t in range(threads):
+            replies = rng.randint(100, 130) if rng.random() < 0.01 else rng.randint(0, 3)
+            first = b.comment(pr, reviews[0], f"Comment on {t}: " + "word " * rng.randint(3, 20), BOB, minute - 2)
+            rest = [b.comment(pr, reviews[0], "ok", ALICE, minute - 1, reply_to=first) for _ in range(replies)]
+            pr["reviewThreads"]["nodes"].append(b.thread(f"pkg/file_{t}.py", [first, *rest],
+                                                         resolved=rng.random() < 0.6))
         pulls.append(pr)
     return {"repositories": [{"nameWithOwner": repository, "isPrivate": False, "visibility": "PUBLIC",
                               "pullRequests": pulls}]}

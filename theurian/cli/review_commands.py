@@ -149,8 +149,19 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
     return manifests, failures
 
 
+def per_hundred_pull_requests(manifest: dict[str, Any]) -> dict[str, float] | None:
+    """The run's GraphQL points and requests per 100 pull requests it read (GitHub's own charge, as its answers
+    reported it), to one decimal; None for a run that read none."""
+    pulls = manifest["pullRequests"]
+    if not pulls:
+        return None
+    return {"points": round(manifest["graphqlPoints"] * 100 / pulls, 1),
+            "requests": round(manifest["requests"] * 100 / pulls, 1)}
+
+
 def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in manifest.items() if k != "records"}
+    return {k: v for k, v in manifest.items() if k != "records"} | {
+        "per100PullRequests": per_hundred_pull_requests(manifest)}
 
 
 def ingest_document(manifests: list[dict[str, Any]]) -> dict[str, Any]:
@@ -167,8 +178,10 @@ def ingest_lines(manifests: list[dict[str, Any]]) -> list[str]:
             + (f", {c['missingUpstream']} missing upstream" if c["missingUpstream"] else "")
             for kind, c in m["counts"].items()
         )
+        per100 = per_hundred_pull_requests(m)
+        rate = f"; per 100 pull requests {per100['points']} points, {per100['requests']} requests" if per100 else ""
         lines.append(f"{m['repository']}: {m['status']} — {m['pullRequests']} pull requests; {counts}; "
-                     f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries "
+                     f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries{rate} "
                      f"(run {m['runId']})")
         lines.extend(review_scan_command.secret_lines(m))
     return lines

@@ -1,0 +1,83 @@
+"""The word-pair index beside the word-block index: for each block of BLOCK_RECORDS ordinals, every pair of
+adjacent words of its folded texts, each word cut to PAIR_CHARS characters (the first word's last ones, the
+second word's first ones), distinct, sorted, and NUL-delimited (`\\x00a b\\x00c d\\x00`).
+
+Why it is sound. A `q` whose pieces (`q.split()`) p and p' are neighbours matches a text only where the word
+holding p ends with p and is followed, across whitespace only, by the word holding p', which starts with p'. So
+the pair (end of that word, start of the next) lies in the text's block, and it is known from `q` alone wherever
+the cut is: the end of a word ending with p is p's end when p has PAIR_CHARS characters or more, or when p is the
+whole word (q has whitespace before it too); the same for the start of the next. A block lacking such a pair
+cannot hold a match; a neighbour pair whose cut is unknown (a piece too short at q's edge) tests nothing.
+
+It is built by DuckDB from the loaded `texts`, in SQL (no Python work per text): the texts are folded with
+FOLD_SQL, every other Python whitespace character is translated to a space, and the text is split at spaces, so
+its words are exactly `str.split`'s (a test compares them on every whitespace character). Cut words keep the
+index small: on real text almost every adjacent pair is distinct, and whole pairs would repeat the texts.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Final
+
+import duckdb
+
+from projection.review_digest import LineDigest, row_line
+from projection.review_store import BLOCK_RECORDS, FOLD_SQL, PAIR_COLUMNS
+
+PAIR_CHARS: Final = 4
+PAIR_TABLE: Final = "word_pairs"
+# Every character str.split() splits at but the space: DuckDB's split takes one separator, so these become spaces.
+OTHER_WHITESPACE: Final = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
+
+_WORDS_SQL: Final = (
+    f"list_filter(string_split(translate({FOLD_SQL}, ?, ?), ' '), lambda w: w <> '')"
+)
+_BUILD_SQL: Final = f"""
+INSERT INTO {PAIR_TABLE}
+WITH split AS (SELECT ordinal // {BLOCK_RECORDS} AS block, {_WORDS_SQL} AS w FROM texts),
+pairs AS (
+    SELECT DISTINCT block, unnest(list_transform(range(1, len(w)),
+        lambda i: right(w[i], {PAIR_CHARS}) || ' ' || left(w[i + 1], {PAIR_CHARS}))) AS pair
+    FROM split
+)
+SELECT block, chr(0) || string_agg(pair, chr(0) ORDER BY pair) || chr(0) FROM pairs GROUP BY block ORDER BY block
+"""  # noqa: S608 - constants only
+
+
+def words_sql_params() -> list[str]:
+    """The parameters of the word split (`OTHER_WHITESPACE` and as many spaces)."""
+    return [OTHER_WHITESPACE, " " * len(OTHER_WHITESPACE)]
+
+
+def split_sql() -> str:
+    """An expression over a column `body`: its folded words, as `str.split` gives them (two parameters)."""
+    return _WORDS_SQL
+
+
+def build_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
+    """Fill `word_pairs` from the loaded `texts`, then digest its rows in block order (the stamp covers them)."""
+    connection.execute(_BUILD_SQL, words_sql_params())
+    digest.table(PAIR_TABLE)
+    cursor = connection.execute(f"SELECT {', '.join(PAIR_COLUMNS)} FROM {PAIR_TABLE} ORDER BY block")  # noqa: S608
+    while batch := cursor.fetchmany(1024):
+        for values in batch:
+            digest.line(row_line(PAIR_COLUMNS, values))
+
+
+def pair_keys(q: str) -> list[str]:
+    """The pairs a block must hold to hold a match of `q` (NUL-delimited, as stored): one per neighbour pieces
+    whose cut is known from `q`. None for a `q` of fewer than two pieces, or holding a NUL."""
+    pieces = q.split()
+    if len(pieces) < 2 or "\x00" in q:
+        return []
+    whole_first = q[:1].isspace()  # whitespace before the first piece: it starts a word too
+    whole_last = q[-1:].isspace()
+    keys = []
+    for index in range(len(pieces) - 1):
+        left, right = pieces[index], pieces[index + 1]
+        left_known = len(left) >= PAIR_CHARS or index > 0 or whole_first
+        right_known = len(right) >= PAIR_CHARS or index + 1 < len(pieces) - 1 or whole_last
+        if left_known and right_known:
+            keys.append(f"\x00{left[-PAIR_CHARS:]} {right[:PAIR_CHARS]}\x00")
+    return keys

@@ -1,0 +1,87 @@
+"""The one-pass reader of migration YAML builds exactly what PyYAML's safe loader builds, leaves to that loader
+what it does not handle, and refuses what `read_yaml` refuses; the compiled schema check decides validity."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from knowledge.errors import MigrationInvalidError
+from knowledge.migration_yaml import _DuplicateKey, _StrictLoader, read_yaml
+from knowledge.migrations import validate_document
+
+DOCUMENTS = [
+    "a: 1\nb: [1, 2.5, yes, No, ~, null, '', 2026-01-01, 2026-08-01T09:00:00+09:00, '3', \"x\", 0x1f, 1_000, .inf]\n",
+    "", "---\n", "# only a comment\n", "- a\n- {b: c, d: [e, {f: g}]}\n- - nested\n  - list\n",
+    "text: |\n  kept\n  lines\nfolded: >-\n  one\n  two\nquoted: 'it''s'\nescaped: \"tab\\there\"\n",
+    "k: !!str 12\nn: !!int '7'\n",  # explicit tags: PyYAML's own loader
+    "<<: {a: 1}\nb: 2\n",  # a merge key: PyYAML's own loader (which refuses it)
+    "? [a, b]\n: 1\n",  # a sequence as a key: PyYAML's own loader refuses it
+    "a: 1\n---\nb: 2\n",  # two documents: refused as yaml.load refuses them
+    "1: one\n2.5: two\nfalse: three\n~: four\n",  # keys of every scalar kind
+    "1: one\ntrue: again\n",  # 1 == True: the same key twice, to Python and to both readers
+    "é: 日本語 🎉\nempty_map: {}\nempty_list: []\n", "! 123\n", "key: ! yes\n",
+]
+SCALARS = st.one_of(st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False),
+                    st.text(max_size=12), st.dates())
+TREES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(st.one_of(st.text(max_size=6), st.integers()), inner, max_size=4)),
+    max_leaves=20)
+
+
+def _reference(text: str) -> object:
+    """What `read_yaml` answered before the one-pass reader: PyYAML's loader with the duplicate-key check."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
+    except (yaml.YAMLError, _DuplicateKey):
+        return "refused"
+
+
+def _read(text: str) -> object:
+    try:
+        return read_yaml("m.yaml", text.encode("utf-8"))
+    except MigrationInvalidError:
+        return "refused"
+
+
+@pytest.mark.parametrize("text", DOCUMENTS)
+def test_the_reader_builds_what_the_safe_loader_builds(text: str) -> None:
+    assert _read(text) == _reference(text)
+    assert type(_read(text)) is type(_reference(text))
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=TREES, style=st.sampled_from([None, True, False]))
+def test_any_document_pyyaml_writes_reads_back_as_the_safe_loader_reads_it(tree: object, style: bool | None) -> None:
+    text = yaml.safe_dump(tree, default_flow_style=style, allow_unicode=True)
+    assert _read(text) == _reference(text)
+
+
+def test_a_timestamp_where_a_string_belongs_is_invalid_and_named() -> None:
+    """An unquoted createdAt is a YAML timestamp, a datetime: the compiled check cannot read it as JSON, and
+    jsonschema names it."""
+    document = read_yaml("m.yaml", b"createdAt: 2026-08-01T09:00:00Z\n")
+    assert isinstance(document, dict) and isinstance(document["createdAt"], datetime.datetime)
+    valid = {"apiVersion": "theurian.dev/v1", "id": "01K2AAAAAAAAAAAAAAAAAAAAAA", "author": "a",
+             "createdAt": document["createdAt"], "dependsOn": [], "description": "d",
+             "operations": [{"op": "deprecateItem", "itemId": "x.y", "reason": "r"}]}
+    with pytest.raises(MigrationInvalidError, match="createdAt"):
+        validate_document("m.yaml", valid)
+
+
+def test_an_id_ending_in_a_newline_is_refused_though_pythons_re_would_pass_it() -> None:
+    """`$` matches before a final newline in Python's `re`; JSON Schema reads patterns as ECMA-262, where it does
+    not. The stricter reading decides, with a reason rather than silence."""
+    document = {"apiVersion": "theurian.dev/v1", "id": "01K2AAAAAAAAAAAAAAAAAAAAAA", "author": "a",
+                "createdAt": "2026-08-01T09:00:00Z", "dependsOn": [], "description": "d",
+                "operations": [{"op": "deprecateItem", "itemId": "x.y", "reason": "r"}]}
+    validate_document("m.yaml", document)
+    broken = copy.deepcopy(document)
+    broken["id"] += "\n"
+    with pytest.raises(MigrationInvalidError, match="ECMA-262"):
+        validate_document("m.yaml", broken)
