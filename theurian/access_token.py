@@ -9,18 +9,16 @@ scripts take it from `THEURIAN_MCP_TOKEN` when set (`client_token`), else from t
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import os
 import re
 import secrets
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Final
 
 from theurian import installation
-from theurian.durable import fsync_directory, write_bytes_durably
+from theurian.durable import create_private_file_once, write_bytes_durably
 from theurian.errors import ConfigError
 
 TOKEN_NAME: Final = "mcp-token"  # noqa: S105 - a file name, not a secret
@@ -111,19 +109,7 @@ def _read(path: Path) -> str:
 
 
 def _create(path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp_name = tempfile.mkstemp(prefix=".mcp-token.", dir=path.parent)  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(f"{secrets.token_urlsafe(_TOKEN_BYTES)}\n".encode("ascii"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        # Atomic create-if-absent: two first starts at once agree on one token.
-        with contextlib.suppress(FileExistsError):
-            os.link(temp_name, path)
-        fsync_directory(path.parent)
-    finally:
-        os.unlink(temp_name)
+    create_private_file_once(path, f"{secrets.token_urlsafe(_TOKEN_BYTES)}\n".encode("ascii"))
 
 
 def _reason(exc: BaseException) -> str:

@@ -55,3 +55,20 @@ def publish_built_file(built: Path, target: Path, *, mode: int = 0o644) -> None:
     os.chmod(built, mode)
     os.replace(built, target)
     fsync_directory(target.parent)
+
+
+def create_private_file_once(path: Path, data: bytes) -> None:
+    """Create `path` holding `data`, mode 0600 in a folder made 0700, whole or not at all; a file another process
+    created there first is kept (atomic create-if-absent, so two first uses at once agree on one secret)."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temp_name, path)
+        fsync_directory(path.parent)
+    finally:
+        os.unlink(temp_name)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import secrets
-import tempfile
 import tomllib
 from pathlib import Path
 from typing import Final
 
-from theurian.durable import fsync_directory
+from theurian.durable import create_private_file_once
 from theurian.errors import ConfigError
 
 HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
@@ -127,18 +126,5 @@ def build_stamp_secret() -> bytes:
 
 
 def _create_secret(path: Path) -> bytes:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp_name = tempfile.mkstemp(prefix=".build-stamp.", dir=path.parent)  # mode 0600
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(SECRET_BYTES))
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp_name, path)  # atomic create-if-absent: the secret appears whole or not at all
-        except FileExistsError:
-            pass  # another process won the race: its secret is the installation's
-        fsync_directory(path.parent)
-    finally:
-        os.unlink(temp_name)
+    create_private_file_once(path, secrets.token_bytes(SECRET_BYTES))  # a racing process's secret wins whole
     return build_stamp_secret()
