@@ -9,10 +9,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
-import schemas
 from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.daemon import RunningDaemon
@@ -47,11 +45,7 @@ def project(module_installation: Installation, tmp_path_factory: pytest.TempPath
 
 
 def _valid(name: str, answer: ToolAnswer) -> dict[str, Any]:
-    assert not answer.is_error, answer.text
-    assert answer.structured is not None
-    schema = schemas.load("mcp", name.replace(".", "-") + "-response.schema.json")
-    jsonschema.Draft202012Validator(schema).validate(answer.structured)
-    return answer.structured
+    return answer.valid(name.replace(".", "-") + "-response.schema.json")
 
 
 @pytest.mark.parametrize("mode", BOTH_ERAS)

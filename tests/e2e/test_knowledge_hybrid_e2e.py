@@ -7,10 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import pytest
 
-import schemas
 from tests.knowledge.authoring import REPO, MigrationWriter
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
@@ -41,11 +39,7 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
 
 
 def _valid(name: str, answer: ToolAnswer) -> dict[str, Any]:
-    assert not answer.is_error, answer.text
-    assert answer.structured is not None
-    schema = schemas.load("mcp", name.replace(".", "-") + "-response.schema.json")
-    jsonschema.Draft202012Validator(schema).validate(answer.structured)
-    return answer.structured
+    return answer.valid(name.replace(".", "-") + "-response.schema.json")
 
 
 @pytest.mark.parametrize("mode", BOTH_ERAS)

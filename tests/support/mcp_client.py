@@ -12,10 +12,12 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+import jsonschema
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
+import schemas
 from tests.support.daemon import bearer, token_for
 
 Mode = Literal["legacy", "auto"]
@@ -38,6 +40,13 @@ class ToolAnswer:
     is_error: bool
     text: str
     structured: dict[str, Any] | None
+
+    def valid(self, response_schema: str) -> dict[str, Any]:
+        """The structured answer of a call that did not refuse, checked against its published response schema."""
+        assert not self.is_error, self.text
+        assert self.structured is not None
+        jsonschema.Draft202012Validator(schemas.load("mcp", response_schema)).validate(self.structured)
+        return self.structured
 
 
 async def call_tools_async(url: str, calls: list[tuple[str, dict[str, Any]]], mode: Mode,
