@@ -54,13 +54,16 @@ _FOLDER_SQL: Final = (
     "'sha256-' || sha256('github:' || translate(r.repository, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
     "'abcdefghijklmnopqrstuvwxyz'))"
 )
+_RECORD_SELECT: Final = ", ".join(f"r.{column}" for column in RECORD_COLUMNS)
+_PARTITION_SELECT: Final = f"{_FOLDER_SQL} AS {PARTITION_COLUMN}"
+# What each exported table holds, in the store's own order. texts and vectors carry record_key beside the
+# store-local ordinal: the key joins rows across many projects' exports, where ordinals repeat.
 TABLES: Final = {
-    "records": f"SELECT {', '.join(f'r.{c}' for c in RECORD_COLUMNS)}, {_FOLDER_SQL} AS {PARTITION_COLUMN} "
-               "FROM s.records r ORDER BY r.ordinal",
-    "texts": f"SELECT t.ordinal, r.record_key, t.position, t.channel, t.body, {_FOLDER_SQL} AS {PARTITION_COLUMN} "
-             "FROM s.texts t JOIN s.records r USING (ordinal) ORDER BY t.ordinal, t.position",
-    "vectors": f"SELECT v.ordinal, r.record_key, v.vector, {_FOLDER_SQL} AS {PARTITION_COLUMN} "
-               "FROM s.vectors v JOIN s.records r USING (ordinal) ORDER BY v.ordinal",
+    "records": f"SELECT {_RECORD_SELECT}, {_PARTITION_SELECT} FROM s.records r ORDER BY r.ordinal",  # noqa: S608
+    "texts": (f"SELECT t.ordinal, r.record_key, t.position, t.channel, t.body, {_PARTITION_SELECT} "  # noqa: S608
+              "FROM s.texts t JOIN s.records r USING (ordinal) ORDER BY t.ordinal, t.position"),
+    "vectors": (f"SELECT v.ordinal, r.record_key, v.vector, {_PARTITION_SELECT} "  # noqa: S608
+                "FROM s.vectors v JOIN s.records r USING (ordinal) ORDER BY v.ordinal"),
 }
 VECTOR_ENCODING: Final = "base64 of little-endian float16"
 
