@@ -4,6 +4,7 @@ trust or a DIR it must not write."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -202,6 +203,12 @@ def test_the_cli_exports_and_refuses_a_non_empty_folder_in_one_line(tmp_path: Pa
     assert again.returncode != 0
     assert again.stderr.strip().splitlines() == [
         f"theurian: {tmp_path / 'exports' / 'export'} exists and is not empty: export to a new or empty folder"]
+    as_json = installation.cli("review", "export", "--parquet", str(tmp_path / "exports" / "j"), "--json",
+                               "--project", str(root))
+    build_id = _store_rows(root, "SELECT build_id FROM build_stamp")[0][0]
+    assert json.loads(as_json.stdout) == {"target": str(tmp_path / "exports" / "j"), "buildId": build_id,
+                                          "rows": {"records": 5, "texts": 8, "vectors": 3}, "repositories": 3}
+    assert done.stdout.split()[4] == build_id
     bare = new_project(tmp_path / "bare")
     absent = installation.cli("review", "export", "--parquet", str(tmp_path / "exports" / "e2"), "--project", str(bare))
     assert absent.returncode != 0 and "Traceback" not in absent.stderr
