@@ -213,3 +213,31 @@ def test_the_cli_exports_and_refuses_a_non_empty_folder_in_one_line(tmp_path: Pa
     absent = installation.cli("review", "export", "--parquet", str(tmp_path / "exports" / "e2"), "--project", str(bare))
     assert absent.returncode != 0 and "Traceback" not in absent.stderr
     assert "the review store cannot be served (absent); run `theurian review build`" in absent.stderr
+
+
+def test_a_link_in_the_folders_place_is_refused_even_to_an_empty_folder(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "exports" / "export").symlink_to(tmp_path / "empty")
+    with pytest.raises(UsageError, match="exists and is not a folder"):
+        export_parquet(root, tmp_path / "exports" / "export")
+    assert os.listdir(tmp_path / "empty") == []
+
+
+def test_a_temp_folder_a_killed_export_left_beside_dir_is_swept_by_the_next(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    leftover = tmp_path / "exports" / ".export.abc123.building"
+    (leftover / "records").mkdir(parents=True)
+    export_parquet(root, tmp_path / "exports" / "export")
+    assert sorted(os.listdir(tmp_path / "exports")) == ["export"]
+
+
+def test_a_table_with_no_rows_keeps_its_folder_and_has_no_file(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request(ACME, 1, "PR_only")])  # a pull request has texts and no embedding
+    build_review_store(root)
+    (tmp_path / "exports").mkdir()
+    summary = export_parquet(root, tmp_path / "exports" / "export")
+    assert summary.rows["vectors"] == 0
+    assert os.listdir(tmp_path / "exports" / "export" / "vectors") == []
+    assert len(os.listdir(tmp_path / "exports" / "export" / "records")) == 1
