@@ -1,0 +1,39 @@
+"""`theurian review export --parquet DIR`: the verified review store as Parquet partitioned by repository, for
+engines on other machines (DuckDB, Spark, Trino; docs/export.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from theurian.cli.project_option import ProjectOption, project_root
+from theurian.interrupts import import_duckdb_held
+
+
+def export(
+    parquet: Annotated[Path, typer.Option(
+        "--parquet", help="A new (or empty) folder to write records/, texts/ and vectors/ into.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """Write the built review store (records, texts, embeddings) as Parquet partitioned by repository, the store's
+    build id in each file's metadata. Written beside DIR and renamed into place: an interrupted export leaves
+    nothing under DIR."""
+    root = project_root(project)
+    import_duckdb_held()
+    from projection.review_export import export_parquet
+    from projection.review_store import ReviewStoreEscapeError
+    from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
+
+    try:
+        summary = export_parquet(root, parquet)
+    except ReviewStoreEscapeError as exc:
+        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
+    if as_json:
+        typer.echo(json.dumps({"target": str(summary.target), "buildId": summary.build_id, "rows": summary.rows,
+                               "repositories": summary.repositories}, indent=2))
+    else:
+        typer.echo(summary.describe())
