@@ -6,7 +6,9 @@ import pytest
 
 from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_npmrc, in_prose
 from theurian import secret_plugins
-from theurian.secret_scan import CUSTOM_PLUGINS, MARKER_PATTERN, TYPE_NAMES, fingerprint, line_of, marker, scan_text
+from theurian.secret_scan import (
+    CUSTOM_PLUGINS, MARKER_PATTERN, TYPE_NAMES, _configure, fingerprint, line_of, marker, scan_text,
+)
 
 FINE_GRAINED = PLANTED["github-fine-grained-token"]
 NPM = PLANTED["npm-token"]
@@ -120,3 +122,15 @@ def test_an_npm_run_one_short_or_one_long_is_not_an_npm_token(token: str) -> Non
 def test_an_npm_token_in_an_npmrc_line_is_one_hit_of_the_whole_token() -> None:
     text = in_npmrc(NPM)  # both npm plugins report it: one span, one kind
     assert [(h.kind, text[h.start:h.end]) for h in scan_text(text)] == [("npm-token", NPM)]
+
+
+def test_plugins_of_ours_are_found_even_when_detect_secrets_mapped_its_plugins_before_they_were_configured() -> None:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.settings import default_settings
+
+    with default_settings():  # another caller of detect-secrets in the process: its class map cached without ours
+        get_mapping_from_secret_type_to_class.cache_clear()
+        assert "GitHub Fine-Grained Token" not in get_mapping_from_secret_type_to_class()
+    _configure()
+    text = in_prose("github-fine-grained-token")
+    assert [h.value for h in scan_text(text)] == [FINE_GRAINED]
