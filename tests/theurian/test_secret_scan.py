@@ -7,7 +7,14 @@ import pytest
 from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_npmrc, in_prose
 from theurian import secret_plugins
 from theurian.secret_scan import (
-    CUSTOM_PLUGINS, MARKER_PATTERN, TYPE_NAMES, _configure, fingerprint, line_of, marker, scan_text,
+    CUSTOM_PLUGINS,
+    MARKER_PATTERN,
+    TYPE_NAMES,
+    _configure,
+    fingerprint,
+    line_of,
+    marker,
+    scan_text,
 )
 
 FINE_GRAINED = PLANTED["github-fine-grained-token"]
