@@ -17,13 +17,19 @@ import hmac
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
+
+from theurian import secret_plugins
 
 PLUGINS: Final = (
     "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "DiscordBotTokenDetector",
     "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector", "NpmDetector", "OpenAIDetector",
     "PrivateKeyDetector", "SendGridDetector", "SlackDetector", "StripeDetector", "TwilioKeyDetector",
 )
+# Ours (theurian/secret_plugins.py), for the families the 1.5.0 plugins miss; loaded by detect-secrets from the file.
+CUSTOM_PLUGINS: Final = ("GitHubFineGrainedTokenDetector", "NpmAccessTokenDetector")
+_CUSTOM_PATH: Final = "file://" + str(Path(secret_plugins.__file__).resolve())
 # detect-secrets' type names → the short names a marker, an envelope and a report use.
 TYPE_NAMES: Final = {
     "AWS Access Key": "aws-access-key",
@@ -31,9 +37,11 @@ TYPE_NAMES: Final = {
     "Basic Auth Credentials": "basic-auth-password",
     "Discord Bot Token": "discord-bot-token",
     "GitHub Token": "github-token",
+    "GitHub Fine-Grained Token": "github-fine-grained-token",
     "GitLab Token": "gitlab-token",
     "JSON Web Token": "json-web-token",
     "NPM tokens": "npm-token",
+    "NPM Access Token": "npm-token",  # the same credential as the `.npmrc` one, found anywhere
     "OpenAI Token": "openai-token",
     "Private Key": "private-key",
     "SendGrid API Key": "sendgrid-key",
@@ -75,10 +83,15 @@ class SecretHit:
 
 def _configure() -> None:
     global _configured
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.settings import cache_bust, configure_settings_from_baseline
 
     cache_bust()
-    configure_settings_from_baseline({"plugins_used": [{"name": name} for name in PLUGINS]})
+    plugins = [{"name": name} for name in PLUGINS] + [{"name": name, "path": _CUSTOM_PATH} for name in CUSTOM_PLUGINS]
+    configure_settings_from_baseline({"plugins_used": plugins})
+    # Its class map is cached apart from the settings (cache_bust leaves it): one built before the custom
+    # plugins were configured would not know them.
+    get_mapping_from_secret_type_to_class.cache_clear()
     _configured = True
 
 

@@ -15,6 +15,9 @@ PRIVATE_KEY_BLOCK: Final = (
 )
 PLANTED: Final = {
     "github-token": "ghp_" + "Q7vT2mX9pL4kR8sW1nB6" + "yH3cJ5dF0gA2eZ7u",
+    # 22 + "_" + 59 characters after the prefix, as GitHub documents the fine-grained token.
+    "github-fine-grained-token": ("github_" "pat_" + "11AQ7VT2M0X9pL4kR8sW1n" + "_"
+                                  + "B6yH3cJ5dF0gA2eZ7uWq4Ls8Nk1Pv6Tx9Rm2Bz5Hc8Dj4Fy" + "7Gt3Kw9Xp2Vn"),
     "gitlab-token": "glpat-" + "Xy7Qp2Lm9Rt4Vw8Kn3Bd",
     "aws-access-key": "AKIA" + "Q7VT2MX9PL4KR8SW",
     "slack-token": "xoxb-" + "284917365012-3918274650193-" + "Qm7Tz2Lp9Wx4Kv8Rn3Bd6Hs",
@@ -40,10 +43,15 @@ def in_prose(kind: str) -> str:
     if kind == "azure-storage-key":
         return f"The connection string is DefaultEndpointsProtocol=https;AccountName=w;{value};EndpointSuffix=x"
     if kind == "npm-token":
-        return f"CI's .npmrc had //registry.npmjs.org/:_authToken={value} in it, and more after"
+        return f"Publish with NPM_TOKEN={value}, the automation token."
     if kind == "private-key":
         return f"The key that was committed:\n{value}\nplease rotate it."
     return f"Here is the failing request: Authorization: Bearer {value} (from CI)."
+
+
+def in_npmrc(token: str) -> str:
+    """`token` where detect-secrets' own npm plugin finds one: an `.npmrc` `_authToken` line."""
+    return f"CI's .npmrc had //registry.npmjs.org/:_authToken={token} in it, and more after"
 
 
 # What the scanner must never find: review prose, commit shas, URLs, a long identifier.
@@ -52,4 +60,5 @@ CLEAN_TEXTS: Final = (
     "Fixed in 3f786850e387550fdab836ed7e6dc881de23001b, see https://github.com/Acme/Widgets/pull/12#discussion_r1",
     "The method OrderRepositoryTransactionalWriterFactory is long but clear.",
     "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "The github_pat_ prefix marks a fine-grained token; npm_ marks an npm one (see npm_config_registry).",
 )

@@ -4,8 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_prose
-from theurian.secret_scan import MARKER_PATTERN, TYPE_NAMES, fingerprint, line_of, marker, scan_text
+from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_npmrc, in_prose
+from theurian import secret_plugins
+from theurian.secret_scan import (
+    CUSTOM_PLUGINS,
+    MARKER_PATTERN,
+    TYPE_NAMES,
+    _configure,
+    fingerprint,
+    line_of,
+    marker,
+    scan_text,
+)
+
+FINE_GRAINED = PLANTED["github-fine-grained-token"]
+NPM = PLANTED["npm-token"]
 
 
 @pytest.mark.parametrize("kind", sorted(PLANTED))
@@ -82,3 +95,49 @@ def test_two_private_keys_in_one_text_are_two_blocks_and_the_text_between_them_s
     hits = scan_text(text)
     assert [text[h.start:h.end] for h in hits] == [PRIVATE_KEY_BLOCK, PRIVATE_KEY_BLOCK]
     assert text[hits[0].end:hits[1].start] == "\nbetween the keys\n"
+
+
+def test_each_plugin_of_ours_is_registered_and_names_a_family() -> None:
+    classes = {name: getattr(secret_plugins, name) for name in CUSTOM_PLUGINS}
+    assert {cls.secret_type for cls in classes.values()} <= set(TYPE_NAMES)
+    assert [n for n in dir(secret_plugins) if n.endswith("Detector") and n != "RegexBasedDetector"] == sorted(classes)
+
+
+def test_a_fine_grained_github_token_is_found_at_exactly_its_documented_length() -> None:
+    text = f"token {FINE_GRAINED} here"
+    assert [(h.kind, h.value) for h in scan_text(text)] == [("github-fine-grained-token", FINE_GRAINED)]
+
+
+@pytest.mark.parametrize("token", [FINE_GRAINED[:-1], FINE_GRAINED + "Q", FINE_GRAINED.replace("_", "Q", 2)[:-1],
+                                   FINE_GRAINED.replace("n_B6", "nQB6")])
+def test_a_github_pat_run_one_short_one_long_or_without_its_separator_is_not_a_fine_grained_token(token: str) -> None:
+    assert scan_text(f"token {token} here") == []
+
+
+def test_a_fine_grained_github_token_split_across_a_line_break_is_found_whole() -> None:
+    text = f"the token was {FINE_GRAINED[:40]}\n{FINE_GRAINED[40:]} in the log"
+    (hit,) = scan_text(text)
+    assert (hit.kind, hit.value) == ("github-fine-grained-token", FINE_GRAINED)
+    assert text[hit.start:hit.end] == f"{FINE_GRAINED[:40]}\n{FINE_GRAINED[40:]}"
+
+
+@pytest.mark.parametrize("token", [NPM[:-1], NPM + "Q"])
+def test_an_npm_run_one_short_or_one_long_is_not_an_npm_token(token: str) -> None:
+    assert scan_text(f"Publish with NPM_TOKEN={token}, the automation token.") == []
+
+
+def test_an_npm_token_in_an_npmrc_line_is_one_hit_of_the_whole_token() -> None:
+    text = in_npmrc(NPM)  # both npm plugins report it: one span, one kind
+    assert [(h.kind, text[h.start:h.end]) for h in scan_text(text)] == [("npm-token", NPM)]
+
+
+def test_plugins_of_ours_are_found_even_when_detect_secrets_mapped_its_plugins_before_they_were_configured() -> None:
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.settings import default_settings
+
+    with default_settings():  # another caller of detect-secrets in the process: its class map cached without ours
+        get_mapping_from_secret_type_to_class.cache_clear()
+        assert "GitHub Fine-Grained Token" not in get_mapping_from_secret_type_to_class()
+    _configure()
+    text = in_prose("github-fine-grained-token")
+    assert [h.value for h in scan_text(text)] == [FINE_GRAINED]
