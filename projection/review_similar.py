@@ -3,8 +3,8 @@
 Ranking (docs/review-similar.md has the measurements that chose each figure, on fixtures/similar's tuning half):
 
 1. Dense: the situation is embedded by the installation's model (`theurian.embedding`) and compared by cosine with
-   every stored vector matching the exact filters: an exact scan of one in-memory matrix, loaded once per store
-   file. The CANDIDATES nearest go on.
+   every stored vector matching the exact filters: an exact scan of one in-memory matrix (read through an int8
+   copy whose error is bounded, `projection.review_scan`), loaded once per store file. The CANDIDATES nearest go on.
 2. "Nothing like this": when even the nearest candidate's cosine is below SIMILARITY_FLOOR, the answer is empty —
    not the least-bad few.
 3. Lexical: each candidate gains LEXICAL_WEIGHT × the share of the situation's content words its text holds. A
@@ -28,6 +28,7 @@ import duckdb
 from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
 from projection.review_query import StoredRecord, records_at
 from projection.review_rows import fold
+from projection.review_scan import QuantisedMatrix
 from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
@@ -89,6 +90,7 @@ class SimilarIndex:
         body) texts in position order; both in the matrix's row order."""
         self.model, self.build_id, self.ordinals, self.matrix = model, build_id, ordinals, matrix
         self._columns = [_Coded(values) for values in columns]
+        self._quantised = QuantisedMatrix(matrix)
         # Held in memory: DuckDB decompresses a whole zstd segment to hand back one body, which cost more than the
         # whole scan (tens of ms for 30 candidates at 100,000 units; docs/review-similar.md).
         self._texts = texts
@@ -136,15 +138,13 @@ class SimilarIndex:
 
     def nearest(self, query: Vector, where: SimilarFilter, count: int) -> list[tuple[int, float]]:
         """Up to `count` (ordinal, cosine) matching `where`, nearest first, ties in ordinal order."""
-        import numpy
-
-        scores = self.matrix @ query
+        allowed: numpy.typing.NDArray[numpy.bool_] | None = None
         wanted = (where.kind, where.repository, where.thread_state, where.file_path)
         for column, value in zip(self._columns, wanted, strict=True):
             if value is not None:
-                scores[~column.equals(value)] = -numpy.inf
-        picked = _top(scores, count)
-        return [(int(self.ordinals[at]), float(scores[at])) for at in picked]
+                allowed = column.equals(value) if allowed is None else allowed & column.equals(value)
+        picked, scores, _ = self._quantised.nearest(query, allowed, count)
+        return [(int(self.ordinals[at]), float(score)) for at, score in zip(picked, scores, strict=True)]
 
 
 class _Coded:
@@ -162,22 +162,6 @@ class _Coded:
 
         code = self.vocabulary.get(value)
         return self.codes == code if code is not None else numpy.zeros(len(self.codes), dtype=bool)
-
-
-def _top(scores: Vector, count: int) -> numpy.typing.NDArray[numpy.intp]:
-    """Positions of the `count` highest finite scores, highest first; equal scores in position (ordinal) order.
-
-    Every position tied with the last one kept is considered before the cut, so which of them is kept never
-    depends on the partition's internal order."""
-    import numpy
-
-    if len(scores) > count:
-        kth = scores[numpy.argpartition(-scores, count - 1)[:count]].min()
-        picked = numpy.flatnonzero(scores >= kth)
-    else:
-        picked = numpy.arange(len(scores))
-    picked = picked[numpy.isfinite(scores[picked])]
-    return picked[numpy.lexsort((picked, -scores[picked]))][:count]
 
 
 _indexes: dict[str, tuple[OpenStore, SimilarIndex]] = {}
