@@ -90,7 +90,7 @@ class SimilarIndex:
         body) texts in position order; both in the matrix's row order."""
         self.model, self.build_id, self.ordinals, self.matrix = model, build_id, ordinals, matrix
         self._columns = [_Coded(values) for values in columns]
-        self._quantised = QuantisedMatrix(matrix)
+        self.scan = QuantisedMatrix(matrix)  # the exact scan, read through int8 (projection.review_scan)
         # Held in memory: DuckDB decompresses a whole zstd segment to hand back one body, which cost more than the
         # whole scan (tens of ms for 30 candidates at 100,000 units; docs/review-similar.md).
         self._texts = texts
@@ -143,7 +143,7 @@ class SimilarIndex:
         for column, value in zip(self._columns, wanted, strict=True):
             if value is not None:
                 allowed = column.equals(value) if allowed is None else allowed & column.equals(value)
-        picked, scores, _ = self._quantised.nearest(query, allowed, count)
+        picked, scores, _ = self.scan.nearest(query, allowed, count)
         return [(int(self.ordinals[at]), float(score)) for at, score in zip(picked, scores, strict=True)]
 
 
@@ -214,7 +214,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -
         scored.append((similarity + LEXICAL_WEIGHT * share, ordinal, similarity, share))
     scored.sort(key=lambda item: (-item[0], item[1]))
     kept = scored[:limit]
-    excerpts = {ordinal: _best_text(model, query, index.texts_of(ordinal)) for _, ordinal, _, _ in kept}
+    excerpts = best_texts(model, query, {ordinal: index.texts_of(ordinal) for _, ordinal, _, _ in kept})
     cursor = store.cursor()
     try:
         records = records_at(cursor, excerpts)
@@ -241,13 +241,22 @@ def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float
     return len(wanted & held) / len(wanted)
 
 
-def _best_text(model: EmbeddingModel, query: Vector, texts: list[tuple[str, str]]) -> tuple[str, str]:
-    """(body, channel) of the text nearest `query`; the first of equals; ("", channel) for a record with none."""
+def best_texts(model: EmbeddingModel, query: Vector,
+               texts: dict[int, list[tuple[str, str]]]) -> dict[int, tuple[str, str]]:
+    """Per record, (body, channel) of its text nearest `query` (the first of equals; ("", channel) for a record
+    with none), every record's texts embedded in one call: one tokenizer pass per answer, not one per record."""
     import numpy
 
-    present = [(channel, body) for channel, body in texts if body]
-    if not present:
-        return "", texts[0][0] if texts else "comment"
-    scores = model.embed([body for _, body in present]) @ query
-    channel, body = present[int(numpy.argmax(scores))]  # argmax takes the first of equal maxima
-    return body, channel
+    present = {ordinal: [(channel, body) for channel, body in listed if body] for ordinal, listed in texts.items()}
+    bodies = [body for listed in present.values() for _, body in listed]
+    scores = model.embed(bodies) @ query if bodies else numpy.zeros(0, dtype=numpy.float32)
+    best: dict[int, tuple[str, str]] = {}
+    start = 0
+    for ordinal, listed in present.items():
+        if not listed:
+            best[ordinal] = "", texts[ordinal][0][0] if texts[ordinal] else "comment"
+            continue
+        channel, body = listed[int(numpy.argmax(scores[start:start + len(listed)]))]
+        best[ordinal] = body, channel  # argmax takes the first of equal maxima
+        start += len(listed)
+    return best
