@@ -31,7 +31,7 @@ from projection.review_build import build_review_store
 from projection.review_similar import SimilarFilter, SimilarIndex, find_similar, similar_index
 from tests.projection.review_records import new_project, thread, write_lake
 from tests.support.similar_set import Situation, lake_records, situations, threads
-from theurian.embedding import load_model
+from theurian.embedding import bundled_model_files, load_model
 
 UNITS = int(os.environ.get("FIND_SIMILAR_BENCHMARK_UNITS", "100000"))
 BIG_UNITS = 1_000_000
@@ -261,3 +261,73 @@ def test_the_dense_scan_at_a_million_units() -> None:
     print(f"  with a repository filter: median {median:.1f} ms, p95 {p95:.1f} ms (CPU p95 {cpu:.1f} ms)")
     _print_scans(index, model.embed(queries), queries)
     print(f"  {_load()}")
+
+
+def _static_parts() -> tuple[numpy.typing.NDArray[numpy.float32], Callable[[str], list[int]]]:
+    """The bundled model's token matrix and its tokenizer, read as theurian.embedding reads them."""
+    from safetensors.numpy import load_file
+    from tokenizers import Tokenizer
+
+    files = bundled_model_files()
+    matrix = load_file(str(files.weights))[files.tensor].astype(numpy.float32)
+    tokenizer = Tokenizer.from_file(str(files.tokenizer))
+    tokenizer.no_padding()
+    tokenizer.no_truncation()
+    return matrix, lambda text: [t for t in tokenizer.encode(text, add_special_tokens=False).ids if t < len(matrix)]
+
+
+def test_find_similar_static_model_variants_on_both_halves() -> None:
+    """Levers tried on the dense channel (chosen by the tuning half, both halves printed): Matryoshka truncation
+    of the model's dimensions, token weighting (Zipf: the tokenizer's ids follow frequency), pseudo-relevance
+    feedback on the query, and a stemmed BM25 added to the cosine."""
+    matrix, ids_of = _static_parts()
+    documents = {f"PRRT_similar_{item['id']}": "\n".join(item["comments"]) for item in threads()}
+    keys = sorted(documents)
+    cases = situations()
+
+    Vector = numpy.typing.NDArray[numpy.float32]
+
+    def embed(text: str, dims: int, weight: Vector | None) -> Vector:
+        ids = ids_of(text)
+        rows = matrix[ids, :dims]
+        vector: Vector = rows.mean(axis=0) if weight is None else (rows * weight[ids, None]).sum(axis=0) / weight[
+            ids].sum()
+        return vector / max(float(numpy.linalg.norm(vector)), 1e-12)
+
+    def ranking(dims: int = 256, weight: Vector | None = None, feedback: float = 0.0,
+                lexical: float = 0.0) -> dict[str, list[str]]:
+        units = numpy.stack([embed(documents[key], dims, weight) for key in keys])
+        out = {}
+        for case in cases:
+            query = embed(case.text, dims, weight)
+            scores = units @ query
+            if feedback:
+                query = query + feedback * units[numpy.argsort(-scores, kind="stable")[:5]].mean(axis=0)
+                scores = units @ (query / numpy.linalg.norm(query))
+            if lexical:
+                bm25 = _bm25({k: _stemmed(v) for k, v in documents.items()}, _stemmed(case.text))
+                top = {key: 1 - rank / max(len(bm25), 1) for rank, key in enumerate(bm25)}
+                scores = scores + lexical * numpy.array([top.get(key, 0.0) for key in keys])
+            out[case.id] = [keys[at] for at in numpy.lexsort((numpy.arange(len(keys)), -scores))]
+        return out
+
+    zipf = numpy.log1p(numpy.arange(len(matrix), dtype=numpy.float32))
+    variants = {"as served (256 dimensions, mean)": ranking(), "first 128 dimensions": ranking(dims=128),
+                "first 64 dimensions": ranking(dims=64), "Zipf weights log(1 + id)": ranking(weight=zipf),
+                "feedback 1.0 x mean of top 5": ranking(feedback=1.0), "+ 0.10 x stemmed BM25 rank": ranking(
+                    lexical=0.10)}
+    print()
+    for name, rankings in variants.items():
+        line = [f"{half} recall@5 {r:.2f} MRR {m:.2f}" for half in HALVES
+                for r, m, _, _ in [_scores(rankings, [c for c in cases if c.half == half])]]
+        print(f"  dense variant {name:<34} {';  '.join(line)}")
+
+
+def _stemmed(text: str) -> str:
+    """Each word cut to a crude stem (-ing, -ed, -es, -s, -ly): enough to let "locks" meet "lock"."""
+    def cut(word: str) -> str:
+        for suffix in ("ing", "ed", "es", "s", "ly"):
+            if len(word) > len(suffix) + 3 and word.endswith(suffix):
+                return word[:-len(suffix)]
+        return word
+    return " ".join(cut(word) for word in _WORD.findall(text.lower()))
