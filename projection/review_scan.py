@@ -92,7 +92,7 @@ class QuantisedMatrix:
         import numpy
 
         peak = float(numpy.abs(query).max())
-        if peak == 0:
+        if peak == 0 or not len(self):  # numkong refuses an empty matrix; an empty store has no row to score
             return numpy.zeros(len(self), dtype=numpy.float32), ROUNDING_SLACK
         scale = CODE_MAX / peak
         code = numpy.rint(query * scale).astype(numpy.int8)

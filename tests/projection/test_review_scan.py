@@ -76,6 +76,13 @@ def test_no_allowed_row_gives_an_empty_answer() -> None:
     assert picked.tolist() == [] and scores.tolist() == []
 
 
+def test_a_matrix_without_rows_answers_empty() -> None:
+    scan = QuantisedMatrix(numpy.zeros((0, 8), dtype=numpy.float32))
+    for allowed in (None, numpy.zeros(0, dtype=bool)):
+        picked, scores, rescored = scan.nearest(_unit_rows(1, 8, 1)[0], allowed, 5)
+        assert (picked.tolist(), scores.tolist(), rescored) == ([], [], 0)
+
+
 def test_a_zero_query_and_zero_rows_score_zero_and_keep_row_order() -> None:
     matrix = _unit_rows(20, 8, 9)
     matrix[3] = 0

@@ -170,6 +170,11 @@ def test_the_default_limit_is_five(tmp_path: Path) -> None:
     assert answer(situation="lock order differs")["count"] == 5
 
 
+def test_a_store_with_no_embedded_record_answers_empty(tmp_path: Path) -> None:
+    built_project(tmp_path / "prs", "p", [pull_request("o/r", 1, "PR_1", title="the lock order", body="lock order")])
+    assert answer(situation="the lock order")["records"] == []
+
+
 def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refused_at_the_wire(project: Path) -> None:
     assert answer(situation="x" * MAX_SITUATION_CHARS)["count"] >= 0
     arguments = {"projectId": "p", "situation": "x" * (MAX_SITUATION_CHARS + 1)}
