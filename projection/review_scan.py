@@ -48,7 +48,8 @@ class QuantisedMatrix:
             scale = numpy.where(peak > 0, CODE_MAX / numpy.where(peak > 0, peak, 1), 1).astype(numpy.float32)
             codes = numpy.rint(block * scale[:, None]).astype(numpy.int8)
             self.codes[start:start + len(block)] = codes
-            self.inverse[start:start + len(block)] = 1 / scale
+            # A zero row's codes are exactly its values: an inverse of 0 keeps it out of the error bound.
+            self.inverse[start:start + len(block)] = numpy.where(peak > 0, 1 / scale, 0)
             self.code_l1[start:start + len(block)] = numpy.abs(codes.astype(numpy.int32)).sum(axis=1)
         # The largest |c|₁/2s and 1/s of any row: what the error bound of `approximate` needs of the rows.
         self._half_l1_peak = float((self.code_l1 * self.inverse).max()) / 2 if rows else 0.0

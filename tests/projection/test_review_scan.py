@@ -104,5 +104,7 @@ def test_no_rows_exact_cosine_is_farther_from_its_int8_score_than_the_bound() ->
 def test_the_scan_rescores_a_small_share_of_the_rows() -> None:
     # What makes it fast: the bound is tight enough that few rows need their float32 cosine.
     matrix = _unit_rows(20_000, 256, 12)
-    _, _, rescored = QuantisedMatrix(matrix).nearest(matrix[3], None, 30)
+    matrix[5] = 0  # a text with no token embeds as a zero row: it must not widen every row's bound
+    picked, _, rescored = QuantisedMatrix(matrix).nearest(matrix[3], None, 30)
     assert rescored < 2_000
+    assert picked.tolist() == _exact(matrix, matrix[3], None, 30)
