@@ -17,10 +17,10 @@ import schemas
 from projection.review_build import build_review_store
 from projection.review_store import STORE_RELATIVE
 from serve.dispatch import Dispatcher
+from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools.review import (
     MAX_FILTER_CHARS,
-    MAX_PULL_REQUEST,
     MAX_REVIEW_SEARCH_RESPONSE_CHARS,
     REVIEW_SEARCH_UNAVAILABLE_REFUSAL,
     REVIEW_STORE_ESCAPE_REFUSAL,
