@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from ulid import ULID
@@ -39,6 +40,21 @@ class ProposalRevisionConflictError(KnowledgeError):
         )
 
 
+@dataclass(frozen=True)
+class ChangeRequest:
+    """A new revision of an existing item, as a caller asks for it: `expected_revision` must name the current
+    revision; `title` None keeps the current title; `description` None gives the proposal a reason naming the item;
+    `drafted_by` is the surface that drafted it (a tool name or a CLI command), recorded in the evidence."""
+
+    item_id: str
+    expected_revision: str | None
+    body: str
+    author: str
+    drafted_by: str
+    title: str | None = None
+    description: str | None = None
+
+
 class DraftKindError(DraftRefusedError):
     """An operation names a kind outside the ten a migration draft admits."""
 
@@ -49,16 +65,15 @@ def slug(text: str) -> str:
     return words or "draft"
 
 
-def propose_change(project: Project, ceiling: str, facade: DraftFacade, *, item_id: str,
-                   expected_revision: str | None, body: str, author: str, title: str | None = None,
-                   description: str | None = None, drafted_by: str) -> dict[str, Any]:
-    """Draft a new revision of an existing item; the proposal payload.
+def propose_change(project: Project, ceiling: str, facade: DraftFacade, request: ChangeRequest) -> dict[str, Any]:
+    """Draft the new revision `request` asks for; the proposal payload.
 
     Raises:
         ItemNotAvailableError: no such item under this ceiling (absent, retired and withheld alike).
-        ProposalRevisionConflictError: `expected_revision` is not the current revision.
+        ProposalRevisionConflictError: `request.expected_revision` is not the current revision.
         DraftRefusedError: the draft fails the migration validator.
     """
+    item_id, expected_revision = request.item_id, request.expected_revision
     shown = item_id if len(item_id) <= MAX_SHOWN else f"(an id of {len(item_id)} characters)"
     try:
         current = get_item(project, ceiling, item_id, repr(shown))
@@ -67,19 +82,19 @@ def propose_change(project: Project, ceiling: str, facade: DraftFacade, *, item_
     if expected_revision != current["revisionId"]:
         raise ProposalRevisionConflictError(item_id, expected=expected_revision, actual=current["revisionId"])
     revision_id = str(ULID())
-    metadata = _metadata_of(current, title)
-    reason = description or f"A new revision of {item_id}."
+    metadata = _metadata_of(current, request.title)
+    reason = request.description or f"A new revision of {item_id}."
     return facade.draft_content(ContentDraft(
         slug=slug(f"revise-{item_id}"),
-        author=author,
+        author=request.author,
         description=reason,
         depends_on=(current["provenance"]["migrationId"],),
         revision={"op": "upsertRevision", "itemId": item_id, "revisionId": revision_id,
                   "expectedRevision": current["revisionId"], "metadata": metadata},
-        body=body,
+        body=request.body,
         body_path=f"{current['kind']}/{item_id}-{revision_id}.md",
         evidence={
-            "draftedBy": drafted_by,
+            "draftedBy": request.drafted_by,
             "basedOn": {"itemId": item_id, "revisionId": current["revisionId"],
                         "contentSha256": current["provenance"]["contentSha256"],
                         "stateHash": current["provenance"]["stateHash"]},

@@ -1,11 +1,15 @@
-"""Dispatching one validated tools/call: resolve the project, admit through the gate, run the handler off the
-event loop, and turn every outcome into a result or a refusal. Domain errors leave the daemon here, translated."""
+"""Dispatching one admitted tools/call: resolve the project, admit through the gate, run the handler off the
+event loop, and turn every outcome into a result or a refusal. Domain errors leave the daemon here, translated.
+
+The arguments arrive as the input check admitted them (`serve.validation.Admitted.arguments`): converted and
+checked once, upstream. `answer` is the synchronous core (project, handler, translation) that the dispatcher runs
+on a worker thread and the CLI's in-process path (`serve.local_call`) runs directly.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -22,12 +26,8 @@ from serve.refusal import (
     refusal_result,
 )
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
-from serve.validation import integer_keys, integral_floats_as_ints
 from theurian.errors import PathEscapeError, TheurianError
-from theurian.project import (
-    ProjectNotRegisteredError,
-    resolve_project,
-)
+from theurian.project import Project, ProjectNotRegisteredError, resolve_project
 
 logger = logging.getLogger("theurian.serve")
 
@@ -41,10 +41,6 @@ class CallRecord:
     # Until a tier answers it: a call the SDK dropped (a notification), refused itself (a bad envelope) or whose
     # caller went away first is logged as such, never as served.
     outcome: str = "unanswered"
-    refusal: str | None = None  # set by the validation tier: the call is answered with this and nothing runs
-
-
-current_call: ContextVar[CallRecord | None] = ContextVar("current_call", default=None)
 
 
 # Worker threads each tool may hold at once. Every tool has its own: callers of one tool stuck on a locked store
@@ -73,34 +69,28 @@ class Dispatcher:
         self.tools = {tool.name: tool for tool in tools}
         self.settings = settings
         self.gates: dict[str, AdmissionGate | None] = {tool.name: tool.make_gate() for tool in tools}
-        self.integer_keys = {tool.name: integer_keys(tool.input_schema) for tool in tools}
         self._threads = ThreadLimits(THREADS_PER_TOOL)
 
-    async def call(self, name: str, arguments: Mapping[str, Any]) -> dict[str, Any]:
+    async def call(self, name: str, arguments: Mapping[str, Any], record: CallRecord | None = None) -> dict[str, Any]:
+        """The wire result of tool `name` on `arguments` (as the input check admitted them), every outcome noted
+        on `record` for the call's log line."""
         tool = self.tools[name]
-        record = current_call.get()
-        typed = integral_floats_as_ints(arguments, self.integer_keys[name])
-        handler_args = {k: v for k, v in typed.items() if k not in CONTEXT_KEYS}
 
-        def resolve_and_run() -> dict[str, Any]:
+        def run() -> dict[str, Any]:
             # The registry read and path resolution are file I/O, like the handler: one trip off the event loop
             # for both (each trip is a thread wake-up, which a loaded machine makes cost milliseconds).
-            project = self._project_for(tool, arguments, record)
-            return dict(tool.handler(Call(settings=self.settings, project=project), **handler_args))
+            return answer(tool, self.settings, arguments, record)
 
         try:
             gate = self.gates[name]
             if gate is None:
-                structured = await self._off_loop(name, resolve_and_run)
+                structured = await self._off_loop(name, run)
             else:
                 async with gate.admit():
-                    structured = await self._off_loop(name, resolve_and_run)
+                    structured = await self._off_loop(name, run)
         except ToolRefusal as refusal:
             _mark(record, "refused")
             return refusal_result(refusal.message)
-        except TheurianError as exc:
-            _mark(record, "refused")
-            return refusal_result(_translate(exc))
         except Exception:  # the top-level handler: no traceback ever reaches a caller
             _mark(record, "fault")
             logger.exception("tool %s failed", name)
@@ -109,24 +99,29 @@ class Dispatcher:
         _mark(record, "ok")
         return {"content": [{"type": "text", "text": text}], "structuredContent": structured, "isError": False}
 
-    def _project_for(self, tool: Tool, arguments: Mapping[str, Any], record: CallRecord | None) -> Any:
-        if not tool.project_scoped:
-            return None
-        project = resolve_project(str(arguments["projectId"]))
-        if record is not None:
-            record.project = project.project_id  # only a registered id is ever logged
-        return project
-
     async def _off_loop(self, name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return await anyio.to_thread.run_sync(work, limiter=self._threads.of(name))
 
 
-def _mark(record: CallRecord | None, outcome: str) -> None:
-    if record is not None:
-        record.outcome = outcome
+def answer(tool: Tool, settings: ServeSettings, arguments: Mapping[str, Any],
+           record: CallRecord | None = None) -> dict[str, Any]:
+    """`tool`'s structured result on admitted `arguments`: its project resolved from the registry (for a
+    project-scoped tool, named on `record` once it resolved), then its handler run. Blocking file I/O.
+
+    Raises:
+        ToolRefusal: the tool refused the call, or a domain error left it; `message` is the refusal text a caller
+            reads.
+    """
+    try:
+        project = _project_for(tool, arguments, record)
+        handler_args = {key: value for key, value in arguments.items() if key not in CONTEXT_KEYS}
+        return dict(tool.handler(Call(settings=settings, project=project), **handler_args))
+    except TheurianError as exc:
+        raise ToolRefusal(_domain_refusal(exc)) from None
 
 
-def _translate(exc: TheurianError) -> str:
+def _domain_refusal(exc: TheurianError) -> str:
+    """The refusal text a domain error leaves the daemon as."""
     if isinstance(exc, PathEscapeError):  # StateEscapeError included: `relative` names the link that escapes
         return path_escape_refusal(exc.relative)
     if isinstance(exc, ProjectNotRegisteredError):
@@ -134,3 +129,17 @@ def _translate(exc: TheurianError) -> str:
                                   f"{exc.message}; project.list names the registered projects",
                                   {"projectId": exc.project_id})
     return exc.message
+
+
+def _project_for(tool: Tool, arguments: Mapping[str, Any], record: CallRecord | None) -> Project | None:
+    if not tool.project_scoped:
+        return None
+    project = resolve_project(str(arguments["projectId"]))
+    if record is not None:
+        record.project = project.project_id  # only a registered id is ever logged
+    return project
+
+
+def _mark(record: CallRecord | None, outcome: str) -> None:
+    if record is not None:
+        record.outcome = outcome

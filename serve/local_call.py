@@ -1,11 +1,11 @@
 """One tool call answered in this process, as the daemon answers it: what the CLI's read commands go through, so an
 operator sees exactly what an agent sees.
 
-The same tiers run in the same order as on the wire: the project resolved from the registry (`resolve_project`,
-state containment included), the arguments checked against the tool's published input schema (`InputValidator`),
-then the tool's own handler (its argument checks, refusals and row shaping), and a domain error turned into the
-refusal text the dispatcher would send (`serve.dispatch`). Only the transport, the admission gates (which bound
-concurrent daemon callers) and the worker threads are left out.
+The same input path runs as on the wire: the arguments checked once against the tool's published input schema
+(`InputValidator.admit`), then what it admitted handed to `serve.dispatch.answer`, the dispatcher's own core (the
+project resolved from the registry, state containment included, the tool's handler with its argument checks,
+refusals and row shaping, and a domain error turned into the refusal text the daemon would send). Only the
+transport, the admission gates (which bound concurrent daemon callers) and the worker threads are left out.
 """
 
 from __future__ import annotations
@@ -13,13 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from serve.dispatch import _translate as refusal_text  # the dispatcher's own translation, not a copy
+from serve.dispatch import answer
 from serve.refusal import ToolRefusal
-from serve.tooling import CONTEXT_KEYS, Call, ServeSettings
+from serve.tooling import ServeSettings
 from serve.tools import registered_tools
-from serve.validation import InputValidator
-from theurian.errors import TheurianError
-from theurian.project import resolve_project
+from serve.validation import InputValidator, Refused
 
 
 def call_locally(tool_name: str, arguments: Mapping[str, Any], settings: ServeSettings) -> dict[str, Any]:
@@ -31,12 +29,7 @@ def call_locally(tool_name: str, arguments: Mapping[str, Any], settings: ServeSe
         KeyError: no tool of that name is registered in this build.
     """
     tool = {t.name: t for t in registered_tools()}[tool_name]
-    problem = InputValidator().problem(tool.name, tool.input_schema, arguments)
-    if problem is not None:
-        raise ToolRefusal(problem)
-    try:
-        project = resolve_project(str(arguments["projectId"])) if tool.project_scoped else None
-        handler_args = {key: value for key, value in arguments.items() if key not in CONTEXT_KEYS}
-        return dict(tool.handler(Call(settings=settings, project=project), **handler_args))
-    except TheurianError as exc:
-        raise ToolRefusal(refusal_text(exc)) from None
+    verdict = InputValidator().admit(tool.name, tool.input_schema, arguments)
+    if isinstance(verdict, Refused):
+        raise ToolRefusal(verdict.message)
+    return answer(tool, settings, verdict.arguments)

@@ -1,8 +1,11 @@
 """SEC-12: every tools/call is checked against its tool's published input schema before the tool runs.
 
-The check runs as server middleware, the only tier that still sees the keys a caller actually sent. A refusal
-names the offending key path and the constraint that rejected it and never reproduces the value; it is the same
-`content` + `isError` shape a tool's own refusal has. A tool with no published schema is refused at dispatch.
+`InputValidator.admit` is the check: one call answers either `Admitted` (the arguments a handler may be given,
+each integral float under an integer-typed key already an int) or `Refused` (the refusal text). The daemon's input
+tier (`serve.input_path`) and the CLI's in-process path (`serve.local_call`) call it once per call and hand on
+what it returned; nothing downstream checks or converts arguments again. A refusal names the offending key path
+and the constraint that rejected it and never reproduces the value; it is the same `content` + `isError` shape a
+tool's own refusal has. A tool with no published schema is never served.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from dataclasses import dataclass
+from typing import Any, Final, TypeAlias
 
 import jsonschema
 from jsonschema.exceptions import ValidationError
@@ -34,6 +38,24 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 TOOLS_ANSWERING_SURROGATES: Final = frozenset({"review.search", "review.findings", "knowledge.search"})
 
 
+@dataclass(frozen=True)
+class Admitted:
+    """Arguments that passed their tool's input schema, as the handler is to see them: `20.0` under an
+    integer-typed key is `20` here. The shared context keys (`projectId` among them) are still included."""
+
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Arguments the input schema refuses; `message` is the whole refusal text (it never holds a value sent)."""
+
+    message: str
+
+
+Verdict: TypeAlias = Admitted | Refused
+
+
 class InputValidator:
     """Compiled validators for every published input schema, built once per daemon."""
 
@@ -47,6 +69,7 @@ class InputValidator:
             for name in schemas.names(MCP_FAMILY)
             if name.endswith("-input.schema.json")
         }
+        self._integer_keys_of = {name: _integer_keys(name) for name in self._validators}
 
     def has_schema(self, schema_name: str) -> bool:
         return schema_name in self._validators
@@ -54,9 +77,20 @@ class InputValidator:
     def validator(self, schema_name: str) -> jsonschema.Draft202012Validator:
         return self._validators[schema_name]
 
+    def admit(self, tool_name: str, schema_name: str, arguments: Any, *, shown_as: str | None = None) -> Verdict:
+        """`arguments` checked against `schema_name`: `Admitted` with the converted arguments, or `Refused` with a
+        message naming the tool `shown_as` (the name the caller used on its route; `tool_name` by default)."""
+        problem = self._problem(tool_name, schema_name, arguments, shown_as=shown_as)
+        if problem is not None:
+            return Refused(problem)
+        return Admitted(_integral_floats_as_ints(arguments, self._integer_keys_of[schema_name]))
+
     def problem(self, tool_name: str, schema_name: str, arguments: Any, *, shown_as: str | None = None) -> str | None:
-        """A refusal message when `arguments` fail the schema, else None. The message names the tool `shown_as`
-        (the name the caller used on its route; `tool_name` by default)."""
+        """`admit`'s refusal text, or None when it admits `arguments`."""
+        verdict = self.admit(tool_name, schema_name, arguments, shown_as=shown_as)
+        return verdict.message if isinstance(verdict, Refused) else None
+
+    def _problem(self, tool_name: str, schema_name: str, arguments: Any, *, shown_as: str | None) -> str | None:
         validator = self.validator(schema_name)
         surrogates = tool_name not in TOOLS_ANSWERING_SURROGATES
         tool_name = shown_as or tool_name
@@ -135,13 +169,13 @@ def _shown_path(path: str) -> str:
     return f"`{path}`" if path else "the arguments"
 
 
-def integer_keys(schema_name: str) -> frozenset[str]:
+def _integer_keys(schema_name: str) -> frozenset[str]:
     """Top-level properties the schema types as integer (JSON Schema admits 20.0 there, Python slicing does not)."""
     properties = schemas.load(MCP_FAMILY, schema_name).get("properties", {})
     return frozenset(key for key, prop in properties.items() if _types(prop) == {"integer"})
 
 
-def integral_floats_as_ints(arguments: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
+def _integral_floats_as_ints(arguments: Mapping[str, Any], keys: frozenset[str]) -> dict[str, Any]:
     """`20.0` and `1e3` are integers to JSON Schema; hand tools a Python int so bounds, slicing and the
     digit-count descriptions see the number the caller meant."""
     return {

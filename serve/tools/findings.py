@@ -1,7 +1,8 @@
 """review.findings: the `Review-Finding:` trailers of a project's own git history, filtered exactly.
 
-Every argument is checked here, after the schema has checked its type: a value outside a bound or a
-vocabulary is refused naming the bound, never clamped and never treated as "no filter". A string inside
+Every argument is checked here, after the schema has checked its type, by the review tools' shared checks
+(`serve.review_filters`, worded by `FILTERS`): a value outside a bound or a vocabulary is refused naming the
+bound, never clamped and never treated as "no filter". A string inside
 `MAX_FILTER_CHARS` is quoted back (a typo is what the refusal exists to show); past it, only its length is
 given. `pullRequest`, `family` and `specialist` are declared and refused with one constant, because the build
 derives none of them and a filter on one would match nothing.
@@ -22,6 +23,7 @@ from projection.findings_store import (
 from projection.trailers import REVIEWERS, SEVERITIES, ascii_fold
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.refusal import ToolRefusal, describe_value
+from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
@@ -30,8 +32,6 @@ TOOL_NAME: Final = "review.findings"
 MAX_FINDINGS_LIMIT: Final = 100
 DEFAULT_FINDINGS_LIMIT: Final = 20
 MAX_FILTER_CHARS: Final = 200
-MAX_PULL_REQUEST: Final = 9223372036854775807  # the widest value a signed 64-bit column holds
-MAX_PULL_REQUEST_DIGITS: Final = len(str(MAX_PULL_REQUEST))
 
 FINDINGS_UNAVAILABLE_REFUSAL: Final = (
     "FINDINGS_UNAVAILABLE_REFUSAL: this project has no findings store this daemon can serve (it must be "
@@ -49,7 +49,10 @@ UNDERIVED_FILTER_REFUSAL: Final = (
 )
 
 _SHA: Final = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+FILTERS: Final = FilterRules(
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, default_limit=DEFAULT_FINDINGS_LIMIT, max_limit=MAX_FINDINGS_LIMIT,
+    nul_reason=", which no commit-message line can hold; remove it.", renders_numbers=True,
+)
 
 
 def review_findings(
@@ -65,19 +68,15 @@ def review_findings(
     specialist: str | None = None,
 ) -> Mapping[str, Any]:
     """Findings matching every given filter, newest first, at most `limit` of them."""
-    strings = {"reviewer": reviewer, "severity": severity, "commitSha": commitSha, "q": q,
-               "family": family, "specialist": specialist}
-    for key, value in strings.items():
-        if value is not None:
-            _check_string(key, value)
-    page = _checked_limit(limit)
-    if pullRequest is not None:
-        _check_pull_request(pullRequest)
+    FILTERS.texts({"reviewer": reviewer, "severity": severity, "commitSha": commitSha, "q": q, "family": family,
+                   "specialist": specialist})
+    page = FILTERS.limit(limit)
+    FILTERS.pull_request(pullRequest)
     if pullRequest is not None or family is not None or specialist is not None:
         raise ToolRefusal(UNDERIVED_FILTER_REFUSAL)
     where = FindingFilter(
-        reviewer=_in_vocabulary("reviewer", reviewer, REVIEWERS),
-        severity=_in_vocabulary("severity", severity, SEVERITIES),
+        reviewer=FILTERS.in_vocabulary("reviewer", reviewer, REVIEWERS),
+        severity=FILTERS.in_vocabulary("severity", severity, SEVERITIES),
         commit_sha=_full_sha(commitSha),
         q_folded=None if q is None else ascii_fold(q),
     )
@@ -88,65 +87,6 @@ def review_findings(
         raise ToolRefusal(FINDINGS_UNAVAILABLE_REFUSAL) from None
     served = [_shaped(row) for row in rows[:page]]
     return {"count": len(served), "truncated": len(rows) > page, "findings": served}
-
-
-def _check_string(key: str, value: str) -> None:
-    if len(value) > MAX_FILTER_CHARS:
-        raise ToolRefusal(
-            f"review.findings: `{key}` is bounded at {MAX_FILTER_CHARS} characters; "
-            f"{describe_value(value, MAX_FILTER_CHARS)} was sent. Shorten it or omit the filter."
-        )
-    if "\x00" in value:
-        raise ToolRefusal(
-            f"review.findings: `{key}` contains a NUL (U+0000), which no commit-message line can hold; "
-            "remove it."
-        )
-    if _SURROGATE.search(value):
-        raise ToolRefusal(
-            f"review.findings: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
-            "and no stored value holds; send well-formed text."
-        )
-
-
-def _checked_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_FINDINGS_LIMIT
-    if not 1 <= limit <= MAX_FINDINGS_LIMIT:
-        raise ToolRefusal(
-            f"review.findings: `limit` must be between 1 and {MAX_FINDINGS_LIMIT} (default "
-            f"{DEFAULT_FINDINGS_LIMIT}); {describe_number(limit)} was sent. Nothing was clamped."
-        )
-    return limit
-
-
-def _check_pull_request(number: int) -> None:
-    if not 1 <= number <= MAX_PULL_REQUEST:
-        raise ToolRefusal(
-            f"review.findings: `pullRequest` must be between 1 and {MAX_PULL_REQUEST}, the range its signed "
-            f"64-bit column can hold; {describe_number(number)} was sent."
-        )
-
-
-def describe_number(number: int) -> str:
-    """Quote a number a caller could plausibly have meant; one with more digits than any storable pullRequest
-    is described by its digit count and never reflected."""
-    magnitude = abs(number)
-    if magnitude < 10**MAX_PULL_REQUEST_DIGITS:
-        return str(number)
-    try:
-        digits = str(len(str(magnitude)))
-    except ValueError:  # past the interpreter's int-to-str limit: still not echoed
-        digits = "thousands of"
-    return f"a number of {digits} digits"
-
-
-def _in_vocabulary(key: str, value: str | None, vocabulary: tuple[str, ...]) -> str | None:
-    if value is None or value in vocabulary:
-        return value
-    raise ToolRefusal(
-        f"review.findings: `{key}` {describe_value(value, MAX_FILTER_CHARS)} is not one of "
-        f"{', '.join(vocabulary)}. Use one of those exactly, or omit the filter."
-    )
 
 
 def _full_sha(value: str | None) -> str | None:

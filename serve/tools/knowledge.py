@@ -27,6 +27,9 @@ KNOWLEDGE_SEARCH_CAPACITY_REFUSAL: Final = (
     f"knowledge.search is at capacity: {MAX_CONCURRENT_SEARCHES} searches are already running and none "
     f"finished within {ADMISSION_WAIT_SECONDS:.1f} s. Nothing was searched; retry shortly."
 )
+# The input schema's maxLength for `query` (refused at the wire past it: truncating a query changes what was asked
+# and the caller could not tell). The schema owns the check; tests pin that the two agree.
+MAX_QUERY_CHARS: Final = 2_000
 MAX_AS_OF_SHOWN: Final = 64
 MAX_ITEM_ID_SHOWN: Final = 200
 

@@ -16,7 +16,7 @@ from typing import Any, Final
 import orjson
 
 from knowledge.candidate import generate_candidate
-from knowledge.drafts import ProposalRevisionConflictError, generate_migration_draft, propose_change
+from knowledge.drafts import ChangeRequest, ProposalRevisionConflictError, generate_migration_draft, propose_change
 from knowledge.proposals import DraftFacade
 from projection.review_store import ReviewStoreEscapeError, ReviewStoreUnavailable
 from serve.refusal import ToolRefusal
@@ -48,10 +48,10 @@ def propose_change_tool(
     description: str | None = None,
 ) -> Mapping[str, Any]:
     project = _project(call)
+    request = ChangeRequest(item_id=itemId, expected_revision=expectedRevision, body=body, author=author,
+                            title=title, description=description, drafted_by="knowledge.proposeChange")
     try:
-        return propose_change(project, call.settings.disclosure_ceiling, DraftFacade(project.root),
-                              item_id=itemId, expected_revision=expectedRevision, body=body, author=author,
-                              title=title, description=description, drafted_by="knowledge.proposeChange")
+        return propose_change(project, call.settings.disclosure_ceiling, DraftFacade(project.root), request)
     except ProposalRevisionConflictError as exc:
         raise ToolRefusal(orjson.dumps(exc.as_document()).decode("utf-8")) from None
 

@@ -1,9 +1,9 @@
 """review.search: review evidence under `.theurian/review/`, read back through the built review store.
 
-Every argument is checked here, after the schema has checked its type. A value outside a bound or a
-vocabulary is refused naming the bound, never clamped and never treated as "no filter". A string inside
-`MAX_FILTER_CHARS` may be quoted back; past it, only its length is given. No refusal interpolates a caller's
-number, so no refusal can fail while rendering one.
+Every argument is checked here, after the schema has checked its type, by the review tools' shared checks
+(`serve.review_filters`, worded by `FILTERS`): a value outside a bound or a vocabulary is refused naming the bound,
+never clamped and never treated as "no filter". A string inside `MAX_FILTER_CHARS` may be quoted back; past it,
+only its length is given. No refusal interpolates a caller's number, so no refusal can fail while rendering one.
 
 Every fault in the store answers one constant (`REVIEW_SEARCH_UNAVAILABLE_REFUSAL`) whichever arm fired:
 naming the provenance arm would tell whoever planted a store that the plant was detected. A store file
@@ -12,7 +12,6 @@ escaping `.theurian/state/` is answered apart, because the rebuild that constant
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -21,7 +20,8 @@ from projection.review_query import RecordFilter, StoredRecord, read_records
 from projection.review_rows import fold
 from projection.review_store import STORE_NAME, ReviewStoreEscapeError, ReviewStoreUnavailable
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import ToolRefusal
+from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
@@ -30,7 +30,6 @@ TOOL_NAME: Final = "review.search"
 MAX_REVIEW_SEARCH_LIMIT: Final = 50
 DEFAULT_REVIEW_SEARCH_LIMIT: Final = 20
 MAX_FILTER_CHARS: Final = 400
-MAX_PULL_REQUEST: Final = 9223372036854775807  # the widest value a signed 64-bit column holds
 # A full page of maximal excerpts (280 + the 3-character mark) plus each of a record's 17 other values at the
 # string-filter bound: 50 × (280 + 3 + 17 × 400). docs/review-search.md justifies it.
 MAX_REVIEW_SEARCH_RESPONSE_CHARS: Final = 354_150
@@ -51,8 +50,13 @@ REVIEW_STORE_ESCAPE_REFUSAL: Final = (
     f"(`rm .theurian/state/{STORE_NAME}`; it is derived, so only the projection is lost), then run "
     "`theurian review build`."
 )
-
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+FILTERS: Final = FilterRules(
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
+    default_limit=DEFAULT_REVIEW_SEARCH_LIMIT, max_limit=MAX_REVIEW_SEARCH_LIMIT, limit_name="MAX_REVIEW_SEARCH_LIMIT",
+    nul_reason=("; it is refused rather than repaired, because a search for a value the caller did not send would "
+                "answer about it. Remove it."),
+    renders_numbers=False,
+)
 
 
 def review_search(
@@ -68,22 +72,11 @@ def review_search(
 ) -> Mapping[str, Any]:
     """Records matching every given filter, in the store's total order, at most `limit` and within the
     response budget."""
-    strings = {"repository": repository, "threadState": threadState, "author": author, "filePath": filePath,
-               "q": q}
-    for key, value in strings.items():
-        if value is not None:
-            _check_string(key, value)
-    page = _checked_limit(limit)
-    if pullRequest is not None and not 1 <= pullRequest <= MAX_PULL_REQUEST:
-        raise ToolRefusal(
-            f"review.search: `pullRequest` must be between 1 and {MAX_PULL_REQUEST}, the range its signed "
-            "64-bit column can hold. Send a pull-request number in that range, or omit the filter."
-        )
-    if threadState is not None and threadState not in THREAD_STATES:
-        raise ToolRefusal(
-            f"review.search: `threadState` {describe_value(threadState, MAX_FILTER_CHARS)} is not one of "
-            f"{', '.join(THREAD_STATES)}. Use one of those exactly, or omit the filter."
-        )
+    FILTERS.texts({"repository": repository, "threadState": threadState, "author": author, "filePath": filePath,
+                   "q": q})
+    page = FILTERS.limit(limit)
+    FILTERS.pull_request(pullRequest)
+    FILTERS.in_vocabulary("threadState", threadState, THREAD_STATES)
     q_folded = None if q is None else fold(q)
     where = RecordFilter(repository, pullRequest, threadState, author, filePath, q_folded)
     assert call.project is not None  # project-scoped: the dispatcher resolved it
@@ -95,36 +88,6 @@ def review_search(
         raise ToolRefusal(REVIEW_SEARCH_UNAVAILABLE_REFUSAL) from None
     served = within_budget([shaped(row) for row in rows[:page]], MAX_REVIEW_SEARCH_RESPONSE_CHARS)
     return {"count": len(served), "truncated": len(served) < len(rows), "records": served}
-
-
-def _check_string(key: str, value: str) -> None:
-    if len(value) > MAX_FILTER_CHARS:
-        raise ToolRefusal(
-            f"review.search: `{key}` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters; "
-            f"{describe_value(value, MAX_FILTER_CHARS)} was sent. Shorten it or omit the filter."
-        )
-    if "\x00" in value:
-        raise ToolRefusal(
-            f"review.search: `{key}` contains a NUL (U+0000); it is refused rather than repaired, because a "
-            "search for a value the caller did not send would answer about it. Remove it."
-        )
-    if _SURROGATE.search(value):
-        raise ToolRefusal(
-            f"review.search: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
-            "and no stored value holds; send well-formed text."
-        )
-
-
-def _checked_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_REVIEW_SEARCH_LIMIT
-    if not 1 <= limit <= MAX_REVIEW_SEARCH_LIMIT:
-        raise ToolRefusal(
-            f"review.search: `limit` must be between 1 and MAX_REVIEW_SEARCH_LIMIT "
-            f"({MAX_REVIEW_SEARCH_LIMIT}); the default is {DEFAULT_REVIEW_SEARCH_LIMIT}. Nothing was "
-            "clamped; send a limit in that range."
-        )
-    return limit
 
 
 def counted_chars(record: Mapping[str, Any]) -> int:

@@ -1,8 +1,9 @@
 """review.findSimilar: "has this come up in review before?" — the review threads and review submissions nearest a
 described situation (`projection.review_similar`), in review.search's record shape plus the scores that ranked them.
 
-Every argument is checked here after the schema has checked its type, as review.search checks its own: a value
-outside a bound or a vocabulary is refused naming the bound, never clamped. A store fault answers one constant
+Every argument is checked here after the schema has checked its type, by the checks review.search runs
+(`serve.review_filters`, worded by `FILTERS`): a value outside a bound or a vocabulary is refused naming the bound,
+never clamped. A store fault answers one constant
 (FIND_SIMILAR_UNAVAILABLE_REFUSAL) whichever arm fired; a store escaping `.theurian/state/` is answered apart.
 """
 
@@ -22,7 +23,8 @@ from projection.review_similar import (
 )
 from projection.review_store import ReviewStoreEscapeError, ReviewStoreUnavailable
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import ToolRefusal
+from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS, REVIEW_STORE_ESCAPE_REFUSAL, shaped, within_budget
 
@@ -33,6 +35,11 @@ DEFAULT_FIND_SIMILAR_LIMIT: Final = 5
 # As review.search's budget, for a list of at most 20: 20 × (280 + 3 + 17 × 400).
 MAX_FIND_SIMILAR_RESPONSE_CHARS: Final = 141_660
 
+FILTERS: Final = FilterRules(
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
+    default_limit=DEFAULT_FIND_SIMILAR_LIMIT, max_limit=MAX_FIND_SIMILAR_LIMIT, limit_name="MAX_FIND_SIMILAR_LIMIT",
+    nul_reason=", which no stored value holds.", renders_numbers=False,
+)
 FIND_SIMILAR_UNAVAILABLE_REFUSAL: Final = (
     "FIND_SIMILAR_UNAVAILABLE_REFUSAL: this project has no review store this daemon can serve (it must be built "
     "here, by this installation and this build, from the current evidence format, with this installation's "
@@ -76,39 +83,16 @@ def review_find_similar(
 def checked_filter(repository: str | None, file_path: str | None, thread_state: str | None,
                    kind: str | None) -> SimilarFilter:
     """The exact filters, each refused (naming its bound or vocabulary) rather than repaired."""
-    for key, value in (("repository", repository), ("filePath", file_path), ("threadState", thread_state),
-                       ("kind", kind)):
-        if value is None:
-            continue
-        if len(value) > MAX_FILTER_CHARS:
-            raise ToolRefusal(
-                f"review.findSimilar: `{key}` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters; "
-                f"{describe_value(value, MAX_FILTER_CHARS)} was sent. Shorten it or omit the filter."
-            )
-        if "\x00" in value:
-            raise ToolRefusal(f"review.findSimilar: `{key}` contains a NUL (U+0000), which no stored value holds.")
-    if thread_state is not None and thread_state not in THREAD_STATES:
-        raise ToolRefusal(
-            f"review.findSimilar: `threadState` {describe_value(thread_state, MAX_FILTER_CHARS)} is not one of "
-            f"{', '.join(THREAD_STATES)}. Use one of those exactly, or omit the filter."
-        )
-    if kind is not None and kind not in EMBEDDED_KINDS:
-        raise ToolRefusal(
-            f"review.findSimilar: `kind` {describe_value(kind, MAX_FILTER_CHARS)} is not one of "
-            f"{', '.join(EMBEDDED_KINDS)} (pull requests are not compared). Use one of those, or omit the filter."
-        )
+    FILTERS.texts({"repository": repository, "filePath": file_path, "threadState": thread_state, "kind": kind})
+    FILTERS.in_vocabulary("threadState", thread_state, THREAD_STATES)
+    FILTERS.in_vocabulary("kind", kind, EMBEDDED_KINDS,
+                          advice=" (pull requests are not compared). Use one of those, or omit the filter.")
     return SimilarFilter(repository, file_path, thread_state, kind)
 
 
 def checked_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_FIND_SIMILAR_LIMIT
-    if not 1 <= limit <= MAX_FIND_SIMILAR_LIMIT:
-        raise ToolRefusal(
-            f"review.findSimilar: `limit` must be between 1 and MAX_FIND_SIMILAR_LIMIT ({MAX_FIND_SIMILAR_LIMIT}); "
-            f"the default is {DEFAULT_FIND_SIMILAR_LIMIT}. Nothing was clamped; send a limit in that range."
-        )
-    return limit
+    """The page size, `DEFAULT_FIND_SIMILAR_LIMIT` when none is sent; refused outside 1..MAX_FIND_SIMILAR_LIMIT."""
+    return FILTERS.limit(limit)
 
 
 def similar_response(answer: SimilarAnswer) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL
+from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL, MAX_QUERY_CHARS
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
@@ -85,11 +85,12 @@ def test_an_agent_searches_gets_and_counts_knowledge_through_a_real_client(
 def test_a_query_over_two_thousand_characters_is_refused_at_the_wire(module_daemon: RunningDaemon,
                                                                      project: Path) -> None:
     refused, accepted, clamped = call_tools(module_daemon.mcp_url, [
-        ("knowledge.search", {"projectId": "kb", "query": "j" * 2001}),
-        ("knowledge.search", {"projectId": "kb", "query": "j" * 2000}),
+        ("knowledge.search", {"projectId": "kb", "query": "j" * (MAX_QUERY_CHARS + 1)}),
+        ("knowledge.search", {"projectId": "kb", "query": "j" * MAX_QUERY_CHARS}),
         ("knowledge.search", {"projectId": "kb", "query": "JWT", "limit": 10**6, "maxTokens": -1}),
     ])
-    assert refused.is_error and "`query` violates maxLength 2000" in refused.text and "jjj" not in refused.text
+    assert refused.is_error and f"`query` violates maxLength {MAX_QUERY_CHARS}" in refused.text
+    assert "jjj" not in refused.text
     assert _valid("knowledge.search", accepted)["count"] == 0
     assert (_valid("knowledge.search", clamped)["limit"], clamped.structured["maxTokens"]) == (50, 100)  # type: ignore[index]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from serve.tools.knowledge import MAX_QUERY_CHARS
 from serve.tools.review import MAX_FILTER_CHARS
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import commit_touching, git
@@ -101,7 +102,7 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
 
 @pytest.mark.parametrize(("words", "tool", "arguments"), [
     (["review", "search", "x" * MAX_FILTER_CHARS], "review.search", {"q": "x" * MAX_FILTER_CHARS}),
-    (["knowledge", "search", "q" * 2000], "knowledge.search", {"query": "q" * 2000}),
+    (["knowledge", "search", "q" * MAX_QUERY_CHARS], "knowledge.search", {"query": "q" * MAX_QUERY_CHARS}),
 ], ids=["q-at-400", "query-at-2000"])
 def test_a_value_exactly_at_its_bound_is_answered_not_refused(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,

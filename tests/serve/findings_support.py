@@ -1,5 +1,6 @@
 """In-process review.findings: the real tool behind the real dispatcher, inputs checked against the published
-input schema first (as the middleware would) and every served answer checked against the response schema."""
+input schema first (as the input tier does, its admitted arguments dispatched) and every served answer checked
+against the response schema."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import schemas
 from serve.dispatch import Dispatcher
 from serve.tooling import ServeSettings
 from serve.tools.findings import TOOL_NAME, findings_tools
-from serve.validation import InputValidator
+from serve.validation import Admitted, InputValidator
 
 SETTINGS = ServeSettings("internal")
 RESPONSE_SCHEMA = schemas.load("mcp", "review-findings-response.schema.json")
@@ -29,9 +30,10 @@ def check_response(structured: Any) -> dict[str, Any]:
 def dispatch(project_id: str, **arguments: Any) -> dict[str, Any]:
     """The wire result of one call; a served answer is validated against the response schema."""
     arguments = {"projectId": project_id, **arguments}
-    problem = _INPUT.problem(TOOL_NAME, "review-findings-input.schema.json", arguments)
-    assert problem is None, problem  # the schema admits it: whatever happens next is the tool's own answer
-    result = asyncio.run(Dispatcher(findings_tools(), SETTINGS).call(TOOL_NAME, arguments))
+    verdict = _INPUT.admit(TOOL_NAME, "review-findings-input.schema.json", arguments)
+    # The schema admits it: whatever happens next is the tool's own answer.
+    assert isinstance(verdict, Admitted), verdict
+    result = asyncio.run(Dispatcher(findings_tools(), SETTINGS).call(TOOL_NAME, verdict.arguments))
     if not result["isError"]:
         check_response(result["structuredContent"])
     return result

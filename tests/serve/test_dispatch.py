@@ -23,6 +23,7 @@ from serve.refusal import (
     source_escape_cure,
 )
 from serve.tooling import Call, ServeSettings, Tool
+from serve.validation import Admitted, InputValidator
 from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
 from tests.support.installation import Installation
 from theurian.errors import PathEscapeError
@@ -119,7 +120,10 @@ def test_integral_floats_reach_handlers_as_ints_and_other_values_untouched(
     installation.new_project(tmp_path / "p")
     seen: list[dict[str, Any]] = []
     dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
-    _call(dispatcher, "review.search", {"projectId": "p", "limit": 20.0, "pullRequest": 1e30, "q": "2.0"})
+    verdict = InputValidator().admit("review.search", CONTRACT_TOOLS["review.search"],
+                                     {"projectId": "p", "limit": 20.0, "pullRequest": 1e30, "q": "2.0"})
+    assert isinstance(verdict, Admitted)  # the input path converts once; the dispatcher hands on what it admitted
+    _call(dispatcher, "review.search", verdict.arguments)
     assert seen == [{"limit": 20, "pullRequest": 10**30 + 19884624838656, "q": "2.0"}]
     assert type(seen[0]["limit"]) is int
 

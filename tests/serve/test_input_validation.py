@@ -1,13 +1,18 @@
 """The SEC-12 tier in isolation: what it refuses, what it names, and that it never echoes a value."""
 
+from typing import Any
+
 import pytest
 
+from serve.tools.knowledge import MAX_QUERY_CHARS
 from serve.validation import (
     INLINE_CHECK_CHARS,
     INLINE_CHECK_VALUES,
     MAX_ARGUMENT_VALUES,
     TOOLS_ANSWERING_SURROGATES,
+    Admitted,
     InputValidator,
+    Refused,
     checks_at_once,
 )
 
@@ -73,9 +78,11 @@ def test_a_missing_project_id_is_refused_never_defaulted(validator: InputValidat
 
 def test_a_query_past_max_query_chars_is_refused_at_the_wire_without_echo(validator: InputValidator) -> None:
     schema = "knowledge-search-input.schema.json"
-    assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * 2000}) is None
-    problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * 2001})
-    assert problem == "Invalid arguments for knowledge.search: `query` violates maxLength 2000."
+    query = "q" * MAX_QUERY_CHARS
+    assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": query}) is None
+    problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": query + "q"})
+    assert problem == f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}."
+    assert MAX_QUERY_CHARS == 2000
 
 
 def test_a_closed_category_is_refused_at_the_wire_with_its_key_path(validator: InputValidator) -> None:
@@ -148,3 +155,47 @@ def test_a_call_is_checked_on_the_event_loop_only_up_to_its_small_bounds() -> No
     assert checks_at_once({"q": "x" * (INLINE_CHECK_CHARS - 1)})  # the key `q` is the last character
     assert not checks_at_once({"q": "x" * INLINE_CHECK_CHARS})
     assert not checks_at_once({"operations": [{"op": "x"}] * 1000})
+
+
+def test_admit_hands_back_an_integral_float_as_an_int_and_every_other_value_as_sent(
+        validator: InputValidator) -> None:
+    sent = {"projectId": "p", "limit": 20.0, "pullRequest": 1e3, "q": "2.0", "snapshotId": "s"}
+    verdict = validator.admit("review.search", "review-search-input.schema.json", sent)
+    assert verdict == Admitted({"projectId": "p", "limit": 20, "pullRequest": 1000, "q": "2.0", "snapshotId": "s"})
+    assert isinstance(verdict, Admitted)
+    assert type(verdict.arguments["limit"]) is int and type(verdict.arguments["pullRequest"]) is int
+    assert sent["limit"] == 20.0 and type(sent["limit"]) is float  # the caller's mapping is never rewritten
+
+
+def test_admit_refuses_an_unknown_key_with_the_refusal_text_and_admits_nothing(validator: InputValidator) -> None:
+    verdict = validator.admit("review.search", "review-search-input.schema.json", {"projectId": "p", "sortBy": SECRET})
+    assert verdict == Refused("Invalid arguments for review.search: unknown key `sortBy` is not accepted by this tool.")
+
+
+def test_admit_names_the_tool_as_the_caller_named_it_on_its_route(validator: InputValidator) -> None:
+    verdict = validator.admit("review.search", "review-search-input.schema.json", {"projectId": "p", "sortBy": 1},
+                              shown_as="review_search")
+    assert isinstance(verdict, Refused) and verdict.message.startswith("Invalid arguments for review_search: ")
+
+
+def test_admit_takes_a_query_of_exactly_max_query_chars_and_refuses_one_more(validator: InputValidator) -> None:
+    schema = "knowledge-search-input.schema.json"
+    at_bound = {"projectId": "p", "query": "q" * MAX_QUERY_CHARS}
+    assert validator.admit("knowledge.search", schema, at_bound) == Admitted(at_bound)
+    over = validator.admit("knowledge.search", schema, {"projectId": "p", "query": "q" * (MAX_QUERY_CHARS + 1)})
+    assert over == Refused(f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}.")
+
+
+def test_a_float_that_is_not_integral_is_refused_where_an_integer_is_typed_never_rounded(
+        validator: InputValidator) -> None:
+    verdict = validator.admit("review.search", "review-search-input.schema.json", {"projectId": "p", "limit": 2.5})
+    assert verdict == Refused("Invalid arguments for review.search: `limit` must be of type integer.")
+
+
+@pytest.mark.parametrize("arguments", [
+    {"projectId": "p", "sortBy": 1}, {"projectId": 3}, {}, [SECRET], {"projectId": "p", "limit": True},
+])
+def test_problem_is_exactly_the_refusal_admit_answers(validator: InputValidator, arguments: Any) -> None:
+    verdict = validator.admit("review.search", "review-search-input.schema.json", arguments)
+    assert isinstance(verdict, Refused)
+    assert validator.problem("review.search", "review-search-input.schema.json", arguments) == verdict.message

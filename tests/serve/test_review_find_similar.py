@@ -30,7 +30,7 @@ from serve.tools.review_similar import (
     review_find_similar,
     review_similar_tools,
 )
-from serve.validation import InputValidator
+from serve.validation import Admitted, InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from tests.serve.test_review_search import built_project
 from theurian import registry
@@ -65,8 +65,9 @@ def project(tmp_path: Path) -> Path:
 
 def call(**arguments: Any) -> dict[str, Any]:
     arguments = {"projectId": "p", **arguments}
-    assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments) is None
-    result = asyncio.run(Dispatcher(review_similar_tools(), SETTINGS).call(TOOL_NAME, arguments))
+    verdict = INPUT.admit(TOOL_NAME, INPUT_SCHEMA, arguments)
+    assert isinstance(verdict, Admitted), verdict
+    result = asyncio.run(Dispatcher(review_similar_tools(), SETTINGS).call(TOOL_NAME, verdict.arguments))
     if not result["isError"]:
         RESPONSE.validate(result["structuredContent"])
     return result

@@ -7,11 +7,11 @@ import pytest
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE
 from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from serve.review_filters import MAX_PULL_REQUEST
 from serve.tools.findings import (
     DEFAULT_FINDINGS_LIMIT,
     FINDINGS_UNAVAILABLE_REFUSAL,
     MAX_FINDINGS_LIMIT,
-    MAX_PULL_REQUEST,
     UNDERIVED_FILTER_REFUSAL,
 )
 from tests.projection.git_fixture import (

@@ -17,10 +17,10 @@ import schemas
 from projection.review_build import build_review_store
 from projection.review_store import STORE_RELATIVE
 from serve.dispatch import Dispatcher
+from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools.review import (
     MAX_FILTER_CHARS,
-    MAX_PULL_REQUEST,
     MAX_REVIEW_SEARCH_RESPONSE_CHARS,
     REVIEW_SEARCH_UNAVAILABLE_REFUSAL,
     REVIEW_STORE_ESCAPE_REFUSAL,
@@ -30,7 +30,7 @@ from serve.tools.review import (
     review_tools,
     within_budget,
 )
-from serve.validation import InputValidator
+from serve.validation import Admitted, InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from theurian import registry
 from theurian.project import init_project
@@ -68,8 +68,9 @@ def project(tmp_path: Path) -> Path:
 
 def call(**arguments: Any) -> dict[str, Any]:
     arguments = {"projectId": "p", **arguments}
-    assert INPUT.problem(TOOL_NAME, "review-search-input.schema.json", arguments) is None
-    result = asyncio.run(Dispatcher(review_tools(), SETTINGS).call(TOOL_NAME, arguments))
+    verdict = INPUT.admit(TOOL_NAME, "review-search-input.schema.json", arguments)
+    assert isinstance(verdict, Admitted), verdict
+    result = asyncio.run(Dispatcher(review_tools(), SETTINGS).call(TOOL_NAME, verdict.arguments))
     if not result["isError"]:
         RESPONSE.validate(result["structuredContent"])
     return result

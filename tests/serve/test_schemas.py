@@ -2,13 +2,17 @@
 each registered tool's schema key set equal to its handler's parameters."""
 
 import inspect
+from typing import Any
 
 import jsonschema
 import pytest
 
 import schemas
+from projection.findings_store import MAX_FINDING_TEXT_CHARS
 from serve.tooling import CONTEXT_KEYS, ServeSettings
 from serve.tools import registered_tools
+from serve.tools.knowledge import MAX_QUERY_CHARS
+from serve.tools.review_similar import MAX_SITUATION_CHARS
 from serve.validation import InputValidator, bundled_input_schema
 
 CONTRACT_TOOLS = {
@@ -88,3 +92,45 @@ def test_the_published_listing_schema_is_self_contained_and_validates_like_the_s
 
 def test_serving_settings_carry_only_the_ceiling() -> None:
     assert ServeSettings("internal").disclosure_ceiling == "internal"
+
+
+@pytest.mark.parametrize(("schema_name", "key", "bound"), [
+    ("knowledge-search-input.schema.json", "query", MAX_QUERY_CHARS),
+    ("review-find-similar-input.schema.json", "situation", MAX_SITUATION_CHARS),
+])
+def test_a_bound_the_schema_checks_at_the_wire_is_the_constant_the_tool_module_names(
+        schema_name: str, key: str, bound: int) -> None:
+    assert schemas.load("mcp", schema_name)["properties"][key]["maxLength"] == bound
+
+
+def test_knowledge_search_echoes_its_query_under_the_bound_it_refuses_past_and_finding_text_is_cut_at_it() -> None:
+    # The contract derives review.findings' findingText cut from the query bound (one bound for the longest string
+    # searched for and the longest finding handed back); projection cannot import serve, so the agreement is pinned.
+    response = schemas.load("mcp", "knowledge-search-response.schema.json")
+    assert response["properties"]["query"]["maxLength"] == MAX_QUERY_CHARS == MAX_FINDING_TEXT_CHARS
+
+
+# review.findSimilar serves review.search's record (one shaper, `serve.tools.review.shaped`) plus its scores; each
+# output schema stays self-contained, so the shared part is restated there and pinned equal here. These three it
+# narrows to what it compares (no pull requests; a thread's comment or a submission's body).
+_NARROWED_BY_FIND_SIMILAR = ("kind", "excerpt", "excerptChannel")
+
+
+def _without_description(definition: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in definition.items() if key != "description"}
+
+
+def test_find_similar_restates_review_search_record_definition_exactly_where_it_does_not_narrow_it() -> None:
+    search = schemas.load("mcp", "review-search-response.schema.json")["$defs"]
+    similar = schemas.load("mcp", "review-find-similar-response.schema.json")["$defs"]
+    assert similar["optionalText"] == search["optionalText"]
+    record, restated = search["record"], similar["record"]
+    assert restated["type"] == record["type"] and restated["additionalProperties"] == record["additionalProperties"]
+    assert restated["required"][:len(record["required"])] == record["required"]
+    for key, definition in record["properties"].items():
+        if key not in _NARROWED_BY_FIND_SIMILAR:
+            assert restated["properties"][key] == definition, key
+    assert _without_description(restated["properties"]["excerpt"]) == _without_description(
+        record["properties"]["excerpt"])
+    for key in ("kind", "excerptChannel"):
+        assert set(restated["properties"][key]["enum"]) < set(record["properties"][key]["enum"]), key

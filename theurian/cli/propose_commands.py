@@ -69,16 +69,16 @@ def change(
     as_json: JsonOption = False,
 ) -> None:
     """Draft a new revision of an existing item (what knowledge.proposeChange drafts)."""
-    from knowledge.drafts import ProposalRevisionConflictError, propose_change
+    from knowledge.drafts import ChangeRequest, ProposalRevisionConflictError, propose_change
     from knowledge.proposals import DraftFacade
     from theurian.installation import disclosure_ceiling
 
     where = _project(project)
+    request = ChangeRequest(item_id=item_id, expected_revision=expected_revision,
+                            body=_read_text(body_file, "--body-file"), author=author, title=title,
+                            description=description, drafted_by="theurian propose change")
     try:
-        payload = propose_change(where, disclosure_ceiling(), DraftFacade(where.root), item_id=item_id,
-                                 expected_revision=expected_revision, body=_read_text(body_file, "--body-file"),
-                                 author=author, title=title, description=description,
-                                 drafted_by="theurian propose change")
+        payload = propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request)
     except ProposalRevisionConflictError as exc:
         if as_json:
             typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
