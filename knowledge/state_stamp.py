@@ -17,11 +17,13 @@ the integrity cure (`migrate apply` rebuilds such a state, since it no longer tr
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
-from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Final
+
+import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import StateNotAsBuiltError
@@ -64,36 +66,31 @@ def stamp_state(connection: sqlite3.Connection, secret: bytes) -> None:
 
 
 def state_digest(connection: sqlite3.Connection) -> tuple[int, str]:
-    """(rows, digest) over every digested table: per table its name, row count and the digest of its rows (each
-    value beside its storage class, a REAL as its exact hex form), rows in the order of their values.
+    """(rows, digest) over every digested table: per table its name, row count and the SHA-256 of its rows as one
+    JSON array (each value beside its storage class, so `1`, `1.0` and `'1'` differ and a REAL is its shortest
+    exact form), rows in primary-key order.
 
     Raises:
-        TypeError: a value of a storage class no build writes (a BLOB).
+        TypeError: a value JSON cannot hold exactly (a BLOB, a REAL that is not finite): no build writes one.
     """
     total, outer = 0, RowDigest()
     for table in DIGESTED_TABLES:
-        columns = [str(row[1]) for row in connection.execute(f"PRAGMA table_info({table})")]
+        info = connection.execute(f"PRAGMA table_info({table})").fetchall()
+        columns = [str(row[1]) for row in info]
         selected = ", ".join(f"typeof({c}), {c}" for c in columns)
-        order = ", ".join(str(2 * i + 2) for i in range(len(columns)))
-        inner, count = RowDigest(), 0
-        for row in connection.execute(f"SELECT {selected} FROM {table} ORDER BY {order}"):  # noqa: S608 - our names
-            inner.update(_stampable(row))
-            count += 1
-        outer.update((table, count, inner.hexdigest()))
-        total += count
+        # Primary-key order: one order for a healthy file (its keys are unique), read off the key's index.
+        order = ", ".join(str(row[1]) for row in sorted((row for row in info if row[5]), key=lambda row: row[5]))
+        cursor = connection.cursor()
+        cursor.row_factory = None  # plain tuples, whatever the connection's (a build's replay reads sqlite3.Row)
+        rows = cursor.execute(f"SELECT {selected} FROM {table} ORDER BY {order}").fetchall()  # noqa: S608 - ours
+        data = orjson.dumps(rows)
+        # JSON has no infinity: orjson writes a non-finite REAL as null, which its storage class right before it
+        # gives away (a NULL's class is 'null', and a text holding quotes is escaped). No build writes one.
+        if b'"real",null' in data:
+            raise TypeError("a REAL that is not finite")
+        outer.update((table, len(rows), hashlib.sha256(data).hexdigest()))
+        total += len(rows)
     return total, outer.hexdigest()
-
-
-def _stampable(row: Sequence[object]) -> tuple[str | int | None, ...]:
-    values: list[str | int | None] = []
-    for value in row:
-        if isinstance(value, float):
-            values.append(value.hex())  # its storage class ('real') precedes it: no text can pass for it
-        elif value is None or isinstance(value, (str, int)):
-            values.append(value)
-        else:
-            raise TypeError(f"{type(value).__name__} is not a value a knowledge state holds")
-    return tuple(values)
 
 
 def check_state(connection: sqlite3.Connection, key: str, migration_count: int, secret: bytes) -> bool:
@@ -119,7 +116,7 @@ def check_state(connection: sqlite3.Connection, key: str, migration_count: int, 
         return True
     try:
         counted = state_digest(connection)
-    except TypeError as exc:
+    except TypeError as exc:  # orjson.JSONEncodeError is one
         raise _refused("damaged: it holds a value no build writes") from exc
     if counted != (fields.row_count, fields.row_digest):
         raise _refused("damaged: its rows are not the rows its build stamped")

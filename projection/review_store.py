@@ -4,7 +4,8 @@ A DuckDB file at `.theurian/state/review-store.duckdb`, built by `projection.rev
 and swapped in whole, so a store is immutable once built. A reader attaches it read-only and trusts nothing in
 it until its build stamp verifies under this installation's secret and its rows digest as stamped — a digest a
 reader skips when this installation's verification record vouches for the very file it opened
-(`projection.review_digest`).
+(`projection.review_digest`). A verified store is kept in the caller's verify-once cache
+(`theurian.stamped_store.VerifiedStores`, one per daemon) as one attachment every caller of that file shares.
 
     ReviewStoreUnavailable   the store cannot be served: absent, unstamped, foreign, stale, unreadable or
                              damaged (`reason` says which, for logs and tests; a caller is shown one message)

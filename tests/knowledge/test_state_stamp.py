@@ -122,6 +122,11 @@ def test_a_value_of_a_storage_class_no_build_writes_is_refused_not_a_crash(proje
     assert _reason(project) == "damaged: it holds a value no build writes"
 
 
+def test_a_real_that_is_not_finite_is_refused_as_a_value_no_build_writes(project: Project) -> None:
+    _edit(project.root, "UPDATE evidence SET confidence = 1e999 WHERE rowid = (SELECT min(rowid) FROM evidence)")
+    assert _reason(project) == "damaged: it holds a value no build writes"
+
+
 def test_an_edited_confidence_is_seen_to_the_last_bit(project: Project) -> None:
     with sqlite3.connect(_state_file(project.root)) as connection:
         [(confidence,)] = connection.execute("SELECT confidence FROM evidence LIMIT 1").fetchall()
