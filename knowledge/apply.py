@@ -26,9 +26,10 @@ from knowledge.errors import (
     MigrationChecksumMismatchError,
     MigrationInvalidError,
     StateBusyError,
+    StateNotAsBuiltError,
     StateUnreadableError,
 )
-from knowledge.integrity import damage_detected, surfaceable_count
+from knowledge.integrity import surfaceable_count
 from knowledge.migrations import (
     MAX_MIGRATION_BYTES,
     MIGRATIONS_DIR,
@@ -52,7 +53,9 @@ from knowledge.state import (
     state_read_failure,
     write_pointer,
 )
+from knowledge.state_stamp import check_state, stamp_state
 from theurian.containment import resolve_inside
+from theurian.installation import build_stamp_secret
 from theurian.registry import default_project_id
 
 
@@ -101,7 +104,11 @@ def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool
                 "WHERE project_id = ? ORDER BY position",
                 (key,),
             ).fetchall()
-            damaged = damage_detected(connection, key, pointer.migration_count)
+            # Not trusted until it is this installation's own build: a planted or edited state's history is no
+            # record of what was applied, so such a state is rebuilt from every migration.
+            damaged = check_state(connection, key, pointer.migration_count, build_stamp_secret())
+        except StateNotAsBuiltError:
+            return pointer, [], True
         except sqlite3.DatabaseError as exc:
             failure = state_read_failure(exc)
             if isinstance(failure, StateBusyError):
@@ -187,6 +194,7 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
     name = f"knowledge-state-{ULID()}.sqlite"
     path = folder / name
     key = default_project_id(root) or "project"
+    secret = build_stamp_secret()
     try:
         connection = create_database(path, key)
         with contextlib.closing(connection):
@@ -196,6 +204,7 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
             )
             digest = state_hash(connection)
             connection.execute("INSERT INTO meta VALUES ('state_hash', ?)", (digest,))
+            stamp_state(connection, secret)
             connection.execute("COMMIT")
     except BaseException:
         path.unlink(missing_ok=True)

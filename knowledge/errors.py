@@ -7,7 +7,9 @@
         ├── RevisionConflictError         expectedRevision did not match (REVISION_CONFLICT)
         ├── StateMissingError             no canonical state has been built for the project yet
         └── StateUnreadableError          the state database (or its pointer) cannot be read as this build's
-            └── StateBusyError            another process holds a lock on it: a retry mends it, a rebuild must not
+            ├── StateBusyError            another process holds a lock on it: a retry mends it, a rebuild must not
+            └── StateNotAsBuiltError      its build stamp is not this installation's, or its rows are not the
+                                          rows its build stamped (`knowledge.state_stamp`): `migrate apply` cures
 
 The CLI prints `message` and exits 1; the daemon turns each into a refusal with the same text.
 """
@@ -102,3 +104,13 @@ class StateBusyError(StateUnreadableError):
 class IndexDamagedError(KnowledgeError):
     """A published index whose stored postings no longer match the digest its pointer recorded: the search falls
     back to the substring path (`index-unreadable`), exactly as for an index SQLite cannot read."""
+
+
+class StateNotAsBuiltError(StateUnreadableError):
+    """The state is not the one `migrate apply` built here: no stamp, another installation's or another kind's
+    stamp, a superseded one, or rows that are not the rows stamped. `reason` says which, for logs and tests; a tool
+    answers every reason with one constant refusal (`knowledge.reading.StateDamagedError`)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason

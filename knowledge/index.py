@@ -34,10 +34,12 @@ from knowledge.state import (
     require_pointer,
     state_folder,
 )
+from knowledge.state_stamp import check_state
 from knowledge.vocabulary import disclosable
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
+from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
@@ -117,6 +119,8 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
             contextlib.closing(open_read_only(root, pointer)) as state,
             contextlib.closing(sqlite3.connect(path, isolation_level=None)) as index,
         ):
+            # Indexed only from the state this installation built: a planted or edited one is refused here too.
+            check_state(state, project_key(state), pointer.migration_count, build_stamp_secret())
             disclosed = _disclosable_rows(state, ceiling)
             index.executescript(
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"

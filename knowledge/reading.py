@@ -17,23 +17,18 @@ from typing import Any, Final
 import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
-from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateUnreadableError
-from knowledge.integrity import (
-    INTEGRITY_REMEDY,
-    SURFACEABLE_SQL,
-    damage_detected,
-    damage_detected_once,
-    with_integrity,
-)
+from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateNotAsBuiltError, StateUnreadableError
+from knowledge.integrity import INTEGRITY_REMEDY, SURFACEABLE_SQL, with_integrity
 from knowledge.state import (
     Pointer,
     open_read_only,
     project_key,
     require_pointer,
     rows_as_dicts,
-    state_file_stat,
+    state_file_identity,
     state_read_failure,
 )
+from knowledge.state_stamp import verified_damage
 from knowledge.vocabulary import (
     SENSITIVITIES,
     STATUSES,
@@ -44,6 +39,7 @@ from knowledge.vocabulary import (
 from theurian.hidden_characters import labelled
 from theurian.project import Project
 from theurian.safety import SAFETY_TRIPLE
+from theurian.stamped_store import VerifiedStores
 
 ITEM_COLUMNS: Final = (
     "i.item_id, i.kind, i.namespace, i.owner, i.status, i.trust_level, i.sensitivity, i.valid_from, "
@@ -89,14 +85,16 @@ class Reading:
 
 
 @contextmanager
-def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
-    """The active state, read-only, with its integrity checked once for the whole call.
+def open_state(project: Project, ceiling: str, stores: VerifiedStores | None = None) -> Iterator[Reading]:
+    """The active state, read-only, with its stamp, rows and integrity counts checked once per state file in
+    `stores` (`knowledge.state_stamp`; with no `stores`, on this call).
 
     Raises:
         StateMissingError, StateUnreadableError: there is no state this build can read.
+        StateDamagedError: the state is not the one `migrate apply` built here (the one refusal for every reason).
     """
     pointer = require_pointer(project.root, project.project_id)
-    opened = state_file_stat(project.root, pointer)
+    path, identity = state_file_identity(project.root, pointer)
     with closing(open_read_only(project.root, pointer)) as connection:
         connection.row_factory = sqlite3.Row
         try:
@@ -106,11 +104,10 @@ def open_state(project: Project, ceiling: str) -> Iterator[Reading]:
                 raise StateUnreadableError(
                     f"the knowledge state pointer and its database disagree; {STATE_REBUILD_CURE}"
                 )
-            damaged = (
-                damage_detected(connection, key, pointer.migration_count)
-                if opened is None
-                else damage_detected_once(connection, key, pointer.migration_count, opened)
-            )
+            try:
+                damaged = verified_damage(stores, path, identity, connection, key, pointer.migration_count)
+            except StateNotAsBuiltError as exc:
+                raise StateDamagedError(project.project_id) from exc
             yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling))
         except sqlite3.DatabaseError as exc:
             raise state_read_failure(exc) from exc
@@ -166,14 +163,15 @@ def result_of(row: sqlite3.Row, moment: datetime, excerpt: str) -> dict[str, Any
     })
 
 
-def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dict[str, Any]:
+def get_item(project: Project, ceiling: str, item_id: str, shown_id: str,
+             stores: VerifiedStores | None = None) -> dict[str, Any]:
     """knowledge.get: the current revision with provenance.
 
     Raises:
         ItemNotAvailableError: absent, retired or withheld (one message for all three).
         StateDamagedError: the item is not there and the state disagrees with its own records.
     """
-    with open_state(project, ceiling) as reading:
+    with open_state(project, ceiling, stores) as reading:
         row = reading.db.execute(
             f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
             (reading.key, item_id),
@@ -206,9 +204,9 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str) -> dic
         return with_integrity(labelled(result), reading.damaged)
 
 
-def status_of(project: Project, ceiling: str) -> dict[str, Any]:
+def status_of(project: Project, ceiling: str, stores: VerifiedStores | None = None) -> dict[str, Any]:
     """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity."""
-    with open_state(project, ceiling) as reading:
+    with open_state(project, ceiling, stores) as reading:
         rows = reading.db.execute(
             "SELECT status, count(*) FROM knowledge_items WHERE project_id = ? "  # noqa: S608
             f"AND current_revision_id IS NOT NULL AND sensitivity IN ({reading.allowed_sql}) "

@@ -29,6 +29,7 @@ from knowledge.reading import (
 )
 from knowledge.vocabulary import SURFACEABLE_STATUSES
 from theurian.project import Project
+from theurian.stamped_store import VerifiedStores
 
 DEFAULT_SEARCH_LIMIT: Final = 10
 MAX_SEARCH_LIMIT: Final = 50
@@ -56,10 +57,11 @@ def clamp(value: int | None, default: int, low: int, high: int) -> int:
     return default if value is None else max(low, min(high, value))
 
 
-def search(project: Project, ceiling: str, request: SearchRequest) -> dict[str, Any]:
+def search(project: Project, ceiling: str, request: SearchRequest,
+           stores: VerifiedStores | None = None) -> dict[str, Any]:
     """The response: query, count, the applied limit and maxTokens, results, retrieval envelope, integrity."""
     query = request.query.encode("utf-8", "replace").decode("utf-8")  # folds an unpaired surrogate
-    with open_state(project, ceiling) as reading:
+    with open_state(project, ceiling, stores) as reading:
         envelope: dict[str, Any] = {
             "snapshotId": reading.pointer.state_hash,
             "indexBuildId": None,

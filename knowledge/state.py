@@ -26,6 +26,7 @@ from knowledge.errors import STATE_REBUILD_CURE, StateBusyError, StateMissingErr
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.project import STATE_DIR
+from theurian.stamped_store import Identity, StoreFileFault, file_identity
 
 POINTER_NAME: Final = "knowledge-active.json"
 STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
@@ -65,8 +66,12 @@ CREATE TABLE specifications (
     project_id TEXT NOT NULL, spec_id TEXT NOT NULL, item_id TEXT NOT NULL, source_uri TEXT NOT NULL,
     format TEXT NOT NULL, status TEXT NOT NULL, superseded_by TEXT, PRIMARY KEY (project_id, spec_id));
 CREATE TABLE project_integrity (project_id TEXT PRIMARY KEY, expected_surfaceable_count INTEGER NOT NULL);
+CREATE TABLE build_stamp (
+    store TEXT NOT NULL, schema_version INTEGER NOT NULL, format_version INTEGER NOT NULL, build_id TEXT NOT NULL,
+    row_count INTEGER NOT NULL, row_digest TEXT NOT NULL, stamp TEXT NOT NULL);
 """
-# Every table whose rows are canonical state; project_integrity is a derived record, meta describes the file.
+# Every table whose rows are canonical state; project_integrity is a derived record, meta describes the file, and
+# build_stamp says which installation built it and which rows it holds (`knowledge.state_stamp`).
 HASHED_TABLES: Final = (
     "migration_history",
     "knowledge_items",
@@ -211,12 +216,14 @@ def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
     return connection
 
 
-def state_file_stat(root: Path, pointer: Pointer) -> os.stat_result | None:
-    """The stat of the database the pointer names, or None when it cannot be taken (the open then refuses)."""
+def state_file_identity(root: Path, pointer: Pointer) -> tuple[Path, Identity | None]:
+    """The path of the database the pointer names and its file identity (`theurian.stamped_store`), the identity
+    None when it cannot be taken (the open then refuses)."""
+    path = resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}")
     try:
-        return os.stat(resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}"))
-    except OSError:
-        return None
+        return path, file_identity(path)
+    except StoreFileFault:
+        return path, None
 
 
 def state_read_failure(exc: sqlite3.DatabaseError) -> StateUnreadableError:

@@ -2,7 +2,7 @@
 
 A SQLite file at `.theurian/state/theurian-findings-local.sqlite`, built by `projection.findings_build` into
 a new file and swapped in whole, so a store is immutable once built. Readers open it read-only and trust
-nothing in it until its build stamp verifies under this installation's secret (`projection.stamp`).
+nothing in it until its build stamp verifies under this installation's secret (`theurian.stamp`).
 
     FindingsStoreUnavailable      the store cannot be served: absent, unstamped, foreign, stale or damaged
                                   (`reason` says which, for logs and tests; callers must show one message)
@@ -12,21 +12,21 @@ Escaping paths are not this module's error: `theurian.containment.resolve_inside
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import threading
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from projection.stamp import STAMP_COLUMNS, RowDigest, StampRejected, check_stamp_rows
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
+from theurian.stamp import STAMP_COLUMNS, RowDigest, StampRejected, check_stamp_rows
+from theurian.stamped_store import Identity, Shelf, StoreFileFault, VerifiedStores, file_identity
+from theurian.stamped_store import publish_path as shared_publish_path
 
 STORE_NAME: Final = "theurian-findings-local.sqlite"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
@@ -115,28 +115,28 @@ def store_path(root: Path) -> Path:
 
 
 def publish_path(root: Path) -> Path:
-    """Where a build puts the store: its own name inside the resolved state folder, the leaf left unresolved.
-
-    A clone can carry `.theurian/state/<store>` as a link to a file inside the project (README.md, say): it
-    passes containment, and replacing its resolved target would turn that file into a database. Replacing the
-    unresolved leaf replaces the link itself. Containment is still checked on the fully resolved leaf first, so
-    a link that escapes keeps its refusal.
+    """Where a build puts the store (`theurian.stamped_store.publish_path`: the state folder's own entry, so a
+    link planted at the store's name, even one to a file inside the project, is replaced, never its target).
 
     Raises:
         PathEscapeError: the state folder, or the store path with every link followed, leaves the project root.
     """
-    store_path(root)
-    return resolve_inside(root, STATE_DIR) / STORE_NAME
+    return shared_publish_path(root, STORE_NAME, store_path)
 
 
-def read_findings(root: Path, where: FindingFilter, limit: int) -> list[StoredFinding]:
+def read_findings(root: Path, where: FindingFilter, limit: int,
+                  stores: VerifiedStores | None = None) -> list[StoredFinding]:
     """Up to `limit` findings matching `where`, newest first (committedAt desc, then sha and position asc).
+
+    The stamp is checked on every call; the rows are digested once per store file in `stores` (with none, on
+    this call).
 
     Raises:
         PathEscapeError: the store path escapes the project root.
         FindingsStoreUnavailable: the store is absent, was not built here, is stale, or is damaged.
     """
-    with _verified_store(store_path(root)) as connection:
+    shelf: Shelf[tuple[int, str]] = (stores or VerifiedStores()).shelf(STORE_KIND)
+    with _verified_store(store_path(root), shelf) as connection:
         clauses, params = _where(where)
         sql = (
             f"SELECT commit_sha, position, reviewer, severity, {_SERVED_TEXT}, committed_at "  # noqa: S608
@@ -177,9 +177,7 @@ def _shaped(row: tuple[object, ...]) -> StoredFinding:
 
 
 @contextmanager
-def _verified_store(path: Path) -> Iterator[sqlite3.Connection]:
-    if not path.is_file():
-        raise FindingsStoreUnavailable("absent")
+def _verified_store(path: Path, shelf: Shelf[tuple[int, str]]) -> Iterator[sqlite3.Connection]:
     before = _identity(path)
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -188,35 +186,33 @@ def _verified_store(path: Path) -> Iterator[sqlite3.Connection]:
     with closing(connection):
         try:
             connection.execute("BEGIN")  # one read snapshot for the stamp check and the query alike
-            _verify(connection, path, before)
+            _verify(connection, path, before, shelf)
         except _READ_FAULTS as exc:  # RowDigest refuses a value of a type the build never writes: TypeError
             raise FindingsStoreUnavailable(f"unreadable: {type(exc).__name__}: {exc}") from exc
         yield connection
 
 
-def _verify(connection: sqlite3.Connection, path: Path, before: tuple[int, ...]) -> None:
+def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]]) -> None:
     rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM build_stamp").fetchall()  # noqa: S608 - a constant column list
+    secret = build_stamp_secret()
     try:
         fields, _ = check_stamp_rows(
-            rows, build_stamp_secret(), store=STORE_KIND, schema_version=FINDINGS_SCHEMA_VERSION,
+            rows, secret, store=STORE_KIND, schema_version=FINDINGS_SCHEMA_VERSION,
             format_version=TRAILER_FORMAT_VERSION, format_name="trailer format",
         )
     except StampRejected as exc:
         raise FindingsStoreUnavailable(exc.reason) from exc
-    count, digest = _row_digest(connection, path, before)
+    count, digest = _row_digest(connection, path, before, shelf, secret)
     if (count, digest) != (fields.row_count, fields.row_digest):
         raise FindingsStoreUnavailable("damaged: its rows are not the rows its build stamped")
 
 
 # Digesting every row costs a full scan, so it is done once per file: a built store is never modified in place
 # (a rebuild swaps in a new inode), and any write to the file changes its size or modification time.
-_digest_cache: dict[tuple[int, ...], tuple[int, str]] = {}
-_digest_lock = threading.Lock()
-
-
-def _row_digest(connection: sqlite3.Connection, path: Path, before: tuple[int, ...]) -> tuple[int, str]:
-    with _digest_lock:
-        cached = _digest_cache.get(before)
+def _row_digest(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]],
+                secret: bytes) -> tuple[int, str]:
+    key = str(path)
+    cached = shelf.get(key, before, secret)
     if cached is not None:
         return cached
     digest = RowDigest()
@@ -226,14 +222,12 @@ def _row_digest(connection: sqlite3.Connection, path: Path, before: tuple[int, .
         count += 1
     result = (count, digest.hexdigest())
     if _identity(path) == before:  # not swapped while we read, so the identity names what was digested
-        with _digest_lock:
-            _digest_cache[before] = result
+        shelf.put(key, before, secret, result)
     return result
 
 
-def _identity(path: Path) -> tuple[int, ...]:
+def _identity(path: Path) -> Identity:
     try:
-        status = os.stat(path)
-    except OSError as exc:
-        raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+        return file_identity(path)
+    except StoreFileFault as exc:
+        raise FindingsStoreUnavailable(exc.reason) from None

@@ -40,7 +40,6 @@ from projection.review_store import (
     wal_path,
 )
 from projection.review_vectors import Embedded, model_line, previous_vectors, vector_lines
-from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import load_model
@@ -49,6 +48,7 @@ from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
+from theurian.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 
 # Below this many files per process a fork costs more than the share it takes over.
 MIN_FILES_PER_PROCESS: Final = 5_000

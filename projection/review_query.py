@@ -19,6 +19,7 @@ import duckdb
 from evidence.records import KINDS, THREAD_STATES
 from projection.review_pairs import PAIR_TABLE, pair_keys
 from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, ReviewStoreUnavailable, open_store
+from theurian.stamped_store import VerifiedStores
 
 MAX_EXCERPT_CHARS: Final = 280
 # The first batch of candidate blocks read for `q`; each next batch is four times the last, so a broad `q`
@@ -68,18 +69,20 @@ class StoredRecord:
     excerpt_channel: str | None
 
 
-def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool = True) -> list[StoredRecord]:
+def read_records(root: Path, where: RecordFilter, limit: int, *, indexed: bool = True,
+                 stores: VerifiedStores | None = None) -> list[StoredRecord]:
     """Up to `limit` records matching every filter, in (repository, pull request, kind, record path) order.
 
     `indexed=False` answers `q` with one plain scan of every text instead: the reference the indexed read is
-    proven equal to (tests/projection/test_review_index.py) and measured against (the benchmark).
+    proven equal to (tests/projection/test_review_index.py) and measured against (the benchmark). `stores`: the
+    verify-once cache the store is opened through (`review_store.open_store`).
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError: the store path escapes.
         ReviewStoreUnavailable: the store is absent, was not built here, is stale, unreadable or damaged, or a
             row it returned holds a value outside its column's vocabulary.
     """
-    store = open_store(root)
+    store = open_store(root, stores)
     cursor = store.cursor()
     try:
         if where.q_folded is None or not indexed:

@@ -32,6 +32,7 @@ from projection.review_scan import QuantisedMatrix
 from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
+from theurian.stamped_store import VerifiedStores
 
 EMBEDDED_KINDS: Final = (KIND_REVIEW_THREAD, KIND_REVIEW_SUBMISSION)
 CANDIDATES: Final = 30
@@ -168,13 +169,13 @@ _indexes: dict[str, tuple[OpenStore, SimilarIndex]] = {}
 _indexes_lock = threading.Lock()
 
 
-def similar_index(root: Path) -> tuple[OpenStore, SimilarIndex]:
+def similar_index(root: Path, stores: VerifiedStores | None = None) -> tuple[OpenStore, SimilarIndex]:
     """The project's verified store and its vectors, loaded once per store file.
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`.
     """
-    store = open_store(root)
+    store = open_store(root, stores)
     key = str(root.resolve())
     with _indexes_lock:
         cached = _indexes.get(key)
@@ -191,13 +192,14 @@ def similar_index(root: Path) -> tuple[OpenStore, SimilarIndex]:
         return store, index
 
 
-def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int) -> SimilarAnswer:
+def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
+                 stores: VerifiedStores | None = None) -> SimilarAnswer:
     """At most `limit` records nearest `situation` under `where`; empty when nothing is near enough.
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`.
     """
-    store, index = similar_index(root)
+    store, index = similar_index(root, stores)
     model = load_model()
     if model.identity != index.model:
         # The installation config now names another model than the one this store was verified against.

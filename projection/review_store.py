@@ -4,7 +4,8 @@ A DuckDB file at `.theurian/state/review-store.duckdb`, built by `projection.rev
 and swapped in whole, so a store is immutable once built. A reader attaches it read-only and trusts nothing in
 it until its build stamp verifies under this installation's secret and its rows digest as stamped — a digest a
 reader skips when this installation's verification record vouches for the very file it opened
-(`projection.review_digest`).
+(`projection.review_digest`). A verified store is kept in the caller's verify-once cache
+(`theurian.stamped_store.VerifiedStores`, one per daemon) as one attachment every caller of that file shares.
 
     ReviewStoreUnavailable   the store cannot be served: absent, unstamped, foreign, stale, unreadable or
                              damaged (`reason` says which, for logs and tests; a caller is shown one message)
@@ -16,8 +17,6 @@ The queries that serve `review.search` are in `projection.review_query`.
 from __future__ import annotations
 
 import os
-import stat
-import threading
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -27,12 +26,15 @@ import duckdb
 
 from evidence.records import FORMAT_VERSION
 from projection.review_digest import digest_tables, remember_verified, was_verified
-from projection.stamp import STAMP_COLUMNS, StampRejected, check_stamp_rows
 from theurian.containment import resolve_inside
 from theurian.embedding import ModelIdentity, load_model
 from theurian.errors import ConfigError, PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
+from theurian.stamp import STAMP_COLUMNS, StampRejected, check_stamp_rows
+from theurian.stamped_store import Shelf, StoreFileFault, VerifiedStores
+from theurian.stamped_store import file_identity as shared_file_identity
+from theurian.stamped_store import publish_path as shared_publish_path
 from theurian.text import is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
@@ -201,18 +203,13 @@ _DUCKDB_PATH_BREAKERS: Final = ("?", "\\")
 
 
 def publish_path(root: Path) -> Path:
-    """Where a build puts the store: its own name inside the resolved state folder, the leaf left unresolved.
-
-    A clone can carry the store's name as a link to another file in `.theurian/state/`: it passes containment,
-    and replacing its resolved target would overwrite that file. Replacing the unresolved leaf replaces the link
-    itself. Containment is still checked on the fully resolved leaf first, so a link that escapes keeps its
-    refusal.
+    """Where a build puts the store (`theurian.stamped_store.publish_path`: the state folder's own entry, so a
+    link planted at the store's name is replaced, never its target).
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError: see `store_path`.
     """
-    store_path(root)
-    return resolve_inside(root, STATE_DIR) / STORE_NAME
+    return shared_publish_path(root, STORE_NAME, store_path)
 
 
 def wal_path(store: Path) -> Path:
@@ -248,20 +245,12 @@ class OpenStore:
         return self.connection.cursor()
 
 
-_open_stores: dict[str, OpenStore] = {}
-# One lock per store path, never one for every project: an open that blocks (a slow disk, a file swapped for a
-# FIFO between the check and the attach) holds up only its own project's callers.
-_path_locks: dict[str, threading.Lock] = {}
-_path_locks_guard = threading.Lock()
+def open_store(root: Path, stores: VerifiedStores | None = None) -> OpenStore:
+    """The project's store, verified once per file in `stores` (a rebuild swaps in a new file, so a new
+    identity); with no `stores`, verified afresh for this one caller.
 
-
-def _path_lock(key: str) -> threading.Lock:
-    with _path_locks_guard:
-        return _path_locks.setdefault(key, threading.Lock())
-
-
-def open_store(root: Path) -> OpenStore:
-    """The project's store, verified once per file (a rebuild swaps in a new file, so a new identity).
+    The store a shelf holds is one attachment shared by every caller of that file: each takes its own
+    `cursor()` (DuckDB's cursors are safe to use from one thread each).
 
     Raises:
         PathEscapeError, ReviewStoreEscapeError: see `store_path`.
@@ -270,25 +259,32 @@ def open_store(root: Path) -> OpenStore:
     path = store_path(root)
     key = str(path)
     secret = build_stamp_secret()
-    with _path_lock(key):
+    shelf: Shelf[OpenStore] = (stores or VerifiedStores()).shelf(STORE_KIND)
+    with shelf.lock(key):
         for attempt in range(SWAP_RETRIES + 1):
             identity = file_identity(path)
-            cached = _open_stores.get(key)
-            if cached is not None and (cached.identity, cached.secret) == (identity, secret):
-                return cached
+            cached = shelf.get(key, identity, secret)
             if cached is not None:
-                del _open_stores[key]
-                if cached.identity[:2] == identity[:2]:  # same inode: DuckDB lets one attachment hold a file
-                    cached.connection.close()
+                return cached
+            _release_superseded(shelf, key, identity)
             try:
                 opened = _attach_and_verify(path, identity, secret)
             except _SwappedWhileOpening:
                 if attempt == SWAP_RETRIES:
                     raise ReviewStoreUnavailable("swapped while it was being opened, again and again") from None
                 continue  # a build published a new file between the look and the attach: open that one
-            _open_stores[key] = opened
+            shelf.put(key, identity, secret, opened)
             return opened
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _release_superseded(shelf: Shelf[OpenStore], key: str, identity: tuple[int, ...]) -> None:
+    held = shelf.held(key)
+    if held is None:
+        return
+    shelf.drop(key)
+    if held[0][:2] == identity[:2]:  # same inode: DuckDB lets one attachment hold a file, so let go of it first
+        held[1].connection.close()
 
 
 # A build swapping the store in between the identity read and DuckDB's attach is a race the reader loses, not a
@@ -401,21 +397,16 @@ def _check_catalog(connection: duckdb.DuckDBPyConnection) -> None:
 
 
 def file_identity(path: Path) -> tuple[int, ...]:
-    """(device, inode, size, mtime, ctime) of the store file, checked to be a regular file with no write-ahead
-    log beside it.
+    """The store file's identity (`theurian.stamped_store.file_identity`), checked to have no write-ahead log
+    beside it.
 
     Taken before and after the attach, so a WAL planted at either moment is refused; the verification record
     binds this identity, so it vouches for a file that had no WAL when it was built or verified.
     """
     try:
-        status = os.stat(path)
-    except FileNotFoundError:
-        raise ReviewStoreUnavailable("absent") from None
-    except OSError as exc:
-        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
-    if not stat.S_ISREG(status.st_mode):
-        # A FIFO, a device or a folder: DuckDB would block opening a FIFO, so nothing but a file is opened.
-        raise ReviewStoreUnavailable("not a regular file")
+        identity = shared_file_identity(path)
+    except StoreFileFault as exc:
+        raise ReviewStoreUnavailable(exc.reason) from None
     try:
         os.lstat(wal_path(path))
     except FileNotFoundError:
@@ -424,4 +415,4 @@ def file_identity(path: Path) -> tuple[int, ...]:
         raise ReviewStoreUnavailable(f"unreadable: its write-ahead log: {type(exc).__name__}") from exc
     else:
         raise ReviewStoreUnavailable("a write-ahead log lies beside it, which no build leaves")
-    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+    return identity

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
 
 from serve.gate import AdmissionGate
 from theurian.project import Project
+from theurian.stamped_store import VerifiedStores
 
 # Admitted by every project-scoped schema through tool-context.schema.json; only projectId is read.
 CONTEXT_KEYS: Final = frozenset({"projectId", "snapshotId", "agentId", "taskId"})
@@ -50,6 +51,8 @@ class ServeSettings:
 
     disclosure_ceiling: str
     read_only: bool = False  # `theurian serve --read-only`: the write-intent tools are not registered
+    # The verify-once cache of the stores this process serves: one per daemon, shared by both routes' servers.
+    stores: VerifiedStores = field(default_factory=VerifiedStores, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,19 @@ from tests.support.installation import Installation
 from theurian.installation import HOME_OVERRIDE_ENV
 
 
+@pytest.fixture(autouse=True, scope="session")
+def isolated_session_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """What a fixture wider than one test sees: an installation of the session's own, never the real home (a
+    module-scoped build reads the build-stamp secret). Each test then gets its own (`isolated_home`), so a store
+    a wider fixture built is another installation's to it, as a store copied in would be."""
+    home = tmp_path_factory.mktemp("session-installation")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(HOME_OVERRIDE_ENV, str(home))
+        patch.setenv("XDG_CONFIG_HOME", str(home / "xdg-config"))
+        patch.setenv("XDG_STATE_HOME", str(home / "xdg-state"))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Installation:
     """Every test, in-process or not, sees an installation under tmp_path and no GitHub credentials."""

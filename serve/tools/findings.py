@@ -82,7 +82,7 @@ def review_findings(
     )
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
-        rows = read_findings(call.project.root, where, page + 1)
+        rows = read_findings(call.project.root, where, page + 1, call.settings.stores)
     except FindingsStoreUnavailable:
         raise ToolRefusal(FINDINGS_UNAVAILABLE_REFUSAL) from None
     served = [_shaped(row) for row in rows[:page]]

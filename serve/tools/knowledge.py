@@ -63,17 +63,18 @@ def knowledge_search(
         moment=moment,
         as_of=asOf is not None,
     )
-    return search(_project(call), call.settings.disclosure_ceiling, request)
+    return search(_project(call), call.settings.disclosure_ceiling, request, call.settings.stores)
 
 
 def knowledge_get(call: Call, *, itemId: str) -> Mapping[str, Any]:  # noqa: N803
     return get_item(
-        _project(call), call.settings.disclosure_ceiling, itemId, describe_value(itemId, MAX_ITEM_ID_SHOWN)
+        _project(call), call.settings.disclosure_ceiling, itemId, describe_value(itemId, MAX_ITEM_ID_SHOWN),
+        call.settings.stores,
     )
 
 
 def knowledge_status(call: Call) -> Mapping[str, Any]:
-    return status_of(_project(call), call.settings.disclosure_ceiling)
+    return status_of(_project(call), call.settings.disclosure_ceiling, call.settings.stores)
 
 
 def knowledge_tools() -> list[Tool]:

@@ -81,7 +81,7 @@ def review_search(
     where = RecordFilter(repository, pullRequest, threadState, author, filePath, q_folded)
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
-        rows = read_records(call.project.root, where, page + 1)
+        rows = read_records(call.project.root, where, page + 1, stores=call.settings.stores)
     except ReviewStoreEscapeError:
         raise ToolRefusal(REVIEW_STORE_ESCAPE_REFUSAL) from None
     except ReviewStoreUnavailable:

@@ -72,7 +72,7 @@ def review_find_similar(
         )
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
-        answer = find_similar(call.project.root, situation, where, page)
+        answer = find_similar(call.project.root, situation, where, page, call.settings.stores)
     except ReviewStoreEscapeError:
         raise ToolRefusal(REVIEW_STORE_ESCAPE_REFUSAL) from None
     except ReviewStoreUnavailable:

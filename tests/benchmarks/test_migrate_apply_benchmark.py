@@ -6,6 +6,7 @@ same file in the same process. Not a timed test: run with `-m benchmark -s`; the
 from __future__ import annotations
 
 import time
+from contextlib import closing
 from pathlib import Path
 
 import jsonschema
@@ -15,7 +16,10 @@ import yaml
 from knowledge.apply import apply_migrations
 from knowledge.migration_yaml import _refuse_unsafe_structure, _StrictLoader, read_yaml
 from knowledge.migrations import _schema, validate_document
+from knowledge.state import Pointer, open_read_only, project_key
+from knowledge.state_stamp import check_state
 from tests.knowledge.authoring import MigrationWriter
+from theurian.installation import build_stamp_secret
 from theurian.project import init_project
 
 SIZES = (10_000, 30_000)
@@ -33,6 +37,15 @@ def _project(root: Path, items: int) -> Path:
     path = folder / f"{writer.migration_id}-bench.yaml"
     path.write_text(yaml.dump(writer.document(), Dumper=yaml.CSafeDumper, sort_keys=False), encoding="utf-8")
     return path
+
+
+def _first_check(root: Path, pointer: Pointer) -> float:
+    """Seconds for what a daemon does once per state file before it serves it (`knowledge.state_stamp`)."""
+    with closing(open_read_only(root, pointer)) as connection:
+        started = time.perf_counter()
+        assert check_state(connection, project_key(connection), pointer.migration_count,
+                           build_stamp_secret()) is False
+        return time.perf_counter() - started
 
 
 def _read_before(text: str) -> None:
@@ -66,4 +79,6 @@ def test_migrate_apply_figures_at_ten_and_thirty_thousand_items(tmp_path: Path) 
               + (f" (target <= {TARGET_SECONDS_AT_10000} s)" if items == 10_000 else ""))
         print(f"  read + check the migration: {read_now:6.2f} s now, {read_before:6.2f} s the way it was read "
               f"before ({read_before / read_now:.1f} x)")
+        print(f"  a reader's first check of the built state (stamp, catalog, counts, row digest; once per file): "
+              f"{_first_check(tmp_path / f'p{items}', outcome.pointer) * 1000:6.0f} ms")
     print(f"30,000 / 10,000 items: {seconds[30_000] / seconds[10_000]:.2f} x the time (3.00 is linear)")

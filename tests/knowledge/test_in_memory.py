@@ -3,7 +3,6 @@ and the integrity counts remembered per settled state file."""
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from pathlib import Path
@@ -12,9 +11,11 @@ import numpy
 
 from knowledge.dense import DenseVectors, dense_channel
 from knowledge.in_memory import CACHED_INDEXES, BuildCache, top_rows
-from knowledge.integrity import SETTLED_NS, damage_detected_once
-from knowledge.state import SCHEMA
+from knowledge.state import create_database
+from knowledge.state_stamp import stamp_state, verified_damage
 from theurian.embedding import ModelIdentity
+from theurian.installation import build_stamp_secret
+from theurian.stamped_store import SETTLED_NS, Identity, VerifiedStores, file_identity
 
 
 def test_the_build_cache_keeps_exactly_its_bound_and_drops_the_least_recently_used() -> None:
@@ -57,30 +58,30 @@ def test_the_dense_floor_admits_a_cosine_exactly_at_it_and_not_one_below() -> No
     assert dense_channel(vectors, query, 1, float(matrix[0, 0])) == ["best"]
 
 
-def _state(path: str) -> sqlite3.Connection:
-    connection = sqlite3.connect(path)
-    connection.executescript(SCHEMA)
+def _state(path: Path) -> sqlite3.Connection:
+    connection = create_database(path, "p")
     connection.execute("INSERT INTO project_integrity VALUES ('p', 0)")
+    stamp_state(connection, build_stamp_secret())
+    connection.execute("COMMIT")
     return connection
 
 
-def _stat(path: str, age_ns: int) -> os.stat_result:
-    real = os.stat(path)
+def _aged(identity: Identity, age_ns: int) -> Identity:
     then = time.time_ns() - age_ns
-    fields = list(real)
-    return os.stat_result((*fields[:7], then // 10**9, then // 10**9, then // 10**9),
-                          {"st_mtime_ns": then, "st_ctime_ns": then})
+    return (*identity[:3], then, then)
 
 
 def test_integrity_counts_are_remembered_only_for_a_settled_state_file(tmp_path: Path) -> None:
-    path = str(tmp_path / "state.sqlite")
+    path = tmp_path / "state.sqlite"
     connection = _state(path)
-    settled = _stat(path, SETTLED_NS + 10**9)
-    assert damage_detected_once(connection, "p", 0, settled) is False
+    stores = VerifiedStores()
+    real = file_identity(path)
+    settled = _aged(real, SETTLED_NS + 10**9)
+    assert verified_damage(stores, path, settled, connection, "p", 0) is False
     connection.execute("INSERT INTO knowledge_items (project_id, item_id, kind, namespace, owner, status, "
                        "trust_level, sensitivity, labels, scope_paths) VALUES ('p', 'x', 'api', 'n', 'o', "
                        "'approved', 'reviewed', 'public', '[]', '[]')")
-    assert damage_detected_once(connection, "p", 0, settled) is False  # the same file as before: remembered
-    fresh = _stat(path, SETTLED_NS - 10**9)  # changed within the settling time: counted on every call
-    assert damage_detected_once(connection, "p", 0, fresh) is True
-    assert damage_detected_once(connection, "p", 0, _stat(path, SETTLED_NS + 2 * 10**9)) is True  # another file
+    assert verified_damage(stores, path, settled, connection, "p", 0) is False  # the same file: remembered
+    fresh = _aged(real, SETTLED_NS - 10**9)  # changed within the settling time: counted on every call
+    assert verified_damage(stores, path, fresh, connection, "p", 0) is True
+    assert verified_damage(stores, path, _aged(real, SETTLED_NS + 2 * 10**9), connection, "p", 0) is True  # another

@@ -14,7 +14,6 @@ from projection.findings_store import (
     read_findings,
 )
 from projection.git_history import GitHistoryError
-from projection.stamp import StampFields, compute_stamp
 from tests.projection.git_fixture import (
     LONG_TEXT,
     STANDARD_FINDINGS,
@@ -28,6 +27,7 @@ from tests.projection.git_fixture import (
 )
 from theurian.errors import PathEscapeError
 from theurian.installation import HOME_OVERRIDE_ENV, build_stamp_secret
+from theurian.stamp import StampFields, compute_stamp
 
 
 @pytest.fixture(scope="module")

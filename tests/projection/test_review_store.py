@@ -24,9 +24,9 @@ from projection.review_store import (
     open_store,
     store_path,
 )
-from projection.stamp import StampFields, compute_stamp
 from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, thread, write_lake
 from theurian.installation import HOME_OVERRIDE_ENV, build_stamp_secret
+from theurian.stamp import StampFields, compute_stamp
 
 
 def _built_fixture(tmp_path: Path) -> Path:

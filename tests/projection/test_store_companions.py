@@ -17,6 +17,7 @@ from projection.review_build import BuildSummary, ReviewLakeNotAFolder, build_re
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import ReviewStoreUnavailable, open_store, store_path
 from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, write_lake
+from theurian.stamped_store import VerifiedStores
 
 WAL_SUFFIX = ".wal"
 
@@ -26,13 +27,6 @@ def _built(tmp_path: Path, name: str = "p") -> Path:
     copy_fixture_lake(root)
     build_review_store(root)
     return root
-
-
-def _forget_open_stores() -> None:
-    """What a fresh daemon starts with: no store opened yet (the verification record stays)."""
-    for opened in review_store._open_stores.values():
-        opened.connection.close()
-    review_store._open_stores.clear()
 
 
 def _planted_wal(live: Path, work: Path) -> Path:
@@ -51,26 +45,28 @@ def _planted_wal(live: Path, work: Path) -> Path:
 
 def test_a_planted_wal_beside_a_verified_store_is_refused_never_replayed(tmp_path: Path) -> None:
     root = _built(tmp_path)
-    assert read_records(root, RecordFilter(), 50)  # verified here: the verification record now vouches for it
+    # verified here: the verification record now vouches for it
+    assert read_records(root, RecordFilter(), 50, stores=VerifiedStores())
     live = store_path(root)
     work = tmp_path / "work"
     work.mkdir()
     wal = _planted_wal(live, work)
-    _forget_open_stores()
+    fresh = VerifiedStores()  # what a fresh daemon starts with: no store opened yet (the record stays)
     shutil.copy(wal, live.with_name(live.name + WAL_SUFFIX))
     with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
-        read_records(root, RecordFilter(), 50)
+        read_records(root, RecordFilter(), 50, stores=fresh)
     with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
-        read_records(root, RecordFilter(q_folded="evil"), 50)
+        read_records(root, RecordFilter(q_folded="evil"), 50, stores=fresh)
 
 
 def test_a_wal_that_appears_beside_an_open_store_is_refused_too(tmp_path: Path) -> None:
     root = _built(tmp_path)
-    assert read_records(root, RecordFilter(), 50)
+    stores = VerifiedStores()
+    assert read_records(root, RecordFilter(), 50, stores=stores)
     live = store_path(root)
     live.with_name(live.name + WAL_SUFFIX).write_bytes(b"")
     with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
-        open_store(root)
+        open_store(root, stores)
 
 
 def test_the_verification_record_does_not_vouch_for_a_store_with_a_wal_beside_it(tmp_path: Path) -> None:
@@ -145,7 +141,7 @@ def test_one_projects_blocked_open_does_not_hold_up_another_projects(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slow, other = _built(tmp_path, "slow"), _built(tmp_path, "other")
-    _forget_open_stores()
+    stores = VerifiedStores()  # one daemon's cache, serving both projects
     original = review_store._attach_and_verify
     entered, release = threading.Event(), threading.Event()
     slow_store = store_path(slow)
@@ -157,14 +153,14 @@ def test_one_projects_blocked_open_does_not_hold_up_another_projects(
         return original(path, identity, secret)
 
     monkeypatch.setattr(review_store, "_attach_and_verify", attach)
-    blocked = threading.Thread(target=open_store, args=(slow,), daemon=True)
+    blocked = threading.Thread(target=open_store, args=(slow, stores), daemon=True)
     blocked.start()
     entered.wait()
     answered = threading.Event()
     rows: list[int] = []
 
     def search_other() -> None:
-        rows.append(len(read_records(other, RecordFilter(), 50)))
+        rows.append(len(read_records(other, RecordFilter(), 50, stores=stores)))
         answered.set()
 
     searcher = threading.Thread(target=search_other, daemon=True)

@@ -41,9 +41,15 @@ def build_sample(root: Path, *, index: bool = True) -> Path:
 
 
 def registered_copy(source: Path, destination: Path, project_id: str = "demo") -> Path:
-    """A private copy of a built project (state included), registered in this test's installation."""
+    """A private copy of a built project, registered in this test's installation, its state applied again here.
+
+    The copied state was stamped by the installation the module's fixture ran under, so to this test's it is a
+    state copied from another installation, which is refused: `migrate apply` rebuilds it as this one's. The
+    index stays current, since a state's hash depends only on the migrations that made it.
+    """
     shutil.copytree(source, destination)
     registry.register(destination, project_id)
+    apply_migrations(destination)
     return destination
 
 

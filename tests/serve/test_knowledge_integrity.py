@@ -15,8 +15,10 @@ from knowledge.apply import apply_migrations
 from knowledge.index import build_index
 from knowledge.integrity import INTEGRITY_KEY, INTEGRITY_REMEDY
 from knowledge.state import POINTER_NAME
+from knowledge.state_stamp import stamp_state
 from tests.knowledge.authoring import copy_sample
 from tests.serve.knowledge_support import answer, refusal, registered_copy
+from theurian.installation import build_stamp_secret
 
 SENTINEL = "\x00damaged"
 STATE = Path(".theurian/state")
@@ -124,16 +126,33 @@ def test_a_pointer_that_over_counts_sets_the_key_and_apply_clears_it(demo: Path)
     assert status["appliedMigrations"] == 2 and "integrity" not in status
 
 
-def test_a_sentinel_in_item_id_is_the_one_undetected_under_report(demo: Path) -> None:
-    # Neither count moves: the row keeps its project and status. The contract records this residual.
+DAMAGE_REFUSAL = ("Project 'demo' could not be fully read: its derived state disagrees with its own records about "
+                  f"what it holds. {INTEGRITY_REMEDY}")
+
+
+def test_a_sentinel_in_item_id_that_no_count_sees_is_refused_by_the_stamp(demo: Path) -> None:
+    # Neither count moves (the row keeps its project and status): this was the contract's one undetected
+    # under-report; the stamp's row digest now refuses it on every tool, and the integrity cure cures it.
     damage(demo, "UPDATE knowledge_items SET item_id = ? WHERE item_id = 'architecture.auth-policy'", SENTINEL)
-    status = answer("knowledge.status", {"projectId": "demo"})
-    assert status["itemCount"] == 2 and "integrity" not in status
+    assert refusal("knowledge.status", {"projectId": "demo"}) == DAMAGE_REFUSAL
+    assert refusal("knowledge.search", {"projectId": "demo", "query": "gateway"}) == DAMAGE_REFUSAL
+    apply_migrations(demo)
+    assert answer("knowledge.status", {"projectId": "demo"})["itemCount"] == 2
+
+
+def _restamped(root: Path) -> None:
+    """What a build that wrote the damage itself would leave: the damaged rows under this installation's stamp."""
+    pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
+    with sqlite3.connect(root / STATE / pointer["stateFile"]) as connection:
+        connection.execute("DELETE FROM build_stamp")
+        stamp_state(connection, build_stamp_secret())
 
 
 def test_a_revision_pointer_naming_another_items_revision_is_refused_not_served(demo: Path) -> None:
     damage(demo, "UPDATE knowledge_items SET current_revision_id = '01K1A0000000000000000000R2' "
                  "WHERE item_id = 'architecture.auth-policy'")
+    assert refusal("knowledge.get", {"projectId": "demo", "itemId": "architecture.auth-policy"}) == DAMAGE_REFUSAL
+    _restamped(demo)  # past the stamp, the item -> revision consistency guard still refuses it
     text = refusal("knowledge.get", {"projectId": "demo", "itemId": "architecture.auth-policy"})
     assert "names a revision of another item" in text
 

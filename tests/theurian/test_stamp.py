@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from projection.stamp import RowDigest, StampFields, compute_stamp, new_build_id, verify_stamp
+from theurian.stamp import RowDigest, StampFields, compute_stamp, new_build_id, verify_stamp
 
 SECRET = b"k" * 32
 

@@ -5,7 +5,7 @@ nothing about a planted file need be malformed. The stamp is what tells a store 
 arrived: it is an HMAC-SHA256, keyed by the installation's secret
 (`theurian.installation.build_stamp_secret()`, kept outside every repository), over named fields:
 
-    store            which kind of store ("findings", "review", …): a stamp cannot move between kinds
+    store            which kind of store ("findings", "review", "knowledge"): a stamp cannot move between kinds
     schema_version   the store layout the build wrote; a reader refuses any version but its own (stale)
     format_version   the version of the source format the build read (trailer grammar, evidence format)
     build_id         unique per build
