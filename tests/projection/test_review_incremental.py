@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from evidence.lake import Lake
 from projection.review_build import build_review_store
-from projection.review_reuse import RACY_NS
+from projection.review_reuse import FILES_DIR, RACY_NS
 from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, store_path
 from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
+from tests.support.fake_model import write_fake_model
+from theurian.installation import HOME_OVERRIDE_ENV, installation_config_path, state_dir
 
 REPOSITORIES = ("Acme/Alpha", "Acme/Beta")
 
@@ -116,5 +119,28 @@ def test_without_a_store_to_replace_every_file_is_read(tmp_path: Path) -> None:
     root, records, _ = _lake(tmp_path)
     build_review_store(root)
     store_path(root).unlink()
+    summary = build_review_store(root)
+    assert (summary.records, summary.records_reused) == (len(records), 0)
+
+
+def test_a_store_built_with_another_model_lends_no_record(tmp_path: Path) -> None:
+    root, records, _ = _lake(tmp_path)
+    config = installation_config_path()
+    config.parent.mkdir(parents=True)
+    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
+    build_review_store(root)
+    config.unlink()  # the installation is back on the bundled model: the store is superseded
+    summary = build_review_store(root)
+    assert (summary.records, summary.records_reused, summary.reused) == (len(records), 0, 0)
+
+
+def test_a_store_and_file_record_carried_to_another_installation_lend_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root, records, _ = _lake(tmp_path)
+    build_review_store(root)
+    carried = state_dir() / FILES_DIR
+    other = tmp_path / "other-installation"
+    monkeypatch.setenv(HOME_OVERRIDE_ENV, str(other))
+    shutil.copytree(carried, state_dir() / FILES_DIR)  # the record too, as a copied home folder would carry it
     summary = build_review_store(root)
     assert (summary.records, summary.records_reused) == (len(records), 0)
