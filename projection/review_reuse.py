@@ -29,11 +29,12 @@ import contextlib
 import hashlib
 import hmac
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+import duckdb
 import orjson
 
 from evidence.lake_read import FileIdentity, LakeEntry
@@ -124,7 +125,10 @@ def unchanged(entries: Sequence[LakeEntry], recorded: RecordedFiles | None) -> t
 def take_over(root: Path, recorded: RecordedFiles, entries: Sequence[LakeEntry],
               seen: dict[str, LastSeen]) -> list[Projected] | None:
     """The rows of `entries` rebuilt from the store they were recorded with; None when the store at the path is
-    not that store (or cannot be verified, or lacks one of them): the caller reads them from the lake instead."""
+    not that store (or cannot be verified, or lacks one of them): the caller reads them from the lake instead.
+
+    The texts are streamed in ordinal order and each record assembled as its last text arrives, so the old
+    store's texts are never held beside the rows rendered from them."""
     try:
         store = open_store(root)
     except (ReviewStoreUnavailable, PathEscapeError):
@@ -136,18 +140,42 @@ def take_over(root: Path, recorded: RecordedFiles, entries: Sequence[LakeEntry],
         if stamp != [(recorded.build_id, recorded.stamp)]:
             return None
         fields = {row[0]: row[1:] for row in cursor.execute(
-            f"SELECT ordinal, {', '.join(STORED_FIELDS)} FROM s.records"  # noqa: S608 - our own names
+            f"SELECT ordinal, {', '.join(STORED_FIELDS)} FROM s.records ORDER BY ordinal"  # noqa: S608 - our own names
         ).fetchall() if row[1] in wanted}
-        texts: dict[int, list[tuple[str, str]]] = {ordinal: [] for ordinal in fields}
-        for ordinal, channel, body in cursor.execute(
-                "SELECT ordinal, channel, body FROM s.texts ORDER BY ordinal, position").fetchall():
-            held = texts.get(ordinal)
-            if held is not None:
-                held.append((channel, body))
+        if len(fields) != len(wanted):
+            return None
+        cursor.execute("SELECT ordinal, channel, body FROM s.texts ORDER BY ordinal, position")
+        return _assembled(fields, _texts_in_order(cursor), seen)
     except READ_FAULTS:
         return None
     finally:
         cursor.close()
-    if len(fields) != len(wanted):
-        return None
-    return [assemble(values, texts[ordinal], seen.get(values[0])) for ordinal, values in fields.items()]
+
+
+def _texts_in_order(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[int, list[tuple[str, str]]]]:
+    """(ordinal, its (channel, text) pairs in position order) for each ordinal holding texts, ascending."""
+    current: int | None = None
+    held: list[tuple[str, str]] = []
+    while batch := cursor.fetchmany(8192):
+        for ordinal, channel, body in batch:
+            if ordinal != current:
+                if current is not None:
+                    yield current, held
+                current, held = ordinal, []
+            held.append((channel, body))
+    if current is not None:
+        yield current, held
+
+
+def _assembled(fields: dict[int, tuple[Any, ...]], texts: Iterator[tuple[int, list[tuple[str, str]]]],
+               seen: dict[str, LastSeen]) -> list[Projected]:
+    """Each wanted record (`fields`, by ordinal, ascending) assembled with its texts; a record holding no text
+    (a thread whose comments are all gone) has none."""
+    rows = []
+    pending = next(texts, None)
+    for ordinal, values in fields.items():
+        while pending is not None and pending[0] < ordinal:
+            pending = next(texts, None)
+        own = pending[1] if pending is not None and pending[0] == ordinal else []
+        rows.append(assemble(values, own, seen.get(values[0])))
+    return rows

@@ -30,6 +30,7 @@ def _records(count: int) -> list[dict[str, Any]]:
         records.append(pull_request(repository, n, f"PR_{n}", title=f"change {n}", body=f"retry the lock {n}"))
         records.append(review(repository, n, f"PRR_{n}", body=f"please take lock {n} first"))
         records.append(thread(repository, n, f"PRRT_{n}", bodies=(f"cache {n} is stale", "agreed")))
+    records.append(thread(REPOSITORIES[0], 2, "PRRT_silent", bodies=()))  # a thread holding no text at all
     return records
 
 
@@ -55,7 +56,7 @@ def _tables(root: Path) -> dict[str, Any]:
 
 def _lake(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], list[str]]:
     root = new_project(tmp_path / "p")
-    records = _records(3 * BLOCK_RECORDS)  # 576 records: several word blocks per repository
+    records = _records(3 * BLOCK_RECORDS)  # 577 records: several word blocks per repository
     paths = write_lake(root, records)
     _settled(root)
     return root, records, paths
