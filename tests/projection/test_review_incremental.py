@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,9 @@ import pytest
 
 from evidence.lake import Lake
 from projection.review_build import build_review_store
-from projection.review_reuse import FILES_DIR, RACY_NS
+from projection.review_reuse import FILES_DIR
 from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, store_path
-from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
+from tests.projection.review_records import new_project, pull_request, review, settle, thread, write_lake
 from tests.support.fake_model import write_fake_model
 from theurian.installation import HOME_OVERRIDE_ENV, installation_config_path, state_dir
 
@@ -34,15 +33,6 @@ def _records(count: int) -> list[dict[str, Any]]:
     return records
 
 
-def _settled(root: Path) -> None:
-    """Wait (bounded) until every record file is older than the racy window, so a build records all of them."""
-    newest = max(max(p.lstat().st_mtime_ns, p.lstat().st_ctime_ns) for p in (root / ".theurian/review").rglob("*.json"))
-    deadline = time.monotonic() + 10
-    while time.time_ns() <= newest + RACY_NS:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)  # polling the clock, bounded by the deadline above
-
-
 def _tables(root: Path) -> dict[str, Any]:
     """Every digested table's rows in stamped order, and the stamp's count and digest (not its build id)."""
     with duckdb.connect(":memory:") as connection:
@@ -58,7 +48,7 @@ def _lake(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], list[str]]:
     root = new_project(tmp_path / "p")
     records = _records(3 * BLOCK_RECORDS)  # 577 records: several word blocks per repository
     paths = write_lake(root, records)
-    _settled(root)
+    settle(root)
     return root, records, paths
 
 
