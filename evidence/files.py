@@ -1,10 +1,10 @@
 """Reading a file of the evidence lake safely: only a regular file, never blocking, never following a link out
 of the lake, never more than MAX_RECORD_FILE_BYTES (SEC-7).
 
-The one implementation behind the lake's reference reader (`evidence.lake`, run manifests) and the build's bulk
-reader (`projection.review_lake`): resolve a link only inside the lake, `lstat` what it names, open it
-non-blocking and without following a link at its leaf, and check the open descriptor again, so a FIFO or link
-swapped in between the check and the open is refused rather than waited on or followed.
+The one implementation behind the lake's one reader (`evidence.lake_read`: record files and run manifests):
+resolve a link only inside the lake, `lstat` what it names, open it non-blocking and without following a link at
+its leaf, and check the open descriptor again, so a FIFO or link swapped in between the check and the open is
+refused rather than waited on or followed.
 """
 
 from __future__ import annotations

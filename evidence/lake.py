@@ -1,7 +1,8 @@
 """The evidence lake on disk: `.theurian/review/sha256-<hex>/<kind>/<key>.<mask>.json`, `runs/<runId>.json`.
 
 Writes are durable (temp, fsync, replace, fsync directory) and idempotent: a record whose canonical bytes are
-already on disk is not rewritten. Nothing here talks to the network; nothing here deletes a record.
+already on disk is not rewritten. Nothing here talks to the network; nothing here deletes a record. Every read
+of record files and run manifests goes through the lake's one reader, `evidence.lake_read` and `lake_runs`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import orjson
 
-from evidence.errors import EvidenceError, LakeBusyError, RecordInvalidError
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
+from evidence.errors import EvidenceError, LakeBusyError
+from evidence.files import NotRegularFile
+from evidence.lake_read import RUNS_DIR, key_of, kind_entries, read_entry_bytes
+from evidence.lake_runs import ManifestScan, read_manifests
 from evidence.records import (
     KINDS,
     REPOSITORY_FOLDER_PATTERN,
@@ -34,8 +37,6 @@ from theurian.durable import fsync_directory, write_bytes_durably
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.folder_lock import folder_held
 from theurian.project import REVIEW_DIR
-
-RUNS_DIR: Final = "runs"
 
 
 class Outcome(StrEnum):
@@ -69,26 +70,6 @@ class PreparedRecord:
 
     def result(self) -> PutResult:
         return PutResult(self.outcome, self.relative, content_hash(self.data))
-
-
-@dataclass(frozen=True)
-class ManifestScan:
-    """What `runs/` holds: every readable, valid manifest (oldest run first), and the project-relative paths of
-    the `*.json` entries skipped because they are not regular files inside the lake (a directory, a FIFO or
-    other special file, a symlink leading out of the lake or nowhere) or cannot be read."""
-
-    manifests: list[dict[str, Any]]
-    unreadable: list[str]
-
-
-def _read_manifest_file(lake_root: Path, relative: str) -> bytes | None:
-    """The bytes of the run manifest at `relative` if it is a regular file (or a link to one) inside `lake_root`, of
-    at most MAX_MANIFEST_FILE_BYTES; else None (`evidence.files.read_regular`: a directory, FIFO or device is
-    never opened, a link out never followed)."""
-    try:
-        return read_regular(lake_root, relative, MAX_MANIFEST_FILE_BYTES)
-    except (NotRegularFile, OSError):
-        return None
 
 
 def _names_folder(repository: str, folder: str) -> bool:
@@ -219,30 +200,9 @@ class Lake:
         return self.scan_manifests().manifests
 
     def scan_manifests(self) -> ManifestScan:
-        """Every readable, valid run manifest, oldest run first, and the `runs/` entries skipped as unreadable.
-
-        Only regular files inside the lake are read (SEC-7): an entry that is a directory, a FIFO, a link out of
-        the lake is skipped and named, never opened or trusted. A file that is not a valid manifest is skipped.
-        """
-        folder = self._resolve(RUNS_DIR)
-        if not folder.is_dir():
-            return ManifestScan([], [])
-        lake_root = self._resolve("")
-        found, unreadable = [], []
-        for entry in sorted(folder.iterdir()):
-            if entry.name.startswith(".") or not entry.name.endswith(".json"):
-                continue
-            data = _read_manifest_file(lake_root, f"{RUNS_DIR}/{entry.name}")
-            if data is None:
-                unreadable.append(f"{REVIEW_DIR}/{RUNS_DIR}/{entry.name}")
-                continue
-            try:
-                manifest = orjson.loads(data)
-                validate_manifest(manifest, path=f"{RUNS_DIR}/{entry.name}")
-            except (orjson.JSONDecodeError, RecordInvalidError):
-                continue
-            found.append(manifest)
-        return ManifestScan(found, unreadable)
+        """Every readable, valid run manifest, oldest run first, and the `runs/` entries skipped
+        (`evidence.lake_runs.read_manifests`, the one reader the build and `review status` share)."""
+        return read_manifests(self.project_root)
 
     def last_completed_run(self, repository: str) -> dict[str, Any] | None:
         folder = repository_folder(repository)
@@ -267,10 +227,10 @@ class Lake:
         folder that cannot be listed (linked out of the lake, not a folder, permission denied) counts 0 and is
         named in `unreadable`, project-relative."""
         counts = {}
+        root = self._resolve("")
         for kind in KINDS:
             try:
-                path = self._resolve(f"{folder}/{kind}")
-                names = [e.name for e in path.iterdir()] if path.is_dir() else []
+                names = [entry.name for entry in kind_entries(root, folder, kind)]
             except (TheurianError, OSError):
                 names = []
                 if unreadable is not None:
@@ -306,76 +266,17 @@ class Lake:
         root = self._resolve("")
         for kind in KINDS:
             try:
-                path = self._resolve(f"{folder}/{kind}")
-                names = sorted(e.name for e in path.iterdir()) if path.is_dir() else []
+                entries = kind_entries(root, folder, kind)
             except (TheurianError, OSError):  # linked out of the lake, or unreadable: names nothing
                 continue
-            for name in names:
-                if key_from_file_name(name) is None:
+            for entry in entries:
+                if key_of(entry.name) is None:
                     continue
                 try:
-                    record = orjson.loads(read_regular(root, f"{folder}/{kind}/{name}"))
+                    record = orjson.loads(read_entry_bytes(root, entry))
                 except (NotRegularFile, OSError, orjson.JSONDecodeError):
                     continue
                 repository = record.get("repository") if isinstance(record, dict) else None
                 if isinstance(repository, str) and _names_folder(repository, folder):
                     return repository
         return None
-
-
-@dataclass(frozen=True)
-class LakeEntry:
-    """One record file as the reader found it: `record` when valid, else `error` naming what is wrong."""
-
-    record_path: str
-    record: dict[str, Any] | None
-    error: str | None
-
-
-def iter_lake(project_root: Path) -> Iterator[LakeEntry]:
-    """Every record file in the lake, in sorted path order, parsed and validated.
-
-    A bad file is yielded with its error (never raised) so a caller can report it by path and go on. Checked:
-    folder and file names, JSON, schema, and that the record's repository, kind and key match its path.
-    Temp files a killed writer left (`.<name>.<random>.tmp`) and `runs/` are not record files and are skipped.
-    """
-    root = resolve_inside(project_root, REVIEW_DIR)
-    if not root.is_dir():
-        return
-    for repo_dir in sorted(root.iterdir()):
-        if repo_dir.name == RUNS_DIR or repo_dir.name.startswith("."):
-            continue
-        if not REPOSITORY_FOLDER_PATTERN.fullmatch(repo_dir.name) or not repo_dir.is_dir():
-            yield LakeEntry(repo_dir.name, None, "not a repository folder (sha256-<hex>)")
-            continue
-        for kind_dir in sorted(repo_dir.iterdir()):
-            if kind_dir.name not in KINDS or not kind_dir.is_dir():
-                yield LakeEntry(f"{repo_dir.name}/{kind_dir.name}", None, "not a record kind folder")
-                continue
-            for entry in sorted(kind_dir.iterdir()):
-                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
-                    continue
-                yield _read_entry(project_root, f"{repo_dir.name}/{kind_dir.name}/{entry.name}")
-
-
-def _read_entry(project_root: Path, relative: str) -> LakeEntry:
-    folder, kind, name = relative.split("/")
-    key = key_from_file_name(name)
-    if key is None:
-        return LakeEntry(relative, None, "file name is not <recordKey>.<case mask>.json")
-    try:
-        record = orjson.loads(read_regular(resolve_inside(project_root, REVIEW_DIR), relative))
-    except NotRegularFile as exc:
-        return LakeEntry(relative, None, exc.reason)
-    except (OSError, orjson.JSONDecodeError, TheurianError) as exc:
-        return LakeEntry(relative, None, f"unreadable: {type(exc).__name__}")
-    if not isinstance(record, dict):
-        return LakeEntry(relative, None, "not a JSON object")
-    try:
-        validate_record(record, path=relative)
-    except RecordInvalidError as exc:
-        return LakeEntry(relative, None, exc.message)
-    same_place = repository_folder(record["repository"]) == folder
-    if record["kind"] != kind or record["recordKey"] != key or not same_place:
-        return LakeEntry(relative, None, "repository, kind or key does not match the record's path")
-    return LakeEntry(relative, record, None)

@@ -19,13 +19,15 @@ from typing import Any, Final
 import orjson
 
 from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
-from evidence.files import NotRegularFile, read_regular
-from evidence.lake import Lake, iter_lake
-from evidence.records import KINDS, canonical_bytes, key_from_file_name
+from evidence.files import NotRegularFile
+from evidence.lake import Lake
+from evidence.lake_read import iter_records, key_of, kind_entries, read_entry_bytes
+from evidence.records import KINDS, canonical_bytes
 from evidence.redaction import REDACTIONS_FIELD, screen
 from evidence.validation import validate_record
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory, write_bytes_durably
+from theurian.errors import TheurianError
 from theurian.hidden_characters import CLASSES, classes_in
 from theurian.project import REVIEW_DIR
 
@@ -65,7 +67,7 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
         return report
     with lake.writing():
         _sweep(review)
-        for entry in iter_lake(project_root):
+        for entry in iter_records(project_root):
             if entry.record is None:
                 report.skipped.append(entry.record_path)
                 continue
@@ -128,16 +130,15 @@ def content_counts(project_root: Path, folder: str) -> ContentCounts:
     counts = ContentCounts()
     review = resolve_inside(project_root, REVIEW_DIR)
     for kind in KINDS:
-        kind_dir = review / folder / kind
         try:
-            names = sorted(e.name for e in kind_dir.iterdir()) if kind_dir.is_dir() else []
-        except OSError:
+            entries = kind_entries(review, folder, kind)
+        except (TheurianError, OSError):
             continue
-        for name in names:
-            if key_from_file_name(name) is None:
+        for entry in entries:
+            if key_of(entry.name) is None:
                 continue
             try:
-                record = orjson.loads(read_regular(review, f"{folder}/{kind}/{name}"))
+                record = orjson.loads(read_entry_bytes(review, entry))
             except (NotRegularFile, OSError, orjson.JSONDecodeError):
                 continue
             if not isinstance(record, dict):

@@ -22,10 +22,10 @@ from typing import Any, Final
 import duckdb
 import orjson
 
-from evidence.files import NotRegularFile, read_opened
+from evidence.files import NotRegularFile
+from evidence.lake_read import read_record_file
 from evidence.records import FILE_NAME_PATTERN, KIND_PULL_REQUEST, KIND_REVIEW_THREAD, content_hash
 from knowledge.errors import KnowledgeError
-from projection.review_lake import lake_path
 from projection.review_store import ReviewStoreUnavailable, open_store
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
@@ -104,9 +104,8 @@ def _read(lake: Path, record_path: str, stored_hash: str, kind: str, repository:
     since (a thread's state, a pull request's CI outcome, a comment) makes it stale."""
     if RECORD_PATH.fullmatch(record_path) is None:
         raise ReviewStoreUnavailable("damaged: a stored record path does not match the record-path pattern")
-    path = lake_path(lake, record_path)  # PathEscapeError: named project-relative, with the cure for source
     try:
-        data = read_opened(path)
+        data = read_record_file(lake, record_path)  # PathEscapeError: named project-relative, the cure for source
     except (NotRegularFile, OSError) as exc:
         raise ReviewStoreUnavailable(f"stale: record file unreadable ({type(exc).__name__})") from exc
     found_hash = content_hash(data)

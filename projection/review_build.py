@@ -6,7 +6,8 @@ into its rows (`review_rows`) — by this process and, for a large lake, forked 
 the total order and written as newline-delimited JSON into a temp folder beside the store, digested as written,
 each file bulk-loaded by DuckDB while the next is written (`review_load`; docs/review-search.md has the
 measurements that chose this route). The file is stamped, fsynced and swapped in with `os.replace`: a reader
-holding the old store is never disturbed, and a failed build leaves the old store exactly as it was.
+holding the old store is never disturbed, and a failed build leaves the old store exactly as it was. A record
+whose file is unchanged since the store being replaced was built is taken over from it (`review_reuse`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import gc
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,11 +25,13 @@ from typing import Final
 
 import duckdb
 
+from evidence.lake_read import LakeEntry, read_entry, scan_records
+from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.review_digest import LineDigest, remember_verified
-from projection.review_lake import LakeEntry, LastSeen, last_seen, read_entry, scan_lake
 from projection.review_load import loading, write_rows
 from projection.review_pairs import build_pairs
+from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
 from projection.review_rows import Projected, project
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
@@ -74,10 +78,14 @@ class BuildSummary:
     processes: int = 1  # how many processes read the lake
     embedded: int = 0  # vectors made by this build
     reused: int = 0  # vectors taken over from the store it replaced (records whose file is unchanged)
+    records_reused: int = 0  # records taken over from the store it replaced, their files not read
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
         readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
+        if self.records_reused:
+            lines.append(f"records: {self.records - self.records_reused} read from the lake, {self.records_reused} "
+                         "unchanged taken over from the store it replaces")
         lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
@@ -103,8 +111,12 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def build_review_store(root: Path, processes: int | None = None) -> BuildSummary:
+def build_review_store(root: Path, processes: int | None = None, *, full: bool = False) -> BuildSummary:
     """Rebuild the review store of the project at `root` from its evidence lake.
+
+    Incremental unless `full`: a record whose file is unchanged since the store this build replaces was built
+    (by file identity, `projection.review_reuse`) is taken over from that store rather than read again; the store
+    is the same either way.
 
     `processes`: how many processes read the lake (this one and forked children, `theurian.forked`); by
     default one per usable CPU for a lake large enough to repay the forks. The store is the same either way.
@@ -122,7 +134,7 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
     """
     with watching_interrupts() as interrupts:
         try:
-            return _build(root, processes, interrupts)
+            return _build(root, processes, interrupts, full)
         except Exception as exc:
             # A Ctrl-C that reached a DuckDB statement comes back as DuckDB's own error (an InterruptException,
             # or a RuntimeError "Query interrupted" when DuckDB polled the handler): it is still the interrupt.
@@ -131,10 +143,49 @@ def build_review_store(root: Path, processes: int | None = None) -> BuildSummary
             raise
 
 
-def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSummary:
+def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool) -> BuildSummary:
     target = publish_path(root)
     secret = build_stamp_secret()
     lake = resolve_inside(root, REVIEW_DIR)
+    _refuse_unbuildable(lake, target)
+    runs = read_manifests(root)
+    seen = last_seen(runs.manifests)
+    skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in runs.skipped]
+    with _collector_paused():
+        scan_started = time.time_ns()
+        entries, problems = scan_records(root, identities=True)
+        skipped += [(f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid") for found in problems]
+        recorded = None if full else recorded_files(target, secret)
+        same, changed = unchanged(entries, recorded)
+        forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
+        wanted = processes if processes is not None else _default_processes(len(changed), forking)
+        projected, bad, readers = _read(lake, changed, seen, wanted if forking else 1)
+        interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
+        reused = take_over(root, recorded, same, seen) if recorded is not None and same else []
+        if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
+            reused = []
+            rows, more, _ = _read(lake, same, seen, 1)
+            projected += rows
+            bad += more
+        projected += reused
+        skipped += bad
+        projected.sort(key=lambda item: item.sort_key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+        sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
+        build_id = new_build_id()
+        model = load_model()
+        previous = previous_vectors(root, model.identity)
+        counts = Embedded()
+        embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
+        texts, stamp = _write_store(target, projected, build_id, secret, interrupts, embeddings)
+    remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3] for item in projected}, scan_started)
+    skipped.sort()
+    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, readers,
+                        counts.embedded, counts.reused, len(reused))
+
+
+def _refuse_unbuildable(lake: Path, target: Path) -> None:  # raises as `build_review_store` says
     if os.path.lexists(lake) and not lake.is_dir():
         raise ReviewLakeNotAFolder(
             f"{REVIEW_DIR} is not a folder, so there is no evidence lake to build from; the store was left as it "
@@ -145,37 +196,22 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSu
             f"{STORE_RELATIVE} is a folder, so no store can be put in its place; nothing was built. Remove it "
             f"(`rm -r {STORE_RELATIVE}`: derived state, nothing authored is lost), then run `theurian review build`."
         )
-    seen, skipped = last_seen(root)
-    skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in skipped]
-    with _collector_paused():
-        entries, problems = scan_lake(root)
-        skipped += [(f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid") for found in problems]
-        forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
-        wanted = processes if processes is not None else _default_processes(len(entries), forking)
-        shares = _shares(entries, wanted if forking else 1)
 
-        def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
-            return _read_share(lake, share, seen)
 
-        projected: list[Projected] = []
-        shared = map_shares(read_share, shares)
-        interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
-        for rows, bad in shared.results:
-            projected += rows
-            skipped += bad
-        projected.sort(key=lambda item: item.sort_key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
-        sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
-        build_id = new_build_id()
-        model = load_model()
-        previous = previous_vectors(root, model.identity)
-        counts = Embedded()
-        embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
-        texts = _write_store(target, projected, build_id, secret, interrupts, embeddings)
-    skipped.sort()
-    return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes,
-                        counts.embedded, counts.reused)
+def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen],
+          processes: int) -> tuple[list[Projected], list[tuple[str, str]], int]:
+    """`entries` read, checked and rendered by `processes` processes: (rows, files skipped and why, processes)."""
+
+    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
+        return _read_share(lake, share, seen)
+
+    projected: list[Projected] = []
+    skipped: list[tuple[str, str]] = []
+    shared = map_shares(read_share, _shares(entries, processes))
+    for rows, bad in shared.results:
+        projected += rows
+        skipped += bad
+    return projected, skipped, shared.processes
 
 
 def _default_processes(files: int, forking: bool) -> int:
@@ -216,7 +252,7 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
-                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes]) -> int:
+                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes]) -> tuple[int, str]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -247,7 +283,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)
-    return text_count
+    return text_count, stamp
 
 
 def remove_stale_wal(target: Path) -> None:

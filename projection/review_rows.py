@@ -23,8 +23,8 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
+from evidence.lake_runs import LastSeen
 from evidence.records import KIND_PULL_REQUEST, KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
-from projection.review_lake import LastSeen
 from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
 from projection.trailers import ascii_fold
 
@@ -65,33 +65,51 @@ def fold(text: str) -> str:
     return text.lower() if text.isascii() else ascii_fold(text)
 
 
+# The stored fields of a record row besides its ordinal and what the build derives (last seen, lead position), in
+# the `records` column order: what `project` takes from a record and `assemble` takes from a store it replaces.
+STORED_FIELDS: Final = (
+    "record_path", "record_key", "kind", "provider", "repository", "pull_request", "thread_state", "file_path",
+    "source_uri", "author_id", "author_login", "content_sha256",
+)
+
+
 def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, content_sha256: str) -> Projected:
     """The rows of one validated record found at `record_path`, whose file's bytes hash to `content_sha256`."""
     kind = record["kind"]
-    texts = _texts(kind, record)
     author = _author(kind, record)
-    lead = next((index for index, (_, text) in enumerate(texts) if text), None)
     is_thread = kind == KIND_REVIEW_THREAD
     # JSON Schema counts an integral float (1.0) as an integer, so a valid record may hold one: stored as the int.
-    pull_request = int(record["pullRequest"])
+    fields = (record_path, record["recordKey"], kind, record["provider"], record["repository"],
+              int(record["pullRequest"]), record["state"] if is_thread else None,
+              record["path"] if is_thread else None, record["sourceUri"], author.get("id") if author else None,
+              author.get("login") if author else None, content_sha256)
+    return assemble(fields, _texts(kind, record), seen)
+
+
+def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: LastSeen | None) -> Projected:
+    """The rows of one record from its `STORED_FIELDS` values and its (channel, text) pairs in position order:
+    `project`'s, and an incremental build's for a record the store it replaces holds (the same bytes either way)."""
+    (record_path, record_key, kind, provider, repository, pull_request, thread_state, file_path, source_uri,
+     author_id, author_login, content_sha256) = fields
+    lead = next((index for index, (_, text) in enumerate(texts) if text), None)
     row = {
         "record_path": record_path,
-        "record_key": record["recordKey"],
+        "record_key": record_key,
         "kind": kind,
-        "provider": record["provider"],
-        "repository": record["repository"],
+        "provider": provider,
+        "repository": repository,
         "pull_request": pull_request,
-        "thread_state": record["state"] if is_thread else None,
-        "file_path": record["path"] if is_thread else None,
-        "source_uri": record["sourceUri"],
-        "author_id": author.get("id") if author else None,
-        "author_login": author.get("login") if author else None,
+        "thread_state": thread_state,
+        "file_path": file_path,
+        "source_uri": source_uri,
+        "author_id": author_id,
+        "author_login": author_login,
         "last_seen_run_id": seen.run_id if seen else None,
         "last_seen_at": seen.at if seen else None,
         "lead_position": lead,
         "content_sha256": content_sha256,
     }
-    sort_key = (record["repository"], pull_request, _KIND_ORDER[kind], record_path)
+    sort_key = (repository, pull_request, _KIND_ORDER[kind], record_path)
     words: set[str] = set()
     tails = []
     for position, (channel, text) in enumerate(texts):

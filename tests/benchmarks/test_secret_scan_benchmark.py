@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from evidence.content_policy import ContentPolicy
-from evidence.lake import Lake, iter_lake
+from evidence.lake import Lake
+from evidence.lake_read import iter_records
 from evidence.redaction import screen
 from ingest.client import GitHubClient
 from ingest.run import RepositoryRun, RunOptions
@@ -46,7 +47,7 @@ def test_the_scanners_cost_per_hundred_thousand_records_beside_the_ingests_own(t
             elapsed, records = _ingest(tmp_path / f"{name}-{round_}", corpus, name)
             times[name].append(elapsed)
     off, redact = min(times["off"]), min(times["redact"])
-    stored = [e.record for e in iter_lake(tmp_path / "off-0") if e.record is not None]
+    stored = [e.record for e in iter_records(tmp_path / "off-0") if e.record is not None]
     policy = ContentPolicy("redact", False, frozenset(), b"s" * 32)
     started = time.perf_counter()
     for record in stored:

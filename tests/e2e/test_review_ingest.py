@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from evidence.lake import Lake, iter_lake
+from evidence.lake import Lake
+from evidence.lake_read import iter_records
 from evidence.records import derive_thread_state
 from ingest import allowlist
 from tests.e2e.review_ingest_support import (
@@ -66,7 +67,7 @@ def fake(corpus: dict[str, Any]) -> Iterator[FakeGitHub]:
 
 
 def records(project: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_lake(project) if e.record}
+    return {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_records(project) if e.record}
 
 
 def expected_state(thread: dict[str, Any]) -> str:
@@ -79,7 +80,7 @@ def expected_state(thread: dict[str, Any]) -> str:
 def test_every_pull_request_review_thread_and_comment_lands_with_the_right_state(
         ingested: tuple[Path, FakeGitHub, Any], corpus: dict[str, Any]) -> None:
     project, _, _ = ingested
-    entries = list(iter_lake(project))
+    entries = list(iter_records(project))
     assert [e.error for e in entries if e.error] == []
     stored = records(project)
     pulls = corpus["repositories"][0]["pullRequests"]

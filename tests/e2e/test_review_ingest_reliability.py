@@ -14,7 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
-from evidence.lake import Lake, iter_lake
+from evidence.lake import Lake
+from evidence.lake_read import iter_records
 from evidence.validation import validate_manifest
 from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files
 from tests.support.fake_github import FakeGitHub
@@ -48,7 +49,7 @@ def reference(module_installation: Installation, tmp_path_factory: pytest.TempPa
 
 
 def assert_lake_readable(project: Path) -> None:
-    assert [e.error for e in iter_lake(project) if e.error] == []
+    assert [e.error for e in iter_records(project) if e.error] == []
     for path in (project / ".theurian" / "review").glob("runs/*.json"):
         validate_manifest(orjson.loads(path.read_bytes()))
 

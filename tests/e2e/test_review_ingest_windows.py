@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from evidence.lake import Lake, iter_lake
+from evidence.lake import Lake
+from evidence.lake_read import iter_records
 from tests.e2e.review_ingest_support import copy_project, ingest, record_files, small_corpus
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import ALICE, PUBLIC_REPOSITORY, load_fixture
@@ -30,7 +31,7 @@ def pulls(fake: FakeGitHub) -> list[dict[str, Any]]:
 
 
 def stored(project: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_lake(project) if e.record}
+    return {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_records(project) if e.record}
 
 
 def only_run(result: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from evidence.content_policy import project_salt
-from evidence.lake import iter_lake
+from evidence.lake_read import iter_records
 from evidence.redaction import PSEUDONYM_PATTERN
 from projection.review_store import STORE_RELATIVE
 from tests.e2e.review_ingest_support import copy_project, ingest, new_project, record_files, small_corpus
@@ -131,7 +131,7 @@ def test_ingesting_planted_credentials_leaves_none_under_theurian_and_the_summar
     threads = [r for r in named.values() if r["kind"] == "review-thread"]
     assert len(threads) == len(KINDS) + 1
     salt = project_salt(project)
-    records = {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_lake(project) if e.record}
+    records = {(e.record["kind"], e.record["recordKey"]): e.record for e in iter_records(project) if e.record}
     for (kind, key), entry in named.items():
         assert records[(kind, key)]["redactions"] == sorted(entry["fields"], key=lambda f: tuple(f.values()))
     split = next(r for r in threads if r["fields"][0]["fingerprint"] == fingerprint(salt, SPLIT))
@@ -207,7 +207,7 @@ def test_block_leaves_each_record_holding_a_secret_out_and_names_it(
     (run,) = orjson.loads(result.stdout)["runs"]
     blocked = {(r["kind"], r["recordKey"]) for r in run["secrets"]["records"] if r["action"] == "blocked"}
     assert len(blocked) == 3 * len(KINDS) + 1
-    stored = {(e.record["kind"], e.record["recordKey"]) for e in iter_lake(project) if e.record}
+    stored = {(e.record["kind"], e.record["recordKey"]) for e in iter_records(project) if e.record}
     assert blocked & stored == set()
     assert_no_needle(everything_under(project), ".theurian/ under block")
     # The small corpus's six pull requests and the hidden-character one (only its thread holds a secret).
@@ -272,7 +272,7 @@ def test_review_scan_redacts_and_pseudonymises_an_older_lake_even_killed_part_wa
     process.wait(timeout=30)
     reached = sum(b"participant-" in data for data in record_files(older).values())
     print(f"scan stopped by SIGKILL: {process.returncode == -signal.SIGKILL}, {reached} of {len(before)} rewritten")
-    assert [e.record_path for e in iter_lake(older) if e.record is None] == []  # every file whole, old or new
+    assert [e.record_path for e in iter_records(older) if e.record is None] == []  # every file whole, old or new
 
     done = module_installation.cli("review", "scan", "--project", str(older), check=True)
     assert done.stdout.startswith(f"scanned {len(before)} records under secrets = \"redact\": ")
@@ -294,7 +294,7 @@ def test_pseudonyms_replace_every_login_stay_stable_across_runs_and_are_served(
         first = record_files(project)
         assert ingest(module_installation, project, fake, "--full").returncode == 0
     assert record_files(project) == first
-    for entry in iter_lake(project):
+    for entry in iter_records(project):
         assert entry.record is not None
         for actor in _actors(entry.record):
             assert PSEUDONYM_PATTERN.fullmatch(actor["login"]) and actor["id"] == actor["login"]

@@ -15,7 +15,8 @@ import pytest
 import evidence.batch
 from evidence.batch import RecordBatch
 from evidence.errors import RecordInvalidError
-from evidence.lake import Lake, Outcome, iter_lake
+from evidence.lake import Lake, Outcome
+from evidence.lake_read import iter_records
 from evidence.records import canonical_bytes
 from tests.evidence.sample_lake import fixture_records
 
@@ -32,10 +33,10 @@ def test_staged_records_are_invisible_until_commit_then_all_in_place(project: Pa
     with RecordBatch(lake) as batch:
         results = [batch.put(r) for r in records]
         assert [r.outcome for r in results] == [Outcome.CREATED] * len(records)
-        assert list(iter_lake(project)) == []
+        assert list(iter_records(project)) == []
         assert all(lake.load(r["repository"], r["kind"], r["recordKey"]) is None for r in records)
         assert batch.load(records[0]["repository"], records[0]["kind"], records[0]["recordKey"]) == records[0]
-    entries = list(iter_lake(project))
+    entries = list(iter_records(project))
     assert [e.error for e in entries] == [None] * len(records)
     for result, record in zip(results, records, strict=True):
         assert (project / ".theurian" / "review" / result.record_path).read_bytes() == canonical_bytes(record)
@@ -187,7 +188,7 @@ def test_a_sigkill_between_renames_leaves_every_file_old_or_new_and_a_rerun_conv
     assert child.returncode == -signal.SIGKILL, child.stderr.decode()
     new = {lake.record_path(r["repository"], r["kind"], r["recordKey"]): canonical_bytes(r) for r in edited}
     seen = {name: data for name, data in lake_files(project).items() if not name.endswith(".tmp")}
-    assert [e.error for e in iter_lake(project) if e.error] == []
+    assert [e.error for e in iter_records(project) if e.error] == []
     assert sum(1 for name in seen if seen[name] == new[name]) == kill_after
     assert all(seen[name] in (old[name], new[name]) for name in new)
     assert lake.sweep_temporary_files(records[0]["repository"]) == len(records) - kill_after

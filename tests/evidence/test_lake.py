@@ -8,14 +8,15 @@ import orjson
 import pytest
 
 from evidence.errors import RecordInvalidError
-from evidence.lake import Lake, Outcome, iter_lake
+from evidence.lake import Lake, Outcome
+from evidence.lake_read import iter_records
 from evidence.records import canonical_bytes, repository_folder
 from tests.evidence.sample_lake import FIXTURE_LAKE, fixture_records
 
 
 def test_the_hand_written_sample_lake_reads_back_valid_and_canonical(project: Path) -> None:
     shutil.copytree(FIXTURE_LAKE, project / ".theurian" / "review")
-    entries = list(iter_lake(project))
+    entries = list(iter_records(project))
     assert len(entries) == 6
     assert [e.error for e in entries] == [None] * 6
     for entry in entries:
@@ -68,7 +69,7 @@ def test_the_reader_reports_bad_files_by_path_and_goes_on(project: Path) -> None
     moved = folder / "review-thread" / "PRRT_other.f.json"
     moved.write_bytes(next(folder.glob("review-thread/*.json")).read_bytes())
     (folder / "pull-request" / ".PR_x.3.json.abc.tmp").write_bytes(b"{")
-    entries = {e.record_path.rsplit("/", 1)[1]: e for e in iter_lake(project)}
+    entries = {e.record_path.rsplit("/", 1)[1]: e for e in iter_records(project)}
     assert entries["PR_broken.3.json"].error is not None
     assert entries["PR_wrongmask.0.json"].error is not None
     assert entries["PRRT_other.f.json"].error is not None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evidence.content_policy import ContentPolicy
-from evidence.lake import iter_lake
+from evidence.lake_read import iter_records
 from evidence.lake_scan import content_counts, scan_lake
 from evidence.records import repository_folder
 from tests.projection.review_records import pull_request, thread, write_lake
@@ -57,7 +57,7 @@ def test_block_removes_a_record_holding_a_secret_and_names_it(tmp_path: Path) ->
     root, paths = _lake(tmp_path)
     report = scan_lake(root, ContentPolicy("block", False, frozenset(), SALT), dry_run=False)
     assert report.removed == [paths[1]]
-    assert sorted(e.record_path for e in iter_lake(root)) == sorted([paths[0], paths[2]])
+    assert sorted(e.record_path for e in iter_records(root)) == sorted([paths[0], paths[2]])
 
 
 def test_an_invalid_file_is_skipped_and_named_never_rewritten(tmp_path: Path) -> None:

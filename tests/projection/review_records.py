@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,7 @@ import orjson
 
 from evidence.lake import Lake
 from evidence.records import repository_folder
+from projection.review_reuse import RACY_NS
 
 FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
 FIXTURE_REPOSITORY = "Acme/Order-Service"
@@ -68,3 +70,13 @@ def copy_fixture_lake(root: Path) -> None:
 def new_project(root: Path) -> Path:
     (root / ".theurian").mkdir(parents=True)
     return root
+
+
+def settle(root: Path) -> None:
+    """Wait (bounded) until every record file is older than the incremental build's racy window, so the next build
+    records all of them (`projection.review_reuse.RACY_NS`)."""
+    newest = max(max(p.lstat().st_mtime_ns, p.lstat().st_ctime_ns) for p in (root / ".theurian/review").rglob("*.json"))
+    deadline = time.monotonic() + 10
+    while time.time_ns() <= newest + RACY_NS:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)  # polling the clock, bounded by the deadline above

@@ -157,8 +157,8 @@ def test_a_tampered_store_is_refused_even_when_a_genuine_record_vouched_for_the_
 @settings(max_examples=500, deadline=None)
 @given(key=st.text("ABCXYZabcxyz0189_=-é.", min_size=1, max_size=14), mask=st.sampled_from(["", "0", "1f", "*"]))
 def test_the_builds_file_name_check_agrees_with_the_lakes(key: str, mask: str) -> None:
+    from evidence.lake_read import key_of
     from evidence.records import case_mask, key_from_file_name
-    from projection.review_lake import _key
 
     name = f"{key}.{case_mask(key) if mask == '*' else mask}.json"
-    assert _key(name) == key_from_file_name(name)
+    assert key_of(name) == key_from_file_name(name)

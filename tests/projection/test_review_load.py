@@ -20,9 +20,9 @@ import evidence.fast_check as fast_check
 import evidence.validation as validation
 import projection.review_build as review_build
 import projection.review_load as review_load
+from evidence.lake_runs import LastSeen
 from projection.review_build import build_review_store
 from projection.review_digest import row_line
-from projection.review_lake import LastSeen
 from projection.review_query import RecordFilter, read_records
 from projection.review_rows import fold, ordinal_line, project
 from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS, store_path

@@ -20,21 +20,27 @@ JobsOption = Annotated[int | None, typer.Option(
     help="Processes that read the lake (default: one per CPU, each with at least 5,000 files). "
          "The store is the same whatever the number.",
 )]
+FullOption = Annotated[bool, typer.Option(
+    "--full", help="Read every record file again, trusting no file identity the last build recorded. "
+                   "The store is the same either way; only slower.",
+)]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
 
 
-def build(project: ProjectOption = None, jobs: JobsOption = None, as_json: JsonOption = False) -> None:
+def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOption = False,
+          as_json: JsonOption = False) -> None:
     """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
 
     Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
     and skipped, and the build still succeeds. The new store replaces the old one atomically, so a daemon
-    serving the old store keeps serving it until it next opens the store.
+    serving the old store keeps serving it until it next opens the store. A record whose file is unchanged since
+    the last build (same device, inode, size, mtime and ctime) is taken over from the store it replaces.
     """
-    summary = run_build(project_root(project), jobs)
+    summary = run_build(project_root(project), jobs, full=full)
     typer.echo(json.dumps(build_document(summary), indent=2, ensure_ascii=False) if as_json else summary.describe())
 
 
-def run_build(root: Path, jobs: int | None = None) -> BuildSummary:
+def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> BuildSummary:
     """Build the review store of the project at `root`, escapes translated into the words the daemon uses for
     them. `review build` and `sync` both run this.
 
@@ -50,7 +56,7 @@ def run_build(root: Path, jobs: int | None = None) -> BuildSummary:
     from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
 
     try:
-        return build_review_store(root, processes=jobs)
+        return build_review_store(root, processes=jobs, full=full)
     except ReviewStoreEscapeError as exc:
         # The daemon answers the same escape with the same words: the rebuild cannot cure it, removing it can.
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
@@ -68,4 +74,5 @@ def build_document(summary: BuildSummary) -> dict[str, Any]:
         "texts": summary.texts,
         "skipped": [{"path": path, "reason": why} for path, why in summary.skipped],
         "processes": summary.processes,
+        "recordsReused": summary.records_reused,
     }

@@ -1,16 +1,20 @@
-"""Reading the evidence lake for a build: every record file, parsed with orjson and checked by the compiled
-validator, in sorted path order; and the run manifests' "last seen" facts.
+"""The one reader of the evidence lake: record files and run manifests, as `review build`, `review scan`,
+`review status` and the knowledge candidate read them.
 
-`evidence.lake.iter_lake` is the lake's reference reader; this is its bulk twin, answering the same question
-(is this file a valid record at the path it sits at?) at a fraction of the cost: one `os.scandir` per folder,
-containment checked per folder and for any file that is a symbolic link, and each record checked by
-`evidence.validation.validate_record` (`jsonschema-rs`; `jsonschema` only names what is wrong in a file it
-rejects).
+Record files. `scan_records` lists the files under `.theurian/review/`: one `os.scandir` per folder, sorted by
+name, with the file type the scan holds (no system call per file), containment checked per folder (a folder
+resolving out of the lake raises: skipping it would publish a store without that repository over a good one).
+`read_entry` reads and checks one: a regular file only (`evidence.files`), orjson, the compiled validator
+(`evidence.fast_check`; `jsonschema` only names the fault), at the place its repository, kind and key say. A bad
+file comes back with its reason, never raised. `iter_records` is the two together, in sorted path order.
+
+Run manifests are read by `evidence.lake_runs`, the same way.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,7 +23,7 @@ from typing import Any, Final, NamedTuple
 import orjson
 
 from evidence.errors import RecordInvalidError
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_opened, read_regular
+from evidence.files import NotRegularFile, read_opened, read_regular
 from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,
@@ -28,31 +32,28 @@ from evidence.records import (
     key_from_file_name,
     repository_folder,
 )
-from evidence.validation import validate_manifest, validate_record
+from evidence.validation import validate_record
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
-RUNS_DIR: Final = "runs"
+RUNS_DIR: Final = "runs"  # run manifests, beside the repository folders
 # A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
 _MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
     ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})
 
+# (device, inode, size, mtime ns, ctime ns) of a record file as a scan saw it, not following a link.
+FileIdentity = tuple[int, int, int, int, int]
+
 
 @dataclass(frozen=True)
 class LakeFile:
-    """One file as the build found it: `record` when valid, else `error` naming what is wrong."""
+    """One file as the reader found it: `record` when valid, else `error` naming what is wrong."""
 
     record_path: str  # relative to .theurian/review/
     record: dict[str, Any] | None
     error: str | None
     content_sha256: str | None = None  # `sha256:<hex>` of the bytes read, for a valid record
-
-
-@dataclass(frozen=True)
-class LastSeen:
-    run_id: str
-    at: str
 
 
 class LakeEntry(NamedTuple):
@@ -63,14 +64,18 @@ class LakeEntry(NamedTuple):
     name: str
     is_link: bool
     is_file: bool  # a regular file, not following a link
+    identity: FileIdentity | None = None  # only when the scan was asked for identities
 
     @property
     def relative(self) -> str:
         return f"{self.folder}/{self.kind}/{self.name}"
 
 
-def scan_lake(project_root: Path) -> tuple[list[LakeEntry], list[LakeFile]]:
+def scan_records(project_root: Path, *, identities: bool = False) -> tuple[list[LakeEntry], list[LakeFile]]:
     """Every file to read under `.theurian/review/`, sorted by path; and each folder that holds no records.
+
+    `identities`: also `lstat` each file (one system call a file) for its `FileIdentity`, which an incremental
+    build compares with the one it recorded.
 
     Raises:
         PathEscapeError: `.theurian/review`, or a repository or kind folder in it, resolves outside the lake.
@@ -91,19 +96,45 @@ def scan_lake(project_root: Path) -> tuple[list[LakeEntry], list[LakeFile]]:
             if kind.name not in KINDS or not _contained_dir(root, relative):
                 problems.append(LakeFile(relative, None, "not a record kind folder"))
                 continue
-            for entry in sorted(os.scandir(kind.path), key=lambda e: e.name):
-                if entry.name.startswith(".") and entry.name.endswith(".tmp"):
-                    continue  # a killed writer's leftover, never a record
-                entries.append(LakeEntry(repo.name, kind.name, entry.name, entry.is_symlink(),
-                                         entry.is_file(follow_symlinks=False)))
+            entries += _kind_entries(repo.name, kind.name, kind.path, identities)
     return entries, problems
+
+
+def _kind_entries(folder: str, kind: str, path: str, identities: bool) -> list[LakeEntry]:
+    found = []
+    for entry in sorted(os.scandir(path), key=lambda e: e.name):
+        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+            continue  # a killed writer's leftover, never a record
+        identity = None
+        if identities:
+            try:
+                status = entry.stat(follow_symlinks=False)
+                identity = (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+            except OSError:
+                identity = None  # gone or refused since the listing: read_entry says which
+        found.append(LakeEntry(folder, kind, entry.name, entry.is_symlink(), entry.is_file(follow_symlinks=False),
+                               identity))
+    return found
+
+
+def iter_records(project_root: Path) -> Iterator[LakeFile]:
+    """Every file of the lake read and checked (`read_entry`), with every folder holding no records, in sorted
+    path order.
+
+    Raises:
+        PathEscapeError: see `scan_records`.
+    """
+    entries, problems = scan_records(project_root)
+    root = resolve_inside(project_root, REVIEW_DIR)
+    found = problems + [read_entry(root, entry) for entry in entries]
+    yield from sorted(found, key=lambda item: item.record_path)
 
 
 # A lake holds a handful of repositories and hashes each name once per record without this.
 _folder_of: Final = lru_cache(maxsize=256)(repository_folder)
 
 
-def _key(name: str) -> str | None:
+def key_of(name: str) -> str | None:
     """`evidence.records.key_from_file_name`, with the case mask computed by one `str.translate` (the
     reference sums a generator per character, a measurable share of a 100,000-file build)."""
     match = FILE_NAME_PATTERN.fullmatch(name)
@@ -133,8 +164,7 @@ def _contained_dir(root: Path, relative: str) -> bool:
     """Whether the lake's `relative` is a folder (a link to one inside the lake included).
 
     Raises:
-        PathEscapeError: it resolves outside the lake (`lake_path`): skipping it would publish a store without
-            that repository's records over a good one.
+        PathEscapeError: it resolves outside the lake (`lake_path`).
     """
     return lake_path(root, relative).is_dir()
 
@@ -142,11 +172,11 @@ def _contained_dir(root: Path, relative: str) -> bool:
 def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
     """One scanned file of the resolved lake `root`, read and checked: the record, or what is wrong with it."""
     relative, folder, kind = entry.relative, entry.folder, entry.kind
-    key = _key(entry.name)
+    key = key_of(entry.name)
     if key is None:
         return LakeFile(relative, None, "file name is not <recordKey>.<case mask>.json")
     try:
-        data = read_regular(root, relative) if entry.is_link else _read_unlinked(f"{root}/{relative}", entry.is_file)
+        data = read_entry_bytes(root, entry)
         record = orjson.loads(data)
     except NotRegularFile as exc:
         return LakeFile(relative, None, exc.reason)
@@ -157,12 +187,48 @@ def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
     try:
         validate_record(record, path=relative)
     except RecordInvalidError as exc:
-        # The message leads with the path; the build's report names it already.
+        # The message leads with the path; the caller's report names it already.
         return LakeFile(relative, None, exc.message.removeprefix(f"{relative}: "))
     same_place = _folder_of(record["repository"]) == folder
     if record["kind"] != kind or record["recordKey"] != key or not same_place:
         return LakeFile(relative, None, "repository, kind or key does not match the record's path")
     return LakeFile(relative, record, None, content_hash(data))
+
+
+def read_entry_bytes(root: Path, entry: LakeEntry) -> bytes:
+    """The bytes of one scanned file, read as `read_entry` reads them (what `review status` counts in).
+
+    Raises:
+        NotRegularFile: not a regular file inside the lake, or too large.
+        OSError: the file system refused the read.
+    """
+    relative = entry.relative
+    return read_regular(root, relative) if entry.is_link else _read_unlinked(f"{root}/{relative}", entry.is_file)
+
+
+def kind_entries(root: Path, folder: str, kind: str) -> list[LakeEntry]:
+    """The files of one kind folder of the resolved lake `root`, as `scan_records` lists them (none if absent).
+
+    Raises:
+        PathEscapeError: the kind folder resolves outside the lake (`lake_path`).
+        OSError: it cannot be listed.
+    """
+    if not lake_path(root, f"{folder}/{kind}").is_dir():
+        return []
+    return _kind_entries(folder, kind, f"{root}/{folder}/{kind}", False)
+
+
+def read_record_file(lake: Path, record_path: str) -> bytes:
+    """The bytes of the record file at `record_path` (relative to the resolved lake `lake`, as a store row names
+    it), resolved inside the lake and read as a build reads it (a regular file only, never waited on, bounded):
+    how the knowledge candidate reads a file the review store vouches for.
+
+    Raises:
+        PathEscapeError: it resolves outside the lake (`lake_path`: named project-relative, the cure for source).
+        NotRegularFile: not a regular file, or too large.
+        OSError: the file system refused the read.
+    """
+    return read_opened(lake_path(lake, record_path))
 
 
 def _read_unlinked(path: str, is_file: bool) -> bytes:
@@ -176,36 +242,3 @@ def _read_unlinked(path: str, is_file: bool) -> bytes:
     if not is_file:
         raise NotRegularFile("not a regular file")
     return read_opened(path)
-
-
-def last_seen(project_root: Path) -> tuple[dict[str, LastSeen], list[tuple[str, str]]]:
-    """For each recordPath, the newest run that listed it; and every manifest that could not be read.
-
-    A record's last-seen run is the newest manifest (run ids are ULIDs, so by name) whose `records` lists its
-    `recordPath`; its time is that manifest's `startedAt`.
-    """
-    review = resolve_inside(project_root, REVIEW_DIR)
-    folder = resolve_inside(project_root, f"{REVIEW_DIR}/{RUNS_DIR}")
-    seen: dict[str, LastSeen] = {}
-    bad: list[tuple[str, str]] = []
-    if not folder.is_dir():
-        return seen, bad
-    names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and e.name[0] != ".")
-    for name in names:
-        relative = f"{RUNS_DIR}/{name}"
-        try:
-            manifest = orjson.loads(read_regular(review, relative, MAX_MANIFEST_FILE_BYTES))
-            validate_manifest(manifest, path=relative)
-        except NotRegularFile as exc:
-            bad.append((relative, exc.reason))
-            continue
-        except (OSError, orjson.JSONDecodeError) as exc:
-            bad.append((relative, f"unreadable: {type(exc).__name__}"))
-            continue
-        except RecordInvalidError as exc:
-            bad.append((relative, exc.message))
-            continue
-        mark = LastSeen(manifest["runId"], manifest["startedAt"])
-        for listed in manifest["records"]:
-            seen[listed["recordPath"]] = mark  # later (newer) runs overwrite earlier ones
-    return seen, bad

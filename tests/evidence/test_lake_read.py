@@ -14,10 +14,12 @@ import pytest
 
 import evidence.files as evidence_files
 from evidence.files import MAX_RECORD_FILE_BYTES
+from evidence.lake_read import LakeEntry, LakeFile, iter_records, read_entry
+from evidence.lake_runs import last_seen, read_manifests
 from evidence.records import record_file_name, repository_folder
 from projection.review_build import build_review_store
-from projection.review_lake import LakeEntry, LakeFile, read_entry
 from tests.projection.review_records import _sample, new_project, pull_request, write_lake
+from theurian.errors import PathEscapeError
 
 REPOSITORY = "Acme/Alpha"
 
@@ -94,3 +96,38 @@ def test_a_record_nested_too_deep_to_explain_is_skipped_with_a_reason(tmp_path: 
     assert summary.records == 1
     [(path, why)] = summary.skipped
     assert path.endswith(record_file_name("PR_deep")) and why.endswith("nested too deeply to name where it fails")
+
+
+def test_a_repository_folder_linked_out_of_the_lake_stops_the_reader_with_the_lake_relative_path(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    outside = tmp_path / "outside"
+    (outside / "pull-request").mkdir(parents=True)
+    (outside / "pull-request" / record_file_name("PR_out")).write_bytes(
+        orjson.dumps(pull_request(REPOSITORY, 1, "PR_out")))
+    review_dir = root / ".theurian/review"
+    review_dir.mkdir()
+    (review_dir / repository_folder(REPOSITORY)).symlink_to(outside, target_is_directory=True)
+    with pytest.raises(PathEscapeError) as raised:
+        list(iter_records(root))
+    assert raised.value.relative == f".theurian/review/{repository_folder(REPOSITORY)}"
+
+
+def test_every_manifest_skipped_is_given_with_why_and_only_the_unreadable_ones_are_named_for_status(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    runs = root / ".theurian/review/runs"
+    runs.mkdir(parents=True)
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JK0.json").write_bytes(b'{"runId": ')
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JK1.json").write_bytes(b"{}")
+    (runs / "01K4YQ7N2B3C4D5E6F7G8H9JK2.json").mkdir()
+    (runs / ".01K4YQ7N2B3C4D5E6F7G8H9JK3.json.x.tmp").write_bytes(b"{")
+    scan = read_manifests(root)
+    assert scan.manifests == []
+    assert [(path, why.split(":")[0]) for path, why in scan.skipped] == [
+        ("runs/01K4YQ7N2B3C4D5E6F7G8H9JK0.json", "unreadable"),
+        ("runs/01K4YQ7N2B3C4D5E6F7G8H9JK1.json", "runs/01K4YQ7N2B3C4D5E6F7G8H9JK1.json"),
+        ("runs/01K4YQ7N2B3C4D5E6F7G8H9JK2.json", "not a regular file"),
+    ]
+    assert scan.unreadable == [".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JK2.json"]
+    assert last_seen(scan.manifests) == {}

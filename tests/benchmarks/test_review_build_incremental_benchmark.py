@@ -1,0 +1,84 @@
+"""Printed figures for the incremental `theurian review build` (not run by default: `make benchmark`): a full build
+of a generated lake against an orjson parse of it (target 2.0), then a rebuild after 1 % of the record files
+changed against a parse taken beside it (target 0.1), and the two stores compared. Nothing here asserts a time;
+the figures go to docs/review-search.md. REVIEW_BENCHMARK_RECORDS sets the lake's size (default 100,000).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from evidence.records import canonical_bytes
+from projection.review_build import build_review_store
+from projection.review_store import DIGEST_TABLES, store_path
+from tests.benchmarks.test_review_search_benchmark import RECORDS, _generate, _parse_seconds
+from tests.support.installation import Installation
+from theurian import registry
+from theurian.project import init_project
+
+CHANGED_SHARE = 100  # one record file in this many is rewritten
+
+
+def _rewrite_one_in_a_hundred(files: list[Path]) -> int:
+    """Rewrite every CHANGED_SHARE-th record file with other text, as an ingest would (a new file in its place)."""
+    changed = 0
+    for path in files[::CHANGED_SHARE]:
+        record = orjson.loads(path.read_bytes())
+        if record["kind"] == "review-thread":
+            record["comments"][0]["body"] += " (edited)"
+        else:
+            record["body"] += " (edited)"
+        temp = path.with_name(f".{path.name}.bench.tmp")
+        temp.write_bytes(canonical_bytes(record))
+        os.replace(temp, path)
+        changed += 1
+    return changed
+
+
+def _digest(root: Path) -> tuple[object, ...]:
+    import duckdb
+
+    with duckdb.connect(":memory:") as connection:
+        connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
+        counts = tuple(connection.execute(f"SELECT count(*) FROM s.{name}").fetchone()  # noqa: S608
+                       for name, _, _ in DIGEST_TABLES)
+        return (*counts, connection.execute("SELECT row_count, row_digest FROM s.build_stamp").fetchone())
+
+
+@pytest.mark.benchmark
+def test_incremental_review_build_figures(tmp_path: Path, installation: Installation) -> None:
+    root = tmp_path / "bench"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "bench")
+    files = _generate(root)
+    started = time.perf_counter()
+    build_review_store(root, full=True)  # the first build embeds every record: not the figure the target is about
+    first_seconds = time.perf_counter() - started
+    parse_seconds = _parse_seconds(files)
+    started = time.perf_counter()
+    full = build_review_store(root, full=True)  # every file read again, every vector reused
+    full_seconds = time.perf_counter() - started
+    changed = _rewrite_one_in_a_hundred(files)
+    parse_again = _parse_seconds(files)
+    started = time.perf_counter()
+    incremental = build_review_store(root)
+    incremental_seconds = time.perf_counter() - started
+    after_incremental = _digest(root)
+    build_review_store(root, full=True)
+    assert _digest(root) == after_incremental  # the same rows, table by table, as a full build of the same lake
+    assert incremental.records_reused == full.records - changed
+    print(f"\nreview build over {full.records} records ({full.texts} texts), {full.processes} processes "
+          f"(the first build, embedding every record: {first_seconds:.2f} s)")
+    print(f"  orjson parse only {parse_seconds:6.2f} s;  full build {full_seconds:6.2f} s;  "
+          f"ratio {full_seconds / parse_seconds:4.2f} (target <= 2.0)")
+    print(f"  orjson parse only {parse_again:6.2f} s;  rebuild after {changed} files ({100 / CHANGED_SHARE:.0f} %) "
+          f"changed {incremental_seconds:6.2f} s ({incremental.records_reused} records taken over, "
+          f"{incremental.embedded} embedded);  ratio {incremental_seconds / parse_again:4.2f} (target <= 0.1); "
+          f"{incremental_seconds / full_seconds:4.2f} x the full build")
+    print(f"  (lake of {RECORDS} generated records; the incremental store digests as the full build's)")
