@@ -20,6 +20,7 @@ from knowledge.errors import KnowledgeError, StateMissingError
 from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, DraftRefusedError, OperationsDraft
 from knowledge.reading import ItemNotAvailableError, get_item
 from theurian.project import Project
+from theurian.stamped_store import VerifiedStores
 
 MAX_SHOWN: Final = 80
 _SLUG_CHARS: Final = re.compile(r"[^a-z0-9]+")
@@ -65,8 +66,10 @@ def slug(text: str) -> str:
     return words or "draft"
 
 
-def propose_change(project: Project, ceiling: str, facade: DraftFacade, request: ChangeRequest) -> dict[str, Any]:
-    """Draft the new revision `request` asks for; the proposal payload.
+def propose_change(project: Project, ceiling: str, facade: DraftFacade, request: ChangeRequest,
+                   stores: VerifiedStores | None = None) -> dict[str, Any]:
+    """Draft the new revision `request` asks for; the proposal payload. `stores` is the daemon's verify-once
+    cache (with none, the state is verified in full on this call).
 
     Raises:
         ItemNotAvailableError: no such item under this ceiling (absent, retired and withheld alike).
@@ -76,7 +79,7 @@ def propose_change(project: Project, ceiling: str, facade: DraftFacade, request:
     item_id, expected_revision = request.item_id, request.expected_revision
     shown = item_id if len(item_id) <= MAX_SHOWN else f"(an id of {len(item_id)} characters)"
     try:
-        current = get_item(project, ceiling, item_id, repr(shown))
+        current = get_item(project, ceiling, item_id, repr(shown), stores)
     except StateMissingError:
         raise ItemNotAvailableError(project.project_id, repr(shown)) from None
     if expected_revision != current["revisionId"]:

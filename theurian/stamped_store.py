@@ -142,6 +142,11 @@ class Shelf(Generic[V]):
         with self._guard:
             self._entries.pop(key, None)
 
+    def __len__(self) -> int:
+        """How many stores are remembered as verified."""
+        with self._guard:
+            return len(self._entries)
+
 
 class VerifiedStores:
     """The verify-once cache of every derived store a process serves: one shelf per kind of store.

@@ -51,7 +51,8 @@ def propose_change_tool(
     request = ChangeRequest(item_id=itemId, expected_revision=expectedRevision, body=body, author=author,
                             title=title, description=description, drafted_by="knowledge.proposeChange")
     try:
-        return propose_change(project, call.settings.disclosure_ceiling, DraftFacade(project.root), request)
+        return propose_change(project, call.settings.disclosure_ceiling, DraftFacade(project.root), request,
+                              call.settings.stores)
     except ProposalRevisionConflictError as exc:
         raise ToolRefusal(orjson.dumps(exc.as_document()).decode("utf-8")) from None
 
