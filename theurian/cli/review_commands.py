@@ -86,7 +86,8 @@ def ingest(
     """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
 
     By default each repository's run covers what changed since its last completed run (with a 10-minute
-    overlap). The token comes from GITHUB_TOKEN or GH_TOKEN.
+    overlap). It signs in as the GitHub App the installation config names ([github_app]), else with the token
+    in GITHUB_TOKEN or GH_TOKEN.
     """
     if full and since is not None:
         raise UsageError("--full and --since cannot be combined")
@@ -118,17 +119,19 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
     this.
 
     Raises:
-        TokenMissingError, UsageError: no usable token or API URL, before any request.
+        TokenMissingError, GitHubAppError, ConfigError, UsageError: no usable token, app or API URL, before any
+            request.
         LakeBusyError: another ingest of this project is running, before any request.
     """
     # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
-    from ingest.client import GitHubClient, api_url_from, token_from_env
+    from ingest.client import GitHubClient, api_url_from
+    from ingest.credentials import credentials_from
     from ingest.run import RepositoryRun, RunOptions
 
     # One run per repository: case variants (in the allowlist or the arguments) are the same repository.
     asked = allowlist.unique(repositories)
     url = api_url_from(api_url, os.environ)
-    token = token_from_env(os.environ)
+    token = credentials_from(os.environ)
     options = RunOptions(since=since, full=full, rescan_open=rescan_open)
     progress = Progress(sys.stderr)
     client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry,
