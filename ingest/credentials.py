@@ -23,15 +23,17 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
-from githubkit import AppInstallationAuthStrategy
 
 from ingest.errors import GitHubAppError, TokenMissingError
 from theurian.errors import ConfigError
 from theurian.installation import GITHUB_APP_KEY, installation_config_path, installation_setting
+
+if TYPE_CHECKING:
+    from githubkit import AppInstallationAuthStrategy
 
 TOKEN_ENVS: Final = ("GITHUB_TOKEN", "GH_TOKEN")
 # A token is sent as an HTTP header value: visible ASCII only (GitHub's tokens are letters, digits and '_').
@@ -55,6 +57,8 @@ class AppInstallation:
     private_key: str = field(repr=False)
 
     def strategy(self) -> AppInstallationAuthStrategy:
+        from githubkit import AppInstallationAuthStrategy  # about a second to import: only a client pays it
+
         return AppInstallationAuthStrategy(self.app_id, self.private_key, self.installation_id)
 
     def describe(self) -> str:

@@ -22,6 +22,7 @@ from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from theurian.cli import review_build_command, review_export_command, review_scan_command, review_similar_command
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
@@ -36,22 +37,31 @@ app.command("export")(review_export_command.export)
 
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
-          project: ProjectOption = None) -> None:
+          project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Add OWNER/NAME to the project's review allowlist (.theurian/config.toml); exits 0, saying so, when it is
     already there in any spelling (a set-up step re-run has nothing left to do)."""
     try:
         allowlist.allow(project_root(project), allowlist.parse_repository(repository))
     except AlreadyInPlaceError as exc:
-        typer.echo(f"{exc.message}; nothing changed")
+        if as_json:
+            echo_summary("review allow", {"repository": repository, "changed": False, "message": exc.message})
+        else:
+            typer.echo(f"{exc.message}; nothing changed")
+        return
+    if as_json:
+        echo_summary("review allow", {"repository": repository, "changed": True})
         return
     typer.echo(f"allowed {repository}")
 
 
 @app.command("disallow")
 def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remove (any spelling).")],
-             project: ProjectOption = None) -> None:
+             project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Remove OWNER/NAME from the allowlist. Evidence already ingested stays on disk."""
     allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
+    if as_json:
+        echo_summary("review disallow", {"repository": repository, "changed": True})
+        return
     typer.echo(f"disallowed {repository}")
 
 
