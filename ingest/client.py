@@ -1,7 +1,8 @@
 """The GitHub client: githubkit for HTTP, the one retry policy, and an account of what was spent.
 
-Only `GitHubClient` talks to the network. The token goes to githubkit and nowhere else: no message, log line
-or file this module writes contains it.
+Only `GitHubClient` talks to the network. The credentials (`ingest.credentials`: a token, or a GitHub App
+installation whose token githubkit fetches and renews) go to githubkit and nowhere else: no message, log line or
+file this module writes contains a token or a key.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import httpx
 from githubkit import GitHub
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
 
-from ingest.errors import GitHubError, TokenMissingError
+from ingest.app_session import SessionCache, token_exchange_failure
+from ingest.credentials import AppInstallation, Credentials
+from ingest.errors import GitHubError
 from ingest.retry import (
     DEFAULT_MAX_WAIT_SECONDS,
     DEFAULT_RATE_LIMIT_WAIT_SECONDS,
@@ -28,7 +31,6 @@ from theurian.errors import UsageError
 
 DEFAULT_API_URL: Final = "https://api.github.com"
 API_URL_ENV: Final = "GITHUB_API_URL"
-TOKEN_ENVS: Final = ("GITHUB_TOKEN", "GH_TOKEN")
 DEFAULT_TIMEOUT_SECONDS: Final = 30.0
 # Below this many points left, wait for the reset instead of spending the last of the budget on a failure.
 LOW_BUDGET_POINTS: Final = 25
@@ -41,31 +43,11 @@ REQUEST_HEADERS: Final = {"X-Github-Next-Global-ID": "1"}
 TRANSIENT_TRANSPORT_ERRORS: Final = (
     httpx.TimeoutException, httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
 )
-# A token is sent as an HTTP header value: visible ASCII only (GitHub's tokens are letters, digits and '_').
-TOKEN_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
+
 
 
 class GitHubNotFoundError(GitHubError):
     """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
-
-
-def token_from_env(env: Mapping[str, str]) -> str:
-    """The token from GITHUB_TOKEN, else GH_TOKEN.
-
-    Raises:
-        TokenMissingError: neither is set (the message names both, never a value), or the one set holds a
-            character no token has (a newline, say), which no HTTP header could carry.
-    """
-    for name in TOKEN_ENVS:
-        if env.get(name, "").strip():
-            token = env[name].strip()
-            if TOKEN_PATTERN.fullmatch(token) is None:
-                raise TokenMissingError(
-                    f"{name} holds a character a GitHub token never has (a newline, another control character, "
-                    "a space or a non-ASCII character); set it to the token alone"
-                )
-            return token
-    raise TokenMissingError("no GitHub token: set GITHUB_TOKEN or GH_TOKEN (public read access is enough)")
 
 
 def api_url_from(option: str | None, env: Mapping[str, str]) -> str:
@@ -96,7 +78,7 @@ class GitHubClient:
     def __init__(
         self,
         *,
-        token: str,
+        token: Credentials,
         api_url: str = DEFAULT_API_URL,
         timeout: float = DEFAULT_TIMEOUT_SECONDS,
         max_wait: float = DEFAULT_MAX_WAIT_SECONDS,
@@ -105,9 +87,12 @@ class GitHubClient:
         on_retry: Callable[[str, float], None] | None = None,
         on_wait: Callable[[str, float], None] | None = None,
     ) -> None:
-        self._github = GitHub(
-            token, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False
-        )
+        # The session cache holds an app's JWT and installation token until githubkit renews them (a minute before
+        # the token expires), on this client's clock.
+        auth = token.strategy() if isinstance(token, AppInstallation) else token
+        self._app = token if isinstance(token, AppInstallation) else None
+        self._github = GitHub(auth, base_url=api_url + "/", timeout=timeout, auto_retry=False, http_cache=False,
+                              cache_strategy=SessionCache(clock))
         # Entered, githubkit keeps one HTTP client (its connection pool and TLS context) for every request;
         # otherwise it builds a new one per request, some 70 ms each. `close` leaves it.
         self._github.__enter__()  # type: ignore[no-untyped-call]
@@ -167,6 +152,8 @@ class GitHubClient:
         except RequestTimeout:
             raise RetryableFailure("the request timed out") from None
         except RequestError as exc:
+            if self._app is not None and (failure := token_exchange_failure(exc.exc, self._app)) is not None:
+                raise failure from None
             kind = type(exc.exc).__name__  # never str(exc): httpx may quote the offending header, token included
             if isinstance(exc.exc, TRANSIENT_TRANSPORT_ERRORS):
                 raise RetryableFailure(f"network error ({kind})") from None
@@ -191,7 +178,9 @@ class GitHubClient:
         if status in (403, 429) and "rate limit" in raw.text.lower():
             return RetryableFailure(f"HTTP {status} secondary rate limit", status=status,
                                     wait=self._reset_wait(raw.headers))
-        hint = {401: " (the token was refused: check GITHUB_TOKEN / GH_TOKEN)"}.get(status, "")
+        refused = ("the app's installation token was refused" if self._app is not None
+                   else "the token was refused: check GITHUB_TOKEN / GH_TOKEN")
+        hint = {401: f" ({refused})"}.get(status, "")
         return GitHubError(f"GitHub answered HTTP {status} {raw.reason_phrase}{hint}", status=status)
 
     def _reset_wait(self, headers: httpx.Headers) -> float:

@@ -6,6 +6,7 @@
         ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set, or the one set cannot be a token
         ├── RepositoryRefusedError    GitHub answers the repository as private or internal, or not at all
         ├── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
+        ├── GitHubAppError            the configured GitHub App cannot sign in (key file, or GitHub's refusal)
         └── UpstreamShapeError        GitHub answered a node this ingest cannot read or store (a field missing
                                       or null, a value the evidence schema refuses); the run fails, the others go on
 
@@ -76,3 +77,12 @@ def reading_github(what: str) -> Iterator[None]:
         raise UpstreamShapeError(
             f"GitHub's answer for {what} lacks a field this ingest reads ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
+
+
+class GitHubAppError(IngestError):
+    """The GitHub App named in the installation config cannot sign in: its key file cannot be used, or GitHub
+    refused the app's JSON web token or the installation. `status` is the HTTP status when GitHub answered."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evidence.merge import with_thread_comments
 from evidence.records import (
     FORMAT_VERSION,
     KIND_PULL_REQUEST,
@@ -15,7 +16,6 @@ from evidence.records import (
     KIND_REVIEW_THREAD,
     PROVIDER_GITHUB,
     clean_text,
-    derive_thread_state,
 )
 
 Node = dict[str, Any]
@@ -126,16 +126,8 @@ def comment_entry(comment: Node) -> Node:
 
 
 def thread_record(repository: str, number: int, pr_url: str, thread: Node, comments: list[Node]) -> Node:
-    """A thread record; `comments` are comment entries already merged with what the lake kept."""
-    first = min(comments, key=lambda c: (c["createdAt"], c["recordKey"])) if comments else None
-    state = derive_thread_state(
-        is_resolved=thread["isResolved"],
-        is_outdated=thread["isOutdated"],
-        first_review_state=first["reviewState"] if first else None,
-    )
-    uri = first["url"] if first else pr_url
-    record = _envelope(KIND_REVIEW_THREAD, repository, number, thread["id"], uri) | {
-        "state": state,
+    """A thread record holding `comments` (comment entries); `evidence.merge` adds what the lake kept."""
+    record = _envelope(KIND_REVIEW_THREAD, repository, number, thread["id"], pr_url) | {
         "isResolved": thread["isResolved"],
         "isOutdated": thread["isOutdated"],
         "isCollapsed": thread["isCollapsed"],
@@ -148,6 +140,5 @@ def thread_record(repository: str, number: int, pr_url: str, thread: Node, comme
         "startDiffSide": thread.get("startDiffSide"),
         "subjectType": thread.get("subjectType"),
         "resolvedBy": actor(thread.get("resolvedBy")),
-        "comments": comments,
     }
-    return _clean(record)  # type: ignore[no-any-return]
+    return _clean(with_thread_comments(record, comments))  # type: ignore[no-any-return]

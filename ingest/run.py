@@ -7,7 +7,7 @@ run ignores, so it covers the killed run's window again and converges.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
@@ -16,14 +16,14 @@ from ulid import ULID
 
 from evidence.batch import RecordBatch
 from evidence.content_policy import read_policy
-from evidence.lake import Lake, Outcome, PutResult
+from evidence.lake import Lake, PutResult
+from evidence.merge import PullRequestRecords, merge_pull_request, pull_requests_not_seen
 from evidence.records import (
     KIND_PULL_REQUEST,
     KIND_REVIEW_SUBMISSION,
     KIND_REVIEW_THREAD,
     KINDS,
     PROVIDER_GITHUB,
-    merge_comments,
     repository_folder,
 )
 from ingest import mapping
@@ -37,6 +37,9 @@ INCREMENTAL_OVERLAP: Final = timedelta(minutes=10)
 MODE_INCREMENTAL: Final = "incremental"
 MODE_SINCE: Final = "since"
 MODE_FULL: Final = "full"
+# What a record of each kind is called when GitHub's answer for it cannot be stored.
+_WHAT: Final = {KIND_PULL_REQUEST: "a pull request", KIND_REVIEW_SUBMISSION: "a review",
+                KIND_REVIEW_THREAD: "a review thread"}
 
 
 @dataclass(frozen=True)
@@ -135,68 +138,49 @@ class RepositoryRun:
                            "total": page.total_count if since is None and states is None else None,
                            "recordsWritten": self.written, "points": self.spend().points})
 
-    def _put(self, batch: RecordBatch, kind: str, record: dict[str, Any]) -> None:
-        """Through the content gate (secrets, participants), then counted; a blocked record is not."""
-        result = self.gate.put(batch, record)
-        if result is not None:
-            self._count(kind, result)
-
-    def _count(self, kind: str, result: PutResult) -> None:
-        self.manifest["counts"][kind][result.outcome.value] += 1
-        if result.outcome is not Outcome.UNCHANGED:
-            self.written += 1
-        key = result.record_path.rsplit("/", 1)[1].rsplit(".", 2)[0]
-        self.manifest["records"].append(
-            {"kind": kind, "recordKey": key, "recordPath": result.record_path, "sha256": result.sha256}
-        )
+    def _put(self, batch: RecordBatch, record: Mapping[str, Any]) -> PutResult | None:
+        """Through the content gate (secrets, participants); a record the evidence schema refuses is GitHub's
+        answer at fault, named by its kind."""
+        with reading_github(_WHAT[record["kind"]]):
+            return self.gate.put(batch, record)
 
     def _store(self, batch: RecordBatch, pull: FetchedPullRequest) -> None:
-        """Reviews and threads first, the pull request last (the batch renames in that order): its stored key
-        lists are what a re-run compares against, so a run killed in between re-does this pull request whole."""
-        repo, pr = self.repository, pull.node
-        with reading_github("a pull request"):
-            number, pr_id, url = pr["number"], pr["id"], pr["url"]
-            review_ids, thread_ids = [r["id"] for r in pull.reviews], [t["id"] for t, _ in pull.threads]
-        stored_pr = batch.load(repo, KIND_PULL_REQUEST, pr_id)
-        for review in pull.reviews:
-            with reading_github("a review"):
-                self._put(batch, KIND_REVIEW_SUBMISSION, mapping.review_record(repo, number, review))
-        for (thread, comments), thread_id in zip(pull.threads, thread_ids, strict=True):
-            with reading_github("a review thread's comments"):
-                entries = [mapping.comment_entry(c) for c in comments]
-            stored = batch.load(repo, KIND_REVIEW_THREAD, thread_id) or {}
-            kept = stored.get("comments", [])
-            merged = merge_comments(entries, kept, run_id=self.run_id)
-            marked_before = {c["recordKey"] for c in kept if "missingUpstreamSince" in c}
-            newly = {c["recordKey"] for c in merged if c.get("missingUpstreamSince") == self.run_id}
-            self.manifest["commentsMissingUpstream"] += len(newly - marked_before)
-            with reading_github("a review thread"):
-                self._put(batch, KIND_REVIEW_THREAD, mapping.thread_record(repo, number, url, thread, merged))
-        if stored_pr is not None:
-            # A stored file damaged by hand has no key lists to compare: nothing is marked gone from it, and the
-            # pull request written below replaces it with a whole one.
-            self._mark_gone(batch, KIND_REVIEW_SUBMISSION, _keys(stored_pr, "reviewKeys"), review_ids)
-            self._mark_gone(batch, KIND_REVIEW_THREAD, _keys(stored_pr, "threadKeys"), thread_ids)
-        with reading_github("a pull request"):
-            record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
-            self._put(batch, KIND_PULL_REQUEST, record)
-        self.seen_pulls.add(pr_id)
+        """Map the pull request and hand it to the lake's merge; add what the merge did to the manifest."""
+        counts = merge_pull_request(batch, self._records(pull), run_id=self.run_id, put=self._put)
+        for kind, outcomes in counts.outcomes.items():
+            for outcome, count in outcomes.items():
+                self.manifest["counts"][kind][outcome] += count
+        self.manifest["commentsMissingUpstream"] += counts.comments_missing_upstream
+        self.manifest["records"].extend(counts.records)
+        self.written += counts.written
+        self.seen_pulls.add(pull.node["id"])
         self.manifest["pullRequests"] += 1
 
-    def _mark_gone(self, batch: RecordBatch, kind: str, before: list[str], now: list[str]) -> None:
-        for key in sorted(set(before) - set(now)):
-            if batch.mark_missing(self.repository, kind, key, self.run_id):
-                self.manifest["counts"][kind]["missingUpstream"] += 1
+    def _records(self, pull: FetchedPullRequest) -> PullRequestRecords:
+        """The pull request as records, each thread holding the comments GitHub answered."""
+        repo, pr = self.repository, pull.node
+        with reading_github("a pull request"):
+            number, url = pr["number"], pr["url"]
+            # The pull request's key lists come first: a listed node without an id is the pull request at fault.
+            _ = [node["id"] for node in (*pull.reviews, *(t for t, _ in pull.threads))]
+        reviews, threads = [], []
+        for review in pull.reviews:
+            with reading_github("a review"):
+                reviews.append(mapping.review_record(repo, number, review))
+        for thread, comments in pull.threads:
+            with reading_github("a review thread's comments"):
+                entries = [mapping.comment_entry(c) for c in comments]
+            with reading_github("a review thread"):
+                threads.append(mapping.thread_record(repo, number, url, thread, entries))
+        with reading_github("a pull request"):
+            record = mapping.pull_request_record(repo, pr, pull.reviews, [t for t, _ in pull.threads])
+        return PullRequestRecords(record, reviews, threads)
 
     def _mark_missing_pull_requests(self) -> None:
         """Mark each stored pull request the pages did not answer as missing upstream — once GitHub, asked for it
         by id, says it is gone. The pages are ordered by update time, so one updated while the run read them
         moved ahead of the cursor and was never on a page; asked for, it is stored like any other."""
-        stored = self.lake.record_keys(self.repository, KIND_PULL_REQUEST)
-        for key in sorted(set(stored) - self.seen_pulls):
-            record = self.lake.load(self.repository, KIND_PULL_REQUEST, key)
-            if record is not None and "missingUpstreamSince" in record:
-                continue  # already known gone: a request each time would buy nothing
+        for key in pull_requests_not_seen(self.lake, self.repository, self.seen_pulls):
             fetched = self.fetcher.pull_request(self.repository, key)
             with RecordBatch(self.lake) as batch:
                 if fetched is not None:
@@ -227,8 +211,3 @@ class RepositoryRun:
         if self._manifest_started:
             self._write_manifest()
 
-
-def _keys(stored: dict[str, Any], field: str) -> list[str]:
-    """A stored pull request's key list, or none when the file no longer holds one (damaged by hand)."""
-    keys = stored.get(field)
-    return [key for key in keys if isinstance(key, str)] if isinstance(keys, list) else []

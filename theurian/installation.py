@@ -26,7 +26,8 @@ SECRET_BYTES: Final = 32
 SENSITIVITY_LEVELS: Final = ("public", "internal", "confidential", "restricted")
 DEFAULT_DISCLOSURE_CEILING: Final = "internal"
 EMBEDDING_MODEL_KEY: Final = "embedding_model"
-INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling", EMBEDDING_MODEL_KEY})
+GITHUB_APP_KEY: Final = "github_app"  # a table: the GitHub App the ingest signs in as (ingest/credentials.py)
+INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling", EMBEDDING_MODEL_KEY, GITHUB_APP_KEY})
 
 
 def config_dir() -> Path:
@@ -90,6 +91,16 @@ def embedding_model_dir() -> Path | None:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{path}: {EMBEDDING_MODEL_KEY} must be the path of a local model folder")
     return (path.parent / Path(value).expanduser()).absolute()
+
+
+def installation_setting(key: str) -> object | None:
+    """The value the installation config holds under `key` (one of INSTALLATION_CONFIG_KEYS), or None; its reader
+    checks it.
+
+    Raises:
+        ConfigError: the file is not TOML, or holds an unknown key.
+    """
+    return _installation_config(installation_config_path()).get(key)
 
 
 def _installation_config(path: Path) -> dict[str, object]:

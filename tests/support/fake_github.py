@@ -27,6 +27,7 @@ from typing import Any
 
 from graphql import DocumentNode, GraphQLResolveInfo, GraphQLSchema, build_schema, execute, parse, validate
 
+from tests.support.fake_github_app import FakeGitHubApp, recorded
 from tests.support.github_cost import query_cost
 
 Node = dict[str, Any]
@@ -92,6 +93,7 @@ class FakeGitHub:
         self.fault_plan: list[str] = []
         self.fault_every = 0
         self.authorizations: list[str] = []
+        self.app: FakeGitHubApp | None = None  # set: GitHub App sign-in (tests/support/fake_github_app.py)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -206,6 +208,8 @@ class FakeGitHub:
             def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = json.loads(self.rfile.read(length) or b"{}")
+                if fake.app is not None and self.path.startswith("/app/installations/"):
+                    return self._send(*fake.app.exchange(self.path, self.headers.get("Authorization", "")))
                 fault = fake.next_fault()
                 fake.authorizations.append(self.headers.get("Authorization", ""))
                 if fake.latency:
@@ -215,6 +219,8 @@ class FakeGitHub:
                           "x-ratelimit-remaining": str(BUDGET - fake.graphql_points)}
                 if not self.headers.get("Authorization"):
                     return self._send(401, {"message": "Requires authentication"})
+                if fake.app is not None and not fake.app.admits(self.headers.get("Authorization", "")):
+                    return self._send(401, recorded("bad-credentials-401.json"))
                 if self.path != "/graphql":
                     return self._send(404, {"message": "Not Found"})
                 if fault == "502":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from theurian import access_token
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 
 app = typer.Typer(help="The bearer token MCP clients send to this installation's daemon.", no_args_is_help=True)
 
@@ -19,10 +20,13 @@ def token() -> None:
 
 
 @app.command("rotate")
-def rotate() -> None:
+def rotate(as_json: JsonSummaryOption = False) -> None:
     """Replace the token. A running daemon takes the new one on its next request; the old one stops working at
     once, so every client must be given the new one (printed alone on standard output)."""
     new = access_token.rotate()
     typer.echo(f"rotated the access token in {access_token.token_path()}; the old one no longer works: give "
                "every client the new one (`theurian setup --client ...` prints its line)", err=True)
+    if as_json:  # the token is what a script rotating it needs next: the summary carries it
+        echo_summary("auth rotate", {"tokenFile": str(access_token.token_path()), "token": new})
+        return
     typer.echo(new)

@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from theurian import daemon_control, daemon_state, registry
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.serve_command import DEFAULT_HOST, DEFAULT_PORT
 from theurian.daemon_control import Status
 
@@ -29,6 +30,7 @@ def start(
     port: PortOption = DEFAULT_PORT,
     host: HostOption = DEFAULT_HOST,
     foreground: Annotated[bool, typer.Option("--foreground", help="Serve in this terminal instead.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
     if foreground:
@@ -38,6 +40,10 @@ def start(
         serve(host=host, port=port)
         return
     record = daemon_control.start_background(host, port)
+    if as_json:
+        echo_summary("daemon start", {"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
+                                      "version": record.version, "log": str(daemon_state.log_path())})
+        return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
     typer.echo("clients send Authorization: Bearer <token>; `theurian auth token` prints it")
 
@@ -46,16 +52,21 @@ def start(
 def stop(
     timeout: Annotated[float, typer.Option(help="Seconds to wait for a graceful stop before killing it.",
                                            min=0.0)] = daemon_control.STOP_TIMEOUT_SECONDS,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Stop the daemon: in-flight calls finish; killed if still running after --timeout (exit 1 then).
 
     Exit 4 when no daemon is running."""
     stopped = daemon_control.stop(timeout)
+    if as_json:
+        echo_summary("daemon stop", {"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
+                                     "killed": stopped.killed}, ok=not stopped.killed)
     if stopped.killed:
         typer.echo(f"theurian daemon (pid {stopped.record.pid}) did not stop within {timeout:g} s: killed it "
                    "(calls in flight were cut off)", err=True)
         raise typer.Exit(1)
-    typer.echo(f"theurian daemon stopped (pid {stopped.record.pid}, {stopped.seconds:.1f} s)")
+    if not as_json:
+        typer.echo(f"theurian daemon stopped (pid {stopped.record.pid}, {stopped.seconds:.1f} s)")
 
 
 @app.command("status")

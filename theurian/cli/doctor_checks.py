@@ -118,29 +118,41 @@ def _token_accepted(url: str) -> Check:
 
 
 def github_checks(online: bool) -> list[Check]:
-    from ingest.client import TOKEN_ENVS
+    """Which auth the ingest would use — the GitHub App the installation config names, else a token — checked
+    offline (the key file read and checked), and with `online` tried against the API."""
+    from ingest.credentials import TOKEN_ENVS, app_installation
 
     name = next((n for n in TOKEN_ENVS if os.environ.get(n, "").strip()), None)
-    if name is None:
+    try:
+        app = app_installation()
+    except TheurianError as exc:
+        cure = f"fix [github_app] in {installation.installation_config_path()}, or its key file"
+        return [Check("github app", FAIL, exc.message, cure)]
+    if app is not None:
+        unused = f"; {name} is set and not used" if name else ""
+        checks = [Check("github app", OK, f"signs in as {app.describe()}{unused}")]
+    elif name is None:
         level = FAIL if online else WARN
         return [Check("github token", level, f"neither {' nor '.join(TOKEN_ENVS)} is set",
                       "export GITHUB_TOKEN=<a token> (needed by `theurian review ingest` only)")]
-    checks = [Check("github token", OK, f"{name} is set (not shown)")]
+    else:
+        checks = [Check("github token", OK, f"{name} is set (not shown)")]
     return [*checks, _github_online()] if online else checks
 
 
 def _github_online() -> Check:
-    from ingest.client import GitHubClient, api_url_from, token_from_env
+    from ingest.client import GitHubClient, api_url_from
+    from ingest.credentials import credentials_from
 
     url = api_url_from(None, os.environ)
     try:
-        client = GitHubClient(token=token_from_env(os.environ), api_url=url, max_wait=0)
+        client = GitHubClient(token=credentials_from(os.environ), api_url=url, max_wait=0)
         try:
             data = client.graphql("query RateLimit { rateLimit { remaining resetAt } }", {})
         finally:
             client.close()
     except TheurianError as exc:
-        return Check("github api", FAIL, exc.message, "check the token and GITHUB_API_URL")
+        return Check("github api", FAIL, exc.message, "check the token or the app, and GITHUB_API_URL")
     budget = data.get("rateLimit") or {}
     return Check("github api", OK, f"{url} answers; {budget.get('remaining')} points left until "
                                    f"{budget.get('resetAt')}")

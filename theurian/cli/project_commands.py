@@ -10,6 +10,7 @@ import typer
 
 from theurian import registry
 from theurian.cli import project_status
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
@@ -24,22 +25,36 @@ def register(
         str | None,
         typer.Option("--id", help="The project id; default: the folder name in lowercase kebab-case."),
     ] = None,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Register the project at PATH under an id agents name in every call; re-run with the same id and folder, it
     changes nothing, says so and exits 0."""
     root = path.resolve()
+    chosen = project_id or registry.default_project_id(root)
     try:
-        registration = registry.register(root, project_id or registry.default_project_id(root))
+        registration = registry.register(root, chosen)
     except AlreadyInPlaceError as exc:
-        typer.echo(exc.message)
+        if as_json:
+            echo_summary("project register", {"projectId": chosen, "rootPath": str(root), "changed": False,
+                                              "message": exc.message})
+        else:
+            typer.echo(exc.message)
+        return
+    if as_json:
+        echo_summary("project register", {"projectId": registration.project_id,
+                                          "rootPath": str(registration.root), "changed": True})
         return
     typer.echo(f"registered {registration.project_id} -> {registration.root}")
 
 
 @app.command("unregister")
-def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.")]) -> None:
+def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.")],
+               as_json: JsonSummaryOption = False) -> None:
     """Remove a registration. The project's files are not touched."""
     registry.unregister(project_id)
+    if as_json:
+        echo_summary("project unregister", {"projectId": project_id, "changed": True})
+        return
     typer.echo(f"unregistered {project_id}")
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import UsageError
 from theurian.project import Project
@@ -169,7 +170,7 @@ def list_command(project: ProjectOption = None, as_json: JsonOption = False) -> 
 
 @app.command("accept")
 def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")],
-           project: ProjectOption = None) -> None:
+           project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Move the proposal's migration into .theurian/migrations/ and its body into .theurian/knowledge/.
 
     Exits 4, naming the migration, when the proposal was already accepted. Nothing is ever replaced. Then commit
@@ -178,6 +179,12 @@ def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
     from knowledge.proposal_lifecycle import accept_proposal
 
     accepted = accept_proposal(_project(project).root, proposal_id)
+    if as_json:
+        echo_summary("propose accept", {
+            "proposalId": proposal_id, "migrationFile": str(accepted.migration),
+            "bodyFiles": [str(body) for body in accepted.bodies],
+            "nextSteps": ["commit these files and open a pull request", "after the merge: theurian migrate apply"]})
+        return
     typer.echo(f"accepted {proposal_id}: {accepted.migration}")
     for body in accepted.bodies:
         typer.echo(f"  body {body}")
@@ -186,9 +193,12 @@ def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
 
 @app.command("reject")
 def reject(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")],
-           project: ProjectOption = None) -> None:
+           project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Remove a pending proposal's directory (an accepted one is refused: undo it with a migration)."""
     from knowledge.proposal_lifecycle import reject_proposal
 
     removed = reject_proposal(_project(project).root, proposal_id)
+    if as_json:
+        echo_summary("propose reject", {"proposalId": proposal_id, "removed": f"{removed}/"})
+        return
     typer.echo(f"rejected {proposal_id}: removed {removed}/")

@@ -22,6 +22,7 @@ from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from theurian.cli import review_build_command, review_export_command, review_scan_command, review_similar_command
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
@@ -36,22 +37,31 @@ app.command("export")(review_export_command.export)
 
 @app.command("allow")
 def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public GitHub repository.")],
-          project: ProjectOption = None) -> None:
+          project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Add OWNER/NAME to the project's review allowlist (.theurian/config.toml); exits 0, saying so, when it is
     already there in any spelling (a set-up step re-run has nothing left to do)."""
     try:
         allowlist.allow(project_root(project), allowlist.parse_repository(repository))
     except AlreadyInPlaceError as exc:
-        typer.echo(f"{exc.message}; nothing changed")
+        if as_json:
+            echo_summary("review allow", {"repository": repository, "changed": False, "message": exc.message})
+        else:
+            typer.echo(f"{exc.message}; nothing changed")
+        return
+    if as_json:
+        echo_summary("review allow", {"repository": repository, "changed": True})
         return
     typer.echo(f"allowed {repository}")
 
 
 @app.command("disallow")
 def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remove (any spelling).")],
-             project: ProjectOption = None) -> None:
+             project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Remove OWNER/NAME from the allowlist. Evidence already ingested stays on disk."""
     allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
+    if as_json:
+        echo_summary("review disallow", {"repository": repository, "changed": True})
+        return
     typer.echo(f"disallowed {repository}")
 
 
@@ -86,7 +96,8 @@ def ingest(
     """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
 
     By default each repository's run covers what changed since its last completed run (with a 10-minute
-    overlap). The token comes from GITHUB_TOKEN or GH_TOKEN.
+    overlap). It signs in as the GitHub App the installation config names ([github_app]), else with the token
+    in GITHUB_TOKEN or GH_TOKEN.
     """
     if full and since is not None:
         raise UsageError("--full and --since cannot be combined")
@@ -118,17 +129,19 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
     this.
 
     Raises:
-        TokenMissingError, UsageError: no usable token or API URL, before any request.
+        TokenMissingError, GitHubAppError, ConfigError, UsageError: no usable token, app or API URL, before any
+            request.
         LakeBusyError: another ingest of this project is running, before any request.
     """
     # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
-    from ingest.client import GitHubClient, api_url_from, token_from_env
+    from ingest.client import GitHubClient, api_url_from
+    from ingest.credentials import credentials_from
     from ingest.run import RepositoryRun, RunOptions
 
     # One run per repository: case variants (in the allowlist or the arguments) are the same repository.
     asked = allowlist.unique(repositories)
     url = api_url_from(api_url, os.environ)
-    token = token_from_env(os.environ)
+    token = credentials_from(os.environ)
     options = RunOptions(since=since, full=full, rescan_open=rescan_open)
     progress = Progress(sys.stderr)
     client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry,

@@ -9,10 +9,26 @@ from typing import Annotated
 import typer
 
 from theurian import access_token, client_lines, daemon_control, installation, service_files
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.serve_command import DEFAULT_PORT
 from theurian.durable import write_text_durably
 from theurian.errors import TheurianError, UsageError
 from theurian.service_files import Plan
+
+
+class _Steps:
+    """What setup or uninstall does, each step printed as it happens, or kept for one `--json` summary."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.done: list[dict[str, object]] = []
+
+    def say(self, text: str, **step: object) -> None:
+        if self.as_json:
+            self.done.append(step)
+        else:
+            typer.echo(text)
+
 
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Print what would change; change nothing.")]
 ServiceOption = Annotated[str | None, typer.Option(
@@ -27,6 +43,7 @@ def setup(
     service: ServiceOption = None,
     no_start: Annotated[bool, typer.Option(
         "--no-start", help="Write the service file; do not ask the service manager to start it.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Install the daemon as a user service (systemd user unit, launchd agent) that starts at log-in.
 
@@ -43,7 +60,11 @@ def setup(
         access_token.current_token()  # the service's first start would make it; clients need it before that
         if not no_start:
             daemon_control.refuse_if_running()  # the service's daemon would find the port taken
-    _carry_out(plan, dry_run=dry_run, run_commands=not no_start)
+    steps = _Steps(as_json)
+    _carry_out(plan, steps, dry_run=dry_run, run_commands=not no_start)
+    if as_json:
+        echo_summary("setup", {"service": kind, "dryRun": dry_run, "steps": steps.done})
+        return
     if not dry_run:
         typer.echo("connect a client: `theurian setup --client claude-code` (or vscode, inspector, claude-desktop)")
 
@@ -55,6 +76,7 @@ def uninstall(
     yes: Annotated[bool, typer.Option(
         "--yes", help="Confirm removing the installation's files (registry, token, build-stamp secret).")] = False,
     service: ServiceOption = None,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Remove the user service; without --service-only, also stop the daemon and remove the installation's own
     config and state folders (never a project's files: each project's .theurian/ stays as it is)."""
@@ -62,21 +84,25 @@ def uninstall(
     if folders and not dry_run and not yes:
         raise UsageError("removing the installation deletes its registry, access token and build-stamp secret "
                          "(every store must then be rebuilt): pass --yes, or --service-only to keep them")
-    plan = service_files.remove_plan(_kind(service))
+    kind = _kind(service)
+    plan = service_files.remove_plan(kind)
     installed = plan.path.exists()
+    steps = _Steps(as_json)
     if installed or dry_run:
-        _carry_out(plan, dry_run=dry_run, run_commands=installed or dry_run)
+        _carry_out(plan, steps, dry_run=dry_run, run_commands=installed or dry_run)
     else:
-        typer.echo(f"no service installed ({plan.path} does not exist)")
+        steps.say(f"no service installed ({plan.path} does not exist)", action="none", path=str(plan.path))
     for folder in folders:
         if dry_run:
-            typer.echo(f"would remove {folder}")
+            steps.say(f"would remove {folder}", action="remove", path=str(folder))
         elif folder.exists():
             if folder == installation.state_dir() and daemon_control.running() is not None:
                 daemon_control.stop()
-                typer.echo("stopped the running daemon")
+                steps.say("stopped the running daemon", action="stop daemon")
             shutil.rmtree(folder)
-            typer.echo(f"removed {folder}")
+            steps.say(f"removed {folder}", action="remove", path=str(folder))
+    if as_json:
+        echo_summary("uninstall", {"service": kind, "dryRun": dry_run, "steps": steps.done})
 
 
 def _kind(service: str | None) -> str:
@@ -86,33 +112,33 @@ def _kind(service: str | None) -> str:
     return kind
 
 
-def _carry_out(plan: Plan, *, dry_run: bool, run_commands: bool) -> None:
+def _carry_out(plan: Plan, steps: _Steps, *, dry_run: bool, run_commands: bool) -> None:
     verb = "would " if dry_run else ""
     if plan.content is not None:
-        typer.echo(f"{verb}write {plan.path}:")
-        typer.echo(plan.content.rstrip("\n"))
+        steps.say(f"{verb}write {plan.path}:\n{plan.content.rstrip(chr(10))}", action="write", path=str(plan.path),
+                  content=plan.content)
         if not dry_run:
             plan.path.parent.mkdir(parents=True, exist_ok=True)
             write_text_durably(plan.path, plan.content, mode=0o644)
     commands = plan.commands if run_commands else []
     if plan.content is not None:
         for command in commands:
-            _run(command, verb, dry_run, strict=True)
+            _run(command, steps, verb, dry_run, strict=True)
         return
     # Removing: the manager is asked first, best effort (a unit it never loaded is still a file to remove).
     for command in commands[:1]:
-        _run(command, verb, dry_run, strict=False)
-    typer.echo(f"{verb}remove {plan.path}")
+        _run(command, steps, verb, dry_run, strict=False)
+    steps.say(f"{verb}remove {plan.path}", action="remove", path=str(plan.path))
     if not dry_run:
         plan.path.unlink(missing_ok=True)
     for command in commands[1:]:
-        _run(command, verb, dry_run, strict=False)
+        _run(command, steps, verb, dry_run, strict=False)
 
 
-def _run(command: list[str], verb: str, dry_run: bool, *, strict: bool) -> None:
+def _run(command: list[str], steps: _Steps, verb: str, dry_run: bool, *, strict: bool) -> None:
     """Run one service-manager command; `strict`: a failure stops the command line, else it is a warning."""
     shown = " ".join(command)
-    typer.echo(f"{verb}run: {shown}")
+    steps.say(f"{verb}run: {shown}", action="run", command=command)
     if dry_run:
         return
     if shutil.which(command[0]) is None:

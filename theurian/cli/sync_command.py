@@ -36,9 +36,9 @@ def sync(
 ) -> None:
     """Refresh everything agents read: review ingest, review build, findings build, migrate apply, index build.
 
-    Each stage is what its own command does (the token comes from GITHUB_TOKEN or GH_TOKEN); one with nothing to do
-    is skipped with the reason. Exits 1 when any stage failed, after running the others. Ctrl-C stops it at once
-    and leaves every store as it was or whole (exit 130).
+    Each stage is what its own command does (the ingest signs in as the configured GitHub App, else with
+    GITHUB_TOKEN or GH_TOKEN); one with nothing to do is skipped with the reason. Exits 1 when any stage failed,
+    after running the others. Ctrl-C stops it at once and leaves every store as it was or whole (exit 130).
     """
     root = project_root(project)
     options = SyncOptions(api_url=api_url, max_wait=max_wait, ceiling=disclosure_ceiling())
