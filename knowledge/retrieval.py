@@ -29,6 +29,7 @@ from knowledge.reading import (
 )
 from knowledge.vocabulary import SURFACEABLE_STATUSES
 from theurian.project import Project
+from theurian.text import ascii_fold
 
 DEFAULT_SEARCH_LIMIT: Final = 10
 MAX_SEARCH_LIMIT: Final = 50
@@ -39,7 +40,6 @@ CHARS_PER_TOKEN: Final = 4  # the usual estimate for English prose; the budget i
 MAX_EXCERPT_CHARS: Final = 600
 CUT_MARK: Final = "..."
 CANDIDATE_DEPTH: Final = 200
-_ASCII_FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SPACES: Final = re.compile(r"\s+")
 
 
@@ -139,7 +139,7 @@ def _substring(reading: Reading, query: str, request: SearchRequest) -> list[tup
         f"AND i.sensitivity IN ({reading.allowed_sql}) "
         "AND instr(lower(r.title || char(10) || r.body), ?) > 0 "
         "ORDER BY i.item_id",
-        (reading.key, query.translate(_ASCII_FOLD)),
+        (reading.key, ascii_fold(query)),
     )
     hits: list[tuple[Any, dict[str, Any]]] = []
     for row in rows:

@@ -20,6 +20,7 @@ import orjson
 
 from evidence.errors import RecordInvalidError
 from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_opened, read_regular
+from evidence.lake import RUNS_DIR
 from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,
@@ -33,7 +34,6 @@ from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
 
-RUNS_DIR: Final = "runs"
 # A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
 _MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
     ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})

@@ -33,7 +33,7 @@ from theurian.embedding import ModelIdentity, load_model
 from theurian.errors import ConfigError, PathEscapeError, TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.text import is_utf8
+from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
 # DuckDB's write-ahead log for a database file: the file's name plus this. DuckDB replays it on every attach,
@@ -121,13 +121,13 @@ RECORD_COLUMNS: Final = (
     "last_seen_at", "lead_position", "content_sha256",
 )
 TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body")
-# The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly): what `q` is matched against, computed
+# The 26 ASCII letters folded, nothing else (`theurian.text.ascii_fold`, exactly): what `q` is matched against, computed
 # from the body as a query reads it rather than stored beside it (docs/review-search.md, "Loading"). `lower`
 # is that when the text is ASCII (as many bytes as characters) and much faster than `translate`, which maps
 # those 26 letters and no other.
 FOLD_SQL: Final = (
     "CASE WHEN strlen(body) = length(body) THEN lower(body) "
-    "ELSE translate(body, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') END"
+    f"ELSE translate(body, '{ASCII_UPPER}', '{ASCII_LOWER}') END"
 )
 BLOCK_COLUMNS: Final = ("block", "words")
 VECTOR_COLUMNS: Final = ("ordinal", "vector")

@@ -19,18 +19,19 @@ from projection.findings_store import (
     StoredFinding,
     read_findings,
 )
-from projection.trailers import REVIEWERS, SEVERITIES, ascii_fold
+from projection.trailers import REVIEWERS, SEVERITIES
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.refusal import ToolRefusal, describe_value
 from serve.tooling import Call, Tool
+from serve.tools.review import MAX_PULL_REQUEST
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
+from theurian.text import ascii_fold, is_utf8
 
 TOOL_NAME: Final = "review.findings"
 MAX_FINDINGS_LIMIT: Final = 100
 DEFAULT_FINDINGS_LIMIT: Final = 20
 MAX_FILTER_CHARS: Final = 200
-MAX_PULL_REQUEST: Final = 9223372036854775807  # the widest value a signed 64-bit column holds
 MAX_PULL_REQUEST_DIGITS: Final = len(str(MAX_PULL_REQUEST))
 
 FINDINGS_UNAVAILABLE_REFUSAL: Final = (
@@ -49,7 +50,6 @@ UNDERIVED_FILTER_REFUSAL: Final = (
 )
 
 _SHA: Final = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def review_findings(
@@ -101,7 +101,7 @@ def _check_string(key: str, value: str) -> None:
             f"review.findings: `{key}` contains a NUL (U+0000), which no commit-message line can hold; "
             "remove it."
         )
-    if _SURROGATE.search(value):
+    if not is_utf8(value):
         raise ToolRefusal(
             f"review.findings: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
             "and no stored value holds; send well-formed text."

@@ -12,19 +12,18 @@ escaping `.theurian/state/` is answered apart, because the rebuild that constant
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
 from projection.review_query import RecordFilter, StoredRecord, read_records
-from projection.review_rows import fold
 from projection.review_store import STORE_NAME, ReviewStoreEscapeError, ReviewStoreUnavailable
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.refusal import ToolRefusal, describe_value
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
+from theurian.text import ascii_fold, is_utf8
 
 TOOL_NAME: Final = "review.search"
 MAX_REVIEW_SEARCH_LIMIT: Final = 50
@@ -52,7 +51,6 @@ REVIEW_STORE_ESCAPE_REFUSAL: Final = (
     "`theurian review build`."
 )
 
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def review_search(
@@ -84,7 +82,7 @@ def review_search(
             f"review.search: `threadState` {describe_value(threadState, MAX_FILTER_CHARS)} is not one of "
             f"{', '.join(THREAD_STATES)}. Use one of those exactly, or omit the filter."
         )
-    q_folded = None if q is None else fold(q)
+    q_folded = None if q is None else ascii_fold(q)
     where = RecordFilter(repository, pullRequest, threadState, author, filePath, q_folded)
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
@@ -108,7 +106,7 @@ def _check_string(key: str, value: str) -> None:
             f"review.search: `{key}` contains a NUL (U+0000); it is refused rather than repaired, because a "
             "search for a value the caller did not send would answer about it. Remove it."
         )
-    if _SURROGATE.search(value):
+    if not is_utf8(value):
         raise ToolRefusal(
             f"review.search: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
             "and no stored value holds; send well-formed text."

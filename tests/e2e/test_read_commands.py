@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from serve.tools.review import MAX_FILTER_CHARS
+from serve.tools.findings import MAX_FINDINGS_LIMIT
+from serve.tools.review import MAX_FILTER_CHARS, MAX_REVIEW_SEARCH_LIMIT
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.daemon import RunningDaemon
@@ -23,32 +24,39 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
+from tests.support.schema_values import schema_bound
 from theurian.cli.read_commands import UNTRUSTED_NOTE
 from theurian.cli.read_output import cell
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_ID = "shop"
 WIDTH = 120  # the terminal the table test gives the command
+MAX_QUERY_CHARS = schema_bound("knowledge-search-input.schema.json", "query", "maxLength")
 
 # (CLI words, tool, the same arguments as the tool takes them)
 SAME_QUESTIONS = [
     (["review", "search", "lock"], "review.search", {"q": "lock"}),
     (["review", "search", "--thread-state", "resolved", "--limit", "2"], "review.search",
      {"threadState": "resolved", "limit": 2}),
-    (["review", "search", "--limit", "50"], "review.search", {"limit": 50}),
+    (["review", "search", "--limit", str(MAX_REVIEW_SEARCH_LIMIT)], "review.search",
+     {"limit": MAX_REVIEW_SEARCH_LIMIT}),
     (["findings", "list", "--severity", "HIGH"], "review.findings", {"severity": "HIGH"}),
-    (["findings", "list", "--limit", "100"], "review.findings", {"limit": 100}),
+    (["findings", "list", "--limit", str(MAX_FINDINGS_LIMIT)], "review.findings",
+     {"limit": MAX_FINDINGS_LIMIT}),
     (["knowledge", "search", "retry flaky tests"], "knowledge.search", {"query": "retry flaky tests"}),
 ]
 SAME_REFUSALS = [
-    (["review", "search", "--limit", "51"], "review.search", {"limit": 51}),
+    (["review", "search", "--limit", str(MAX_REVIEW_SEARCH_LIMIT + 1)], "review.search",
+     {"limit": MAX_REVIEW_SEARCH_LIMIT + 1}),
     (["review", "search", "--thread-state", "closed"], "review.search", {"threadState": "closed"}),
-    (["review", "search", "x" * 401], "review.search", {"q": "x" * 401}),
-    (["findings", "list", "--limit", "101"], "review.findings", {"limit": 101}),
+    (["review", "search", "x" * (MAX_FILTER_CHARS + 1)], "review.search", {"q": "x" * (MAX_FILTER_CHARS + 1)}),
+    (["findings", "list", "--limit", str(MAX_FINDINGS_LIMIT + 1)], "review.findings",
+     {"limit": MAX_FINDINGS_LIMIT + 1}),
     (["findings", "list", "--severity", "high"], "review.findings", {"severity": "high"}),
     (["findings", "list", "--commit", "abc123"], "review.findings", {"commitSha": "abc123"}),
     (["knowledge", "search", "q", "--as-of", "yesterday"], "knowledge.search", {"query": "q", "asOf": "yesterday"}),
-    (["knowledge", "search", "q" * 2001], "knowledge.search", {"query": "q" * 2001}),
+    (["knowledge", "search", "q" * (MAX_QUERY_CHARS + 1)], "knowledge.search",
+     {"query": "q" * (MAX_QUERY_CHARS + 1)}),
 ]
 
 
@@ -101,7 +109,7 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
 
 @pytest.mark.parametrize(("words", "tool", "arguments"), [
     (["review", "search", "x" * MAX_FILTER_CHARS], "review.search", {"q": "x" * MAX_FILTER_CHARS}),
-    (["knowledge", "search", "q" * 2000], "knowledge.search", {"query": "q" * 2000}),
+    (["knowledge", "search", "q" * MAX_QUERY_CHARS], "knowledge.search", {"query": "q" * MAX_QUERY_CHARS}),
 ], ids=["q-at-400", "query-at-2000"])
 def test_a_value_exactly_at_its_bound_is_answered_not_refused(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,

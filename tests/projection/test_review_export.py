@@ -22,7 +22,7 @@ from theurian.errors import UsageError
 
 # Case variants of one repository (GitHub matches names case-insensitively), a name that is all dots, and one
 # holding every other character a name may hold: each a path hazard if the name itself were the folder.
-ACME, ACME_LOWER, DOTS, MIXED = "Acme/Order-Service", "acme/order-service", "dash-1/..", "x/a.b_c-D"
+ACME, ACME_LOWER, DOTS, MIXED = "Acme/Order-Service", "acme/order-service", "dash-1/...", "x/a.b_c-D"
 
 
 def _project(tmp_path: Path) -> Path:

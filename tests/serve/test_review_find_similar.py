@@ -174,7 +174,7 @@ def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refuse
     assert answer(situation="x" * MAX_SITUATION_CHARS)["count"] >= 0
     arguments = {"projectId": "p", "situation": "x" * (MAX_SITUATION_CHARS + 1)}
     problem = INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments)
-    assert problem is not None and "maxLength 2000" in problem
+    assert problem is not None and f"maxLength {MAX_SITUATION_CHARS}" in problem
     assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p", "situation": ""}) is not None
     assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p"}) is not None
 
@@ -182,8 +182,9 @@ def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refuse
 def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -> None:
     assert answer(situation="lock", repository="r" * MAX_FILTER_CHARS)["count"] == 0
     text = refusal(situation="lock", repository="r" * (MAX_FILTER_CHARS + 1))
-    assert text.startswith("review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS (400) characters")
-    assert "a value of 401 characters" in text
+    assert text.startswith(
+        f"review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters")
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text
     assert refusal(situation="lock", threadState="closed").startswith(
         "review.findSimilar: `threadState` 'closed' is not one of open, resolved, outdated, dismissed")
     assert refusal(situation="lock", kind="pull-request").startswith(

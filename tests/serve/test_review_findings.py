@@ -10,10 +10,11 @@ from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from serve.tools.findings import (
     DEFAULT_FINDINGS_LIMIT,
     FINDINGS_UNAVAILABLE_REFUSAL,
+    MAX_FILTER_CHARS,
     MAX_FINDINGS_LIMIT,
-    MAX_PULL_REQUEST,
     UNDERIVED_FILTER_REFUSAL,
 )
+from serve.tools.review import MAX_PULL_REQUEST
 from tests.projection.git_fixture import (
     LONG_TEXT,
     STANDARD_HISTORY,
@@ -154,19 +155,20 @@ def test_a_commit_sha_that_is_not_a_full_40_or_64_hex_sha_is_refused(
 def test_every_string_filter_is_bounded_at_200_characters_and_a_longer_one_is_described_by_length(
     project: tuple[Path, list[str]], key: str
 ) -> None:
-    text = refusal_text(dispatch(PROJECT, **{key: "Z" * 201}))
-    assert "bounded at 200 characters" in text and "a value of 201 characters" in text
+    text = refusal_text(dispatch(PROJECT, **{key: "Z" * (MAX_FILTER_CHARS + 1)}))
+    assert f"bounded at {MAX_FILTER_CHARS} characters" in text
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text
     assert "ZZZZ" not in text
 
 
 @pytest.mark.parametrize("key", ["reviewer", "severity", "commitSha"])
 def test_a_bad_value_inside_the_bound_is_quoted_back_whole(project: tuple[Path, list[str]], key: str) -> None:
-    value = "Z" * 200
+    value = "Z" * MAX_FILTER_CHARS
     assert repr(value) in refusal_text(dispatch(PROJECT, **{key: value}))
 
 
 def test_q_of_exactly_200_characters_is_searched(project: tuple[Path, list[str]]) -> None:
-    assert served(dispatch(PROJECT, q="L" * 200))["count"] == 1
+    assert served(dispatch(PROJECT, q="L" * MAX_FILTER_CHARS))["count"] == 1
 
 
 @pytest.mark.parametrize("key", STRING_FILTERS)
