@@ -81,16 +81,23 @@ def _cli(installation: Installation, shop: Path, words: list[str], *flags: str) 
     return installation.cli(*words, "--project", str(shop), *flags)
 
 
+def _same_answer(installation: Installation, daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
+                 arguments: dict[str, Any]) -> dict[str, Any]:
+    """The daemon's structured answer to `tool`, after checking `theurian <words> --json` prints exactly it."""
+    answer = call_tool(daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
+    assert not answer.is_error, answer.text
+    printed = _cli(installation, shop, words, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert answer.structured is not None and json.loads(printed.stdout) == answer.structured
+    return answer.structured
+
+
 @pytest.mark.parametrize(("words", "tool", "arguments"), SAME_QUESTIONS, ids=lambda v: str(v)[:40])
 def test_the_cli_json_is_the_structured_result_the_daemon_gives_an_agent(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
         arguments: dict[str, Any]) -> None:
-    answer = call_tool(module_daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
-    assert not answer.is_error, answer.text
-    printed = _cli(module_installation, shop, words, "--json")
-    assert printed.returncode == 0, printed.stderr
-    assert json.loads(printed.stdout) == answer.structured
-    rows = next(answer.structured[key] for key in ("records", "findings", "results") if key in answer.structured)
+    structured = _same_answer(module_installation, module_daemon, shop, words, tool, arguments)
+    rows = next(structured[key] for key in ("records", "findings", "results") if key in structured)
     assert rows, "the question must match something for the comparison to say anything"
 
 
@@ -114,11 +121,7 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
 def test_a_value_exactly_at_its_bound_is_answered_not_refused(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
         arguments: dict[str, Any]) -> None:
-    answer = call_tool(module_daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
-    assert not answer.is_error, answer.text
-    printed = _cli(module_installation, shop, words, "--json")
-    assert printed.returncode == 0, printed.stderr
-    assert json.loads(printed.stdout) == answer.structured
+    _same_answer(module_installation, module_daemon, shop, words, tool, arguments)
 
 
 def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: Installation, shop: Path) -> None:

@@ -33,6 +33,7 @@ from serve.tools.review_similar import (
 from serve.validation import InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from tests.serve.test_review_search import built_project
+from tests.support.tool_results import refusal_text, served
 from theurian import registry
 from theurian.embedding import DEFAULT_MODEL_NAME
 from theurian.project import init_project
@@ -73,10 +74,7 @@ def call(**arguments: Any) -> dict[str, Any]:
 
 
 def answer(**arguments: Any) -> dict[str, Any]:
-    result = call(**arguments)
-    assert result["isError"] is False, result
-    content: dict[str, Any] = result["structuredContent"]
-    return content
+    return served(call(**arguments))
 
 
 def keys(**arguments: Any) -> list[str]:
@@ -84,10 +82,7 @@ def keys(**arguments: Any) -> list[str]:
 
 
 def refusal(**arguments: Any) -> str:
-    result = call(**arguments)
-    assert result["isError"] is True and "structuredContent" not in result
-    text: str = result["content"][0]["text"]
-    return text
+    return refusal_text(call(**arguments))
 
 
 def test_the_handler_takes_exactly_the_input_schema_keys() -> None:

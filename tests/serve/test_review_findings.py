@@ -22,11 +22,9 @@ from tests.projection.git_fixture import (
     Planned,
     message,
     trailer,
-    write_history,
 )
-from tests.serve.findings_support import dispatch, refusal_text, served
+from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 from theurian import registry
-from theurian.project import init_project
 from theurian.safety import SAFETY_TRIPLE
 
 PROJECT = "findings-demo"
@@ -35,18 +33,13 @@ STRING_FILTERS = ("reviewer", "severity", "commitSha", "q", "family", "specialis
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    root = tmp_path_factory.mktemp("findings") / "repo"
-    shas = write_history(root, STANDARD_HISTORY)
-    init_project(root)
-    return root, shas
+    return git_project(tmp_path_factory.mktemp("findings"), STANDARD_HISTORY)
 
 
 @pytest.fixture
 def project(history: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
     """The standard history, registered and built under this test's own installation."""
-    registry.register(history[0], PROJECT)
-    build_findings_store(history[0])
-    return history
+    return registered_and_built(history, PROJECT)
 
 
 def test_a_served_finding_carries_every_published_key_and_the_safety_triple(
@@ -116,12 +109,8 @@ def test_a_limit_outside_1_to_100_is_refused_naming_the_bound_not_clamped(
 
 
 def test_the_default_limit_is_20_and_100_is_admitted(tmp_path: Path) -> None:
-    root = tmp_path / "crowded"
     lines = [trailer("security", "LOW", f"finding {n}") for n in range(MAX_FINDINGS_LIMIT + 1)]
-    write_history(root, [Planned(T0, message("crowded", lines))])
-    init_project(root)
-    registry.register(root, "crowded")
-    build_findings_store(root)
+    registered_and_built(git_project(tmp_path, [Planned(T0, message("crowded", lines))]), "crowded")
     default = served(dispatch("crowded"))
     assert default["count"] == DEFAULT_FINDINGS_LIMIT and default["truncated"] is True
     full = served(dispatch("crowded", limit=MAX_FINDINGS_LIMIT))
@@ -228,10 +217,7 @@ def _unavailable() -> None:
 def test_a_project_never_built_here_is_refused_with_the_one_constant(
     history: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
-    root = tmp_path / "unbuilt"
-    write_history(root, STANDARD_HISTORY[:2])
-    init_project(root)
-    registry.register(root, PROJECT)
+    registry.register(git_project(tmp_path, STANDARD_HISTORY[:2])[0], PROJECT)
     _unavailable()
 
 

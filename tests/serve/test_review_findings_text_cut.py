@@ -7,13 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from projection.findings_build import build_findings_store
 from projection.findings_store import MAX_FINDING_TEXT_CHARS, STORE_RELATIVE
 from serve.tools.findings import FINDINGS_UNAVAILABLE_REFUSAL
-from tests.projection.git_fixture import T0, Planned, message, trailer, write_history
-from tests.serve.findings_support import dispatch, refusal_text, served
-from theurian import registry
-from theurian.project import init_project
+from tests.projection.git_fixture import T0, Planned, message, trailer
+from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 
 PROJECT = "findings-cut"
 ASTRAL = "\U0001f600"
@@ -29,19 +26,14 @@ TEXTS = {
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    root = tmp_path_factory.mktemp("findings-cut") / "repo"
-    planned = [Planned(T0 + index, message(name, [trailer("security", "LOW", text)]))
-               for index, (name, text) in enumerate(TEXTS.items())]
-    shas = write_history(root, planned)
-    init_project(root)
-    return root, shas
+    return git_project(tmp_path_factory.mktemp("findings-cut"),
+                       [Planned(T0 + index, message(name, [trailer("security", "LOW", text)]))
+                        for index, (name, text) in enumerate(TEXTS.items())])
 
 
 @pytest.fixture
 def project(history: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
-    registry.register(history[0], PROJECT)
-    build_findings_store(history[0])
-    return history
+    return registered_and_built(history, PROJECT)
 
 
 def _served_text(sha: str) -> str:

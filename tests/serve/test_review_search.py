@@ -33,6 +33,7 @@ from serve.tools.review import (
 )
 from serve.validation import InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
+from tests.support.tool_results import refusal_text, served
 from theurian import registry
 from theurian.project import init_project
 from theurian.safety import SAFETY_TRIPLE
@@ -77,16 +78,11 @@ def call(**arguments: Any) -> dict[str, Any]:
 
 
 def keys(**arguments: Any) -> list[str]:
-    result = call(**arguments)
-    assert result["isError"] is False, result
-    return [r["recordKey"] for r in result["structuredContent"]["records"]]
+    return [r["recordKey"] for r in served(call(**arguments))["records"]]
 
 
 def refusal(**arguments: Any) -> str:
-    result = call(**arguments)
-    assert result["isError"] is True and "structuredContent" not in result
-    text: str = result["content"][0]["text"]
-    return text
+    return refusal_text(call(**arguments))
 
 
 def test_the_handler_takes_exactly_the_input_schema_keys() -> None:
