@@ -16,8 +16,8 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.errors import EvidenceError, LakeBusyError, RecordInvalidError
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
+from evidence.errors import EvidenceError, LakeBusyError, NotRegularFile, RecordInvalidError
+from evidence.files import MAX_MANIFEST_FILE_BYTES, read_regular
 from evidence.records import (
     KINDS,
     REPOSITORY_FOLDER_PATTERN,

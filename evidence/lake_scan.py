@@ -19,7 +19,8 @@ from typing import Any, Final
 import orjson
 
 from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
-from evidence.files import NotRegularFile, read_regular
+from evidence.errors import NotRegularFile
+from evidence.files import read_regular
 from evidence.lake import Lake, iter_lake
 from evidence.records import KINDS, canonical_bytes, key_from_file_name
 from evidence.redaction import REDACTIONS_FIELD, screen

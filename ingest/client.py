@@ -16,14 +16,8 @@ import httpx
 from githubkit import GitHub
 from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, RequestTimeout
 
-from ingest.errors import GitHubError, TokenMissingError
-from ingest.retry import (
-    DEFAULT_MAX_WAIT_SECONDS,
-    DEFAULT_RATE_LIMIT_WAIT_SECONDS,
-    RETRY_STATUSES,
-    RetryableFailure,
-    call_with_retries,
-)
+from ingest.errors import GitHubError, GitHubNotFoundError, RetryableFailure, TokenMissingError
+from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, DEFAULT_RATE_LIMIT_WAIT_SECONDS, RETRY_STATUSES, call_with_retries
 from theurian.errors import UsageError
 
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -43,10 +37,6 @@ TRANSIENT_TRANSPORT_ERRORS: Final = (
 )
 # A token is sent as an HTTP header value: visible ASCII only (GitHub's tokens are letters, digits and '_').
 TOKEN_PATTERN: Final = re.compile(r"[\x21-\x7e]+")
-
-
-class GitHubNotFoundError(GitHubError):
-    """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
 
 
 def token_from_env(env: Mapping[str, str]) -> str:

@@ -6,8 +6,13 @@
         ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set, or the one set cannot be a token
         ├── RepositoryRefusedError    GitHub answers the repository as private or internal, or not at all
         ├── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
+        │   └── GitHubNotFoundError   GraphQL answered NOT_FOUND (the node or repository is not visible)
         └── UpstreamShapeError        GitHub answered a node this ingest cannot read or store (a field missing
                                       or null, a value the evidence schema refuses); the run fails, the others go on
+
+    Exception
+    └── RetryableFailure              one attempt failed in a way another may fix (`wait`, `status`): the signal
+                                      between the client and the retry policy, never raised out of `ingest.retry`
 
 Messages name what happened (status, GraphQL error type, rate-limit reset) and never carry the token or a
 request's headers. `UsageError` (from the kernel) covers a malformed OWNER/NAME.
@@ -76,3 +81,20 @@ def reading_github(what: str) -> Iterator[None]:
         raise UpstreamShapeError(
             f"GitHub's answer for {what} lacks a field this ingest reads ({type(exc).__name__}: {str(exc)[:200]})"
         ) from exc
+
+
+class GitHubNotFoundError(GitHubError):
+    """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
+
+
+class RetryableFailure(Exception):  # noqa: N818 - a signal to the retry policy, not an error that leaves it
+    """One attempt failed in a way another attempt may fix.
+
+    `wait` is the wait GitHub asked for (rate limits), or None to back off exponentially.
+    """
+
+    def __init__(self, reason: str, *, wait: float | None = None, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+        self.status = status

@@ -113,7 +113,7 @@ def _ranked(
     hits = []
     for fused in fuse(proposal.channels, proposal.offered):
         row = reading.db.execute(
-            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
+            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",
             (reading.key, fused.item_id),
         ).fetchone()
         if (
@@ -135,7 +135,7 @@ def _ranked(
 def _substring(reading: Reading, query: str, request: SearchRequest) -> list[tuple[Any, dict[str, Any]]]:
     statuses = ", ".join(f"'{s}'" for s in SURFACEABLE_STATUSES)
     rows = reading.db.execute(
-        f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.status IN ({statuses}) "  # noqa: S608
+        f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.status IN ({statuses}) "
         f"AND i.sensitivity IN ({reading.allowed_sql}) "
         "AND instr(lower(r.title || char(10) || r.body), ?) > 0 "
         "ORDER BY i.item_id",

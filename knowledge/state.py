@@ -20,7 +20,8 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.files import NotRegularFile, read_opened
+from evidence.errors import NotRegularFile
+from evidence.files import read_opened
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, StateBusyError, StateMissingError, StateUnreadableError
 from theurian.containment import resolve_inside

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from projection.stamp import STAMP_COLUMNS, RowDigest, StampRejected, check_stamp_rows
+from projection.errors import FindingsStoreUnavailable, StampRejected
+from projection.stamp import STAMP_COLUMNS, RowDigest, check_stamp_rows
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
-from theurian.errors import TheurianError
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 
@@ -75,14 +75,6 @@ _SERVED_TEXT: Final = (
     f"CASE WHEN length(finding_text) > {MAX_FINDING_TEXT_CHARS} "
     f"THEN substr(finding_text, 1, {MAX_FINDING_TEXT_CHARS}) || '{CUT_MARK}' ELSE finding_text END"
 )
-
-
-class FindingsStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
-    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the findings store cannot be served ({reason}); run `theurian findings build`")
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_lake import LakeEntry, LastSeen, last_seen, read_entry, scan_lake
 from projection.review_load import loading, write_rows
@@ -44,7 +45,6 @@ from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import load_model
-from theurian.errors import TheurianError
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
@@ -52,14 +52,6 @@ from theurian.project import REVIEW_DIR
 
 # Below this many files per process a fork costs more than the share it takes over.
 MIN_FILES_PER_PROCESS: Final = 5_000
-
-
-class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lake is
-    """`.theurian/review` exists but is not a folder: building from it would publish an empty store."""
-
-
-class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the store's place holds
-    """A folder sits where the store goes: no file can replace it, and removing it is the operator's call."""
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,12 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.errors import ReviewStoreUnavailable
 from projection.review_store import (
     _DUCKDB_PATH_BREAKERS,
     READ_FAULTS,
     RECORD_COLUMNS,
     REVIEW_SCHEMA_VERSION,
-    ReviewStoreUnavailable,
     open_store,
     stored_model,
 )

@@ -18,8 +18,8 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
-from evidence.errors import RecordInvalidError
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_opened, read_regular
+from evidence.errors import NotRegularFile, RecordInvalidError
+from evidence.files import MAX_MANIFEST_FILE_BYTES, read_opened, read_regular
 from evidence.lake import RUNS_DIR
 from evidence.records import (
     FILE_NAME_PATTERN,

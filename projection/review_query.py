@@ -17,8 +17,9 @@ from typing import Final
 import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
+from projection.errors import ReviewStoreUnavailable
 from projection.review_pairs import PAIR_TABLE, pair_keys
-from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, ReviewStoreUnavailable, open_store
+from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, open_store
 
 MAX_EXCERPT_CHARS: Final = 280
 # The first batch of candidate blocks read for `q`; each next batch is four times the last, so a broad `q`

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Final
 import duckdb
 
 from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
+from projection.errors import ReviewStoreUnavailable
 from projection.review_query import StoredRecord, records_at
-from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
+from projection.review_store import READ_FAULTS, OpenStore, open_store, stored_model
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
 from theurian.text import ascii_fold

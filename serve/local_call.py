@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from serve.dispatch import _translate as refusal_text  # the dispatcher's own translation, not a copy
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings
 from serve.tools import registered_tools
 from serve.validation import InputValidator

@@ -13,15 +13,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from projection.findings_store import (
-    FindingFilter,
-    FindingsStoreUnavailable,
-    StoredFinding,
-    read_findings,
-)
+from projection.errors import FindingsStoreUnavailable
+from projection.findings_store import FindingFilter, StoredFinding, read_findings
 from projection.trailers import REVIEWERS, SEVERITIES
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import describe_value
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_PULL_REQUEST
 from theurian.hidden_characters import labelled

@@ -16,10 +16,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_query import RecordFilter, StoredRecord, read_records
-from projection.review_store import STORE_NAME, ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import describe_value
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
@@ -44,15 +46,6 @@ REVIEW_SEARCH_CAPACITY_REFUSAL: Final = (
     f"REVIEW_SEARCH_CAPACITY_REFUSAL: review.search is already answering {MAX_CONCURRENT_SEARCHES} calls "
     f"and no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was searched; retry shortly."
 )
-REVIEW_STORE_ESCAPE_REFUSAL: Final = (
-    f"REVIEW_STORE_ESCAPE_REFUSAL: the review store {STORE_NAME} does not resolve inside .theurian/state/, "
-    f"so nothing was read through it, and `theurian review build` meets the same refusal. Cure: remove it "
-    f"(`rm .theurian/state/{STORE_NAME}`; it is derived, so only the projection is lost), then run "
-    "`theurian review build`."
-)
-
-
-
 def review_search(
     call: Call,
     *,

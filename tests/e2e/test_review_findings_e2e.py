@@ -6,7 +6,6 @@ from typing import Any
 import pytest
 
 from projection.findings_store import STORE_RELATIVE
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from serve.tools.findings import (
     FINDINGS_UNAVAILABLE_REFUSAL,
     MAX_FILTER_CHARS,
@@ -24,6 +23,7 @@ from tests.serve.findings_support import check_response
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
+from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 
 
 @pytest.fixture(scope="module")

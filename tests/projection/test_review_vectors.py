@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy
 import pytest
 
+from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
-from projection.review_store import ReviewStoreUnavailable, open_store
+from projection.review_store import open_store
 from projection.review_vectors import decode_vectors
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.fake_model import write_fake_model

@@ -10,6 +10,7 @@ from serve.validation import (
     InputValidator,
     checks_at_once,
 )
+from tests.support.schema_values import schema_bound
 
 SECRET = "VALUE-THAT-MUST-NEVER-BE-ECHOED"
 
@@ -73,9 +74,10 @@ def test_a_missing_project_id_is_refused_never_defaulted(validator: InputValidat
 
 def test_a_query_past_max_query_chars_is_refused_at_the_wire_without_echo(validator: InputValidator) -> None:
     schema = "knowledge-search-input.schema.json"
-    assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * 2000}) is None
-    problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * 2001})
-    assert problem == "Invalid arguments for knowledge.search: `query` violates maxLength 2000."
+    bound = schema_bound(schema, "query", "maxLength")
+    assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * bound}) is None
+    problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": "q" * (bound + 1)})
+    assert problem == f"Invalid arguments for knowledge.search: `query` violates maxLength {bound}."
 
 
 def test_a_closed_category_is_refused_at_the_wire_with_its_key_path(validator: InputValidator) -> None:
@@ -109,10 +111,11 @@ DRAFT = ("knowledge.generateMigrationDraft", "knowledge-generate-migration-draft
 def test_a_top_level_array_past_its_bound_is_refused_as_the_full_check_words_it_without_walking_it(
         validator: InputValidator) -> None:
     """1.4 million elements took jsonschema 5 s on the event loop, /health waiting behind it."""
+    bound = schema_bound(DRAFT[1], "operations", "maxItems")
     arguments = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * 1_400_000}
     assert validator.problem(*DRAFT, arguments) == (
-        "Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems 200.")
-    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * 201}
+        f"Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems {bound}.")
+    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * (bound + 1)}
     assert validator.problem(*DRAFT, small) == validator.problem(*DRAFT, arguments)
 
 

@@ -6,7 +6,6 @@ import pytest
 
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from serve.tools.findings import (
     DEFAULT_FINDINGS_LIMIT,
     FINDINGS_UNAVAILABLE_REFUSAL,
@@ -25,6 +24,7 @@ from tests.projection.git_fixture import (
 )
 from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 from theurian import registry
+from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from theurian.safety import SAFETY_TRIPLE
 
 PROJECT = "findings-demo"

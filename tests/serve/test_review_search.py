@@ -15,7 +15,7 @@ import pytest
 
 import schemas
 from projection.review_build import build_review_store
-from projection.review_store import STORE_RELATIVE
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL, STORE_RELATIVE
 from serve.dispatch import Dispatcher
 from serve.tooling import ServeSettings
 from serve.tools.review import (
@@ -24,7 +24,6 @@ from serve.tools.review import (
     MAX_REVIEW_SEARCH_LIMIT,
     MAX_REVIEW_SEARCH_RESPONSE_CHARS,
     REVIEW_SEARCH_UNAVAILABLE_REFUSAL,
-    REVIEW_STORE_ESCAPE_REFUSAL,
     TOOL_NAME,
     counted_chars,
     review_search,
