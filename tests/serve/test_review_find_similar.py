@@ -31,10 +31,9 @@ from serve.validation import InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from tests.serve.test_review_search import built_project
 from tests.support.admission import five_at_once
+from tests.support.sample_project import registered_empty_project
 from tests.support.tool_results import refusal_text, served
-from theurian import registry
 from theurian.embedding import DEFAULT_MODEL_NAME
-from theurian.project import init_project
 from theurian.safety import SAFETY_TRIPLE
 
 SETTINGS = ServeSettings("internal")
@@ -186,10 +185,7 @@ def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -
 
 
 def test_a_project_without_a_store_is_refused_with_the_constant(tmp_path: Path) -> None:
-    root = tmp_path / "bare"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "p")
+    registered_empty_project(tmp_path / "bare", "p")
     assert refusal(situation="lock order") == FIND_SIMILAR_UNAVAILABLE_REFUSAL
 
 

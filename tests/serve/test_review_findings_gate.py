@@ -10,17 +10,13 @@ from serve.tooling import Call
 from serve.tools.findings import FINDINGS_CAPACITY_REFUSAL, findings_tools
 from tests.serve.findings_support import SETTINGS
 from tests.support.admission import five_at_once
-from theurian import registry
-from theurian.project import init_project
+from tests.support.sample_project import registered_empty_project
 
 
 def test_a_fifth_concurrent_call_is_refused_with_the_capacity_constant_and_served_once_permits_free(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "p"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "p")
+    registered_empty_project(tmp_path / "p", "p")
     [tool] = findings_tools()
 
     def empty(call: Call, **arguments: Any) -> Mapping[str, Any]:  # the project has no findings store to read

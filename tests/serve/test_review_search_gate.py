@@ -8,8 +8,7 @@ from serve.tooling import ServeSettings
 from serve.tools.review import REVIEW_SEARCH_CAPACITY_REFUSAL, review_tools
 from tests.projection.review_records import copy_fixture_lake
 from tests.support.admission import five_at_once
-from theurian import registry
-from theurian.project import init_project
+from tests.support.sample_project import registered_empty_project
 
 SETTINGS = ServeSettings("internal")
 
@@ -17,10 +16,7 @@ SETTINGS = ServeSettings("internal")
 def test_a_fifth_concurrent_search_is_refused_with_its_own_constant_and_served_once_permits_free(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "p"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "p")
+    root = registered_empty_project(tmp_path / "p", "p")
     copy_fixture_lake(root)
     build_review_store(root)
     [tool] = review_tools()
