@@ -45,6 +45,7 @@ test: install inspector conformance lint
 lint: install
 	$(UV) run --locked --no-sync ruff check .
 	$(UV) run --locked --no-sync mypy
+	$(UV) run --locked --no-sync lint-imports  # the import contracts in pyproject.toml (docs/code-map.md)
 
 ## benchmark: the printed-figure benchmarks (not part of `make test`)
 benchmark: install

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.files import NotRegularFile, read_opened
+from evidence.errors import NotRegularFile
+from evidence.files import read_opened
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import ConfigError

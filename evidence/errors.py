@@ -6,6 +6,10 @@
         ├── RecordInvalidError        a record does not validate against its schema
         └── LakeBusyError             another ingest is writing this lake
 
+    Exception
+    └── NotRegularFile                an entry the lake's readers will not read (a link, a FIFO, too large):
+                                      `reason`, which a build reports beside the path and skips
+
 Each carries the offending key or path as an attribute, never the record's text.
 """
 
@@ -39,3 +43,11 @@ class RecordInvalidError(EvidenceError):
 
 class LakeBusyError(EvidenceError):
     """Another ingest holds this project's lake: two at once would sweep each other's staged files."""
+
+
+class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
+    """An entry the lake's readers will not read: `reason` says why, in the words a build reports."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -14,6 +14,7 @@ import stat
 from pathlib import Path
 from typing import Final
 
+from evidence.errors import NotRegularFile
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
 from theurian.project import REVIEW_DIR
@@ -23,14 +24,6 @@ from theurian.project import REVIEW_DIR
 MAX_RECORD_FILE_BYTES: Final = 256 * 1024 * 1024
 # A run manifest lists every record of its run, ~320 bytes each: this bound is a run of over three million.
 MAX_MANIFEST_FILE_BYTES: Final = 1024 * 1024 * 1024
-
-
-class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
-    """An entry the lake's readers will not read: `reason` says why, in the words a build reports."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def read_regular(root: Path, relative: str, max_bytes: int | None = None) -> bytes:

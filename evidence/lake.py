@@ -17,8 +17,7 @@ from typing import Any
 
 import orjson
 
-from evidence.errors import EvidenceError, LakeBusyError
-from evidence.files import NotRegularFile
+from evidence.errors import EvidenceError, LakeBusyError, NotRegularFile
 from evidence.lake_read import RUNS_DIR, key_of, kind_entries, read_entry_bytes
 from evidence.lake_runs import ManifestScan, read_manifests
 from evidence.records import (

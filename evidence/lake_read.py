@@ -22,8 +22,8 @@ from typing import Any, Final, NamedTuple
 
 import orjson
 
-from evidence.errors import RecordInvalidError
-from evidence.files import NotRegularFile, read_opened, read_regular
+from evidence.errors import NotRegularFile, RecordInvalidError
+from evidence.files import read_opened, read_regular
 from evidence.records import (
     FILE_NAME_PATTERN,
     KINDS,

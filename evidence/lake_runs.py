@@ -14,8 +14,8 @@ from typing import Any
 
 import orjson
 
-from evidence.errors import RecordInvalidError
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_regular
+from evidence.errors import NotRegularFile, RecordInvalidError
+from evidence.files import MAX_MANIFEST_FILE_BYTES, read_regular
 from evidence.lake_read import RUNS_DIR
 from evidence.validation import validate_manifest
 from theurian.containment import resolve_inside

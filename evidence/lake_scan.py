@@ -19,7 +19,7 @@ from typing import Any, Final
 import orjson
 
 from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
-from evidence.files import NotRegularFile
+from evidence.errors import NotRegularFile
 from evidence.lake import Lake
 from evidence.lake_read import iter_records, key_of, kind_entries, read_entry_bytes
 from evidence.records import KINDS, canonical_bytes

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import re
-import string
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import orjson
 
 from evidence.errors import RecordKeyError
+from theurian.text import ascii_fold
 
 FORMAT_VERSION: Final = 1
 PROVIDER_GITHUB: Final = "github"
@@ -37,7 +37,11 @@ RECORD_KEY_PATTERN: Final = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_=-]{0,199}")
 FILE_NAME_PATTERN: Final = re.compile(
     r"(?P<key>[A-Za-z0-9_][A-Za-z0-9_=-]{0,199})\.(?P<mask>0|[1-9a-f][0-9a-f]*)\.json"
 )
-REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
+# GitHub's rules for OWNER/NAME, ASCII only (its names are ASCII, and its case-insensitive matching folds ASCII
+# letters only): an owner of 1-39 letters, digits and '-', not starting with '-'; a name of 1-100 letters, digits,
+# '.', '_' and '-' that is not '.' or '..' (both reserved). The one pattern: the allowlist checks what an operator
+# types with it, the lake what a record names; the evidence schemas spell it between ^ and $ (a test pins them).
+REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 REPOSITORY_FOLDER_PATTERN: Final = re.compile(r"sha256-[0-9a-f]{64}")
 
 
@@ -78,15 +82,12 @@ def key_from_file_name(name: str) -> str | None:
     return match["key"]
 
 
-_ASCII_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
-
-
 def fold_repository(repository: str) -> str:
     """OWNER/NAME with ASCII letters lower-cased and nothing else changed: GitHub's own case-insensitive
     matching. Never `str.casefold()`, which folds U+212A KELVIN SIGN to 'k' and so would make a name GitHub
     does not have equal to one it has. For every valid name (ASCII only, REPOSITORY_PATTERN) the two agree, so
     the folder names written before this function existed are unchanged."""
-    return repository.translate(_ASCII_LOWER)
+    return ascii_fold(repository)
 
 
 def repository_folder(repository: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from evidence.content_policy import config_text
-from evidence.records import fold_repository
+from evidence.records import REPOSITORY_PATTERN, fold_repository
 from ingest.errors import NotAllowlistedError
 from theurian import tomlwrite
 from theurian.containment import resolve_inside
@@ -25,9 +25,6 @@ from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
 from theurian.folder_lock import folder_held
 from theurian.project import CONFIG_FILE, THEURIAN_DIR
 
-# GitHub's own limits: owner 1-39 of letters, digits and '-'; name of letters, digits, '.', '_' and '-'.
-# ASCII only: GitHub's names are ASCII, and its case-insensitive matching folds ASCII letters only.
-REPOSITORY_PATTERN: Final = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}")
 REPOSITORY_RULE: Final = (
     "OWNER/NAME with an owner of 1-39 ASCII letters, digits and '-' (not first) and a name of 1-100 ASCII "
     "letters, digits, '.', '_' and '-' (not '.' or '..'), nothing around them"
@@ -36,7 +33,7 @@ REPOSITORY_RULE: Final = (
 
 def is_repository(text: str) -> bool:
     """True when `text` is a well-formed OWNER/NAME by GitHub's ASCII rules."""
-    return REPOSITORY_PATTERN.fullmatch(text) is not None and text.split("/")[1] not in {".", ".."}
+    return REPOSITORY_PATTERN.fullmatch(text) is not None
 
 
 def parse_repository(text: str) -> str:

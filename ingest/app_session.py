@@ -18,8 +18,8 @@ from githubkit.cache import MemCacheStrategy
 from githubkit.cache.base import AsyncBaseCache, BaseCache
 from githubkit.exception import RequestFailed
 
-from ingest.errors import GitHubAppError
-from ingest.retry import RETRY_STATUSES, RetryableFailure
+from ingest.errors import GitHubAppError, RetryableFailure
+from ingest.retry import RETRY_STATUSES
 
 if TYPE_CHECKING:
     from ingest.credentials import AppInstallation

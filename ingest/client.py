@@ -19,14 +19,8 @@ from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, 
 
 from ingest.app_session import SessionCache, token_exchange_failure
 from ingest.credentials import AppInstallation, Credentials
-from ingest.errors import GitHubError
-from ingest.retry import (
-    DEFAULT_MAX_WAIT_SECONDS,
-    DEFAULT_RATE_LIMIT_WAIT_SECONDS,
-    RETRY_STATUSES,
-    RetryableFailure,
-    call_with_retries,
-)
+from ingest.errors import GitHubError, GitHubNotFoundError, RetryableFailure
+from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, DEFAULT_RATE_LIMIT_WAIT_SECONDS, RETRY_STATUSES, call_with_retries
 from theurian.errors import UsageError
 
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -43,11 +37,6 @@ REQUEST_HEADERS: Final = {"X-Github-Next-Global-ID": "1"}
 TRANSIENT_TRANSPORT_ERRORS: Final = (
     httpx.TimeoutException, httpx.ConnectError, httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError,
 )
-
-
-
-class GitHubNotFoundError(GitHubError):
-    """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
 
 
 def api_url_from(option: str | None, env: Mapping[str, str]) -> str:

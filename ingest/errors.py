@@ -6,9 +6,14 @@
         ├── TokenMissingError         neither GITHUB_TOKEN nor GH_TOKEN is set, or the one set cannot be a token
         ├── RepositoryRefusedError    GitHub answers the repository as private or internal, or not at all
         ├── GitHubError               GitHub refused a request, or the retry policy gave up; `status` if HTTP
+        │   └── GitHubNotFoundError   GraphQL answered NOT_FOUND (the node or repository is not visible)
         ├── GitHubAppError            the configured GitHub App cannot sign in (key file, or GitHub's refusal)
         └── UpstreamShapeError        GitHub answered a node this ingest cannot read or store (a field missing
                                       or null, a value the evidence schema refuses); the run fails, the others go on
+
+    Exception
+    └── RetryableFailure              one attempt failed in a way another may fix (`wait`, `status`): the signal
+                                      between the client and the retry policy, never raised out of `ingest.retry`
 
 Messages name what happened (status, GraphQL error type, rate-limit reset) and never carry the token or a
 request's headers. `UsageError` (from the kernel) covers a malformed OWNER/NAME.
@@ -79,10 +84,27 @@ def reading_github(what: str) -> Iterator[None]:
         ) from exc
 
 
+class GitHubNotFoundError(GitHubError):
+    """GraphQL answered NOT_FOUND: the node or repository does not exist or is not visible to this token."""
+
+
 class GitHubAppError(IngestError):
     """The GitHub App named in the installation config cannot sign in: its key file cannot be used, or GitHub
     refused the app's JSON web token or the installation. `status` is the HTTP status when GitHub answered."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
+        self.status = status
+
+
+class RetryableFailure(Exception):  # noqa: N818 - a signal to the retry policy, not an error that leaves it
+    """One attempt failed in a way another attempt may fix.
+
+    `wait` is the wait GitHub asked for (rate limits), or None to back off exponentially.
+    """
+
+    def __init__(self, reason: str, *, wait: float | None = None, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
         self.status = status

@@ -14,8 +14,8 @@ from typing import Any, Final
 
 from evidence.records import fold_repository
 from ingest import queries
-from ingest.client import GitHubClient, GitHubNotFoundError
-from ingest.errors import RepositoryRefusedError, reading_github
+from ingest.client import GitHubClient
+from ingest.errors import GitHubNotFoundError, RepositoryRefusedError, reading_github
 from ingest.follow_ups import Caps, Follow, FollowUps, each_once, next_cursor
 from ingest.page_sizes import LearnedSizes, PageSizes
 

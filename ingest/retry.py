@@ -16,7 +16,7 @@ from typing import Final, TypeVar
 
 import tenacity
 
-from ingest.errors import GitHubError
+from ingest.errors import GitHubError, RetryableFailure
 
 RETRY_STATUSES: Final = frozenset({500, 502, 503, 504})
 NEVER_RETRY_STATUSES: Final = frozenset({400, 401, 404, 422})
@@ -28,19 +28,6 @@ BACKOFF_MAX_SECONDS: Final = 60.0
 DEFAULT_RATE_LIMIT_WAIT_SECONDS: Final = 60.0
 
 T = TypeVar("T")
-
-
-class RetryableFailure(Exception):
-    """One attempt failed in a way another attempt may fix.
-
-    `wait` is the wait GitHub asked for (rate limits), or None to back off exponentially.
-    """
-
-    def __init__(self, reason: str, *, wait: float | None = None, status: int | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.wait = wait
-        self.status = status
 
 
 def backoff_seconds(attempt: int, max_wait: float) -> float:

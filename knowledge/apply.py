@@ -25,6 +25,7 @@ from knowledge.builds import build_lock, sweep
 from knowledge.errors import (
     MigrationChecksumMismatchError,
     MigrationInvalidError,
+    SourceUnreadable,
     StateBusyError,
     StateNotAsBuiltError,
     StateUnreadableError,
@@ -34,7 +35,6 @@ from knowledge.migrations import (
     MAX_MIGRATION_BYTES,
     MIGRATIONS_DIR,
     Migration,
-    SourceUnreadable,
     load_migration,
     migration_files,
     read_source,

@@ -18,11 +18,11 @@ from typing import Any, Final
 from ulid import ULID
 
 from knowledge.drafts import MAX_SHOWN, slug
-from knowledge.errors import KnowledgeError, StateMissingError
+from knowledge.errors import CandidateRefusedError, ItemNotAvailableError, StateMissingError
 from knowledge.git_verify import FULL_SHA, fix_commit_message, verify_fix_commit
 from knowledge.promotion_gate import MET, generalizable, stored_signals, unmet_message
 from knowledge.proposals import ContentDraft, DraftFacade
-from knowledge.reading import ItemNotAvailableError, get_item
+from knowledge.reading import get_item
 from knowledge.stored_thread import StoredThread, load_thread
 from knowledge.vocabulary import DEFAULT_SENSITIVITY, ITEM_KINDS
 from theurian.project import Project
@@ -43,10 +43,6 @@ CATEGORIES: Final = (
     "coding-convention", "testing-rule", "domain-rule", "rejected-approach", "known-exception",
     "incident-prevention",
 )
-
-
-class CandidateRefusedError(KnowledgeError):
-    """The candidate was refused; the message is the refusal a caller reads."""
 
 
 def generate_candidate(project: Project, ceiling: str, facade: DraftFacade, *, repository: str, record_key: str,

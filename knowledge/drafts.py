@@ -16,29 +16,20 @@ from typing import Any, Final
 
 from ulid import ULID
 
-from knowledge.errors import KnowledgeError, StateMissingError
-from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, DraftRefusedError, OperationsDraft
-from knowledge.reading import ItemNotAvailableError, get_item
+from knowledge.errors import (
+    DraftKindError,
+    ItemNotAvailableError,
+    ProposalRevisionConflictError,
+    StateMissingError,
+)
+from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, OperationsDraft
+from knowledge.reading import get_item
 from theurian.project import Project
 from theurian.stamped_store import VerifiedStores
 
 MAX_SHOWN: Final = 80
 _SLUG_CHARS: Final = re.compile(r"[^a-z0-9]+")
 _OPTIONAL_METADATA: Final = ("validFrom", "validTo")
-
-
-class ProposalRevisionConflictError(KnowledgeError):
-    """`expectedRevision` is not the item's current revision (REVISION_CONFLICT); nothing was drafted."""
-
-    code = "REVISION_CONFLICT"
-
-    def __init__(self, item_id: str, *, expected: str | None, actual: str) -> None:
-        super().__init__(
-            f"REVISION_CONFLICT: revision conflict on {item_id}: expectedRevision is {expected or 'null'} but "
-            f"the current revision is {actual}; nothing was drafted. Read the item again (knowledge.get) and "
-            "draft against its current revision.",
-            details={"itemId": item_id, "expected": expected, "actual": actual},
-        )
 
 
 @dataclass(frozen=True)
@@ -54,10 +45,6 @@ class ChangeRequest:
     drafted_by: str
     title: str | None = None
     description: str | None = None
-
-
-class DraftKindError(DraftRefusedError):
-    """An operation names a kind outside the ten a migration draft admits."""
 
 
 def slug(text: str) -> str:

@@ -1,22 +1,41 @@
 """The knowledge store's exception tree. Each error a caller can act on carries a contract code and details.
 
     TheurianError (theurian.errors)
-    └── KnowledgeError                    code, details
-        ├── MigrationInvalidError         a migration file fails its schema or an operation cannot apply
-        ├── MigrationChecksumMismatchError an applied migration was edited (MIGRATION_CHECKSUM_MISMATCH)
-        ├── RevisionConflictError         expectedRevision did not match (REVISION_CONFLICT)
-        ├── StateMissingError             no canonical state has been built for the project yet
-        └── StateUnreadableError          the state database (or its pointer) cannot be read as this build's
-            ├── StateBusyError            another process holds a lock on it: a retry mends it, a rebuild must not
-            └── StateNotAsBuiltError      its build stamp is not this installation's, or its rows are not the
-                                          rows its build stamped (`knowledge.state_stamp`): `migrate apply` cures
+    └── KnowledgeError                        code, details
+        ├── MigrationInvalidError             a migration file fails its schema or an operation cannot apply
+        ├── MigrationChecksumMismatchError    an applied migration was edited (MIGRATION_CHECKSUM_MISMATCH)
+        ├── RevisionConflictError             expectedRevision did not match (REVISION_CONFLICT)
+        ├── StateMissingError                 no canonical state has been built for the project yet
+        ├── StateUnreadableError              the state database (or its pointer) cannot be read as this build's
+        │   ├── StateBusyError                another process holds a lock on it: a retry mends it, a rebuild not
+        │   └── StateNotAsBuiltError          its build stamp is not this installation's, or its rows are not the
+        │                                     rows its build stamped (`knowledge.state_stamp`): `migrate apply` cures
+        ├── StateDamagedError                 the state disagrees with its own integrity record (INTEGRITY_REMEDY)
+        ├── IndexDamagedError                 a published index no longer matches its pointer's digest
+        ├── ItemNotAvailableError             no such item in the project, or one withheld from this caller
+        ├── FolderRedirectedError             a proposal folder is redirected by a symlink (PATH_ESCAPE_REFUSAL)
+        ├── NotAFolderError                   something other than a folder sits where proposals are kept
+        ├── GitUnavailableError               the project is not in a git repository git can read
+        ├── ProposalError                     a proposal cannot be accepted, rejected or read as asked
+        ├── DraftRefusedError                 a migration draft cannot be made from these operations
+        │   └── DraftKindError                an operation names a kind a draft does not admit
+        ├── ProposalRevisionConflictError     a proposal's expectedRevision is not current (REVISION_CONFLICT)
+        ├── CandidateRefusedError             a knowledge candidate cannot be generated from this review thread
+        ├── ThreadNotAvailableError           no stored review thread under that repository and recordKey
+        └── SecretInTextError                 a text about to become knowledge holds a secret (SECRET_IN_TEXT)
 
-The CLI prints `message` and exits 1; the daemon turns each into a refusal with the same text.
+    Exception
+    └── SourceUnreadable                      a source file Theurian will not read (`reason`); the migration
+                                              reader reports it as MigrationInvalidError
+
+The cures a message names live here beside their errors (`STATE_REBUILD_CURE`, `INTEGRITY_REMEDY`,
+`THREAD_NOT_AVAILABLE_REFUSAL`). The CLI prints `message` and exits 1; the daemon turns each into a refusal
+with the same text.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from theurian.errors import TheurianError
 
@@ -114,3 +133,119 @@ class StateNotAsBuiltError(StateUnreadableError):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
+
+
+class FolderRedirectedError(KnowledgeError):
+    """A folder Theurian writes proposals (or accepted files) into is redirected by a symlink."""
+
+    code = "PATH_ESCAPE_REFUSAL"
+
+    def __init__(self, relative: str) -> None:
+        super().__init__(
+            f"PATH_ESCAPE_REFUSAL: {relative} does not resolve to its own place in the project (a symlink redirects "
+            f"it), so nothing was read or written through it. Cure: replace {relative} with a plain folder (move "
+            "what it should hold into one), then try again.",
+            details={"folder": relative},
+        )
+
+
+class NotAFolderError(KnowledgeError):
+    """Something other than a folder (a file, a FIFO) sits where Theurian keeps proposals or accepted files."""
+
+    def __init__(self, relative: str) -> None:
+        super().__init__(
+            f"{relative} is not a folder (something else sits at its name), so nothing was read or written there. "
+            f"Cure: move it aside; Theurian creates {relative} as a folder when it first needs it.",
+            details={"folder": relative},
+        )
+
+
+class GitUnavailableError(KnowledgeError):
+    """The project's folder is not inside a git repository git can read (or git is not installed)."""
+
+
+class ProposalError(KnowledgeError):
+    """A proposal cannot be found, read, accepted or rejected as asked."""
+
+
+class DraftRefusedError(KnowledgeError):
+    """A draft fails the migration validator or names an operation its entry does not admit."""
+
+    code = "INVALID_INPUT"
+
+
+INTEGRITY_REMEDY: Final = (
+    "Run `theurian migrate apply` to rebuild the derived state from the Git-tracked migrations. "
+    "If this signal persists, delete `.theurian/state/` and run `theurian migrate apply` again, "
+    "then `theurian index build` to restore ranked retrieval; the state is derived, so nothing is lost."
+)
+
+
+class ItemNotAvailableError(KnowledgeError):
+    """One message for an absent id and a withheld one: the difference is what the caller was not granted."""
+
+    def __init__(self, project_id: str, shown_id: str) -> None:
+        super().__init__(f"No knowledge item {shown_id} is available in project {project_id!r}.")
+
+
+class StateDamagedError(KnowledgeError):
+    def __init__(self, project_id: str) -> None:
+        super().__init__(
+            f"Project {project_id!r} could not be fully read: its derived state disagrees with its "
+            f"own records about what it holds. {INTEGRITY_REMEDY}"
+        )
+
+
+class CandidateRefusedError(KnowledgeError):
+    """The candidate was refused; the message is the refusal a caller reads."""
+
+
+class ProposalRevisionConflictError(KnowledgeError):
+    """`expectedRevision` is not the item's current revision (REVISION_CONFLICT); nothing was drafted."""
+
+    code = "REVISION_CONFLICT"
+
+    def __init__(self, item_id: str, *, expected: str | None, actual: str) -> None:
+        super().__init__(
+            f"REVISION_CONFLICT: revision conflict on {item_id}: expectedRevision is {expected or 'null'} but "
+            f"the current revision is {actual}; nothing was drafted. Read the item again (knowledge.get) and "
+            "draft against its current revision.",
+            details={"itemId": item_id, "expected": expected, "actual": actual},
+        )
+
+
+class DraftKindError(DraftRefusedError):
+    """An operation names a kind outside the ten a migration draft admits."""
+
+
+class SourceUnreadable(Exception):  # noqa: N818 - it names what the file is
+    """A source file Theurian will not read: `reason` completes "the file is ..."."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+SECRET_REFUSAL_CODE: Final = "SECRET_IN_TEXT"  # noqa: S105 - a refusal code, not a password
+
+
+class SecretInTextError(KnowledgeError):
+    """A text about to become knowledge holds a secret; `details` names where (file, line, type, fingerprint)."""
+
+    code = SECRET_REFUSAL_CODE
+
+
+# One constant for an unknown key, a key of another kind and (once private ingestion creates the class) a
+# withheld record: what separates them is material the caller was not granted.
+THREAD_NOT_AVAILABLE_REFUSAL: Final = (
+    "THREAD_NOT_AVAILABLE: this installation's review store holds no review thread under that repository and "
+    "recordKey. Take both from a review.search record whose kind is review-thread, exactly as it publishes "
+    "them. Nothing was drafted."
+)
+
+
+class ThreadNotAvailableError(KnowledgeError):
+    """No review thread under that repository and recordKey is stored (or one is withheld): one constant."""
+
+    def __init__(self) -> None:
+        super().__init__(THREAD_NOT_AVAILABLE_REFUSAL)

@@ -15,16 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from knowledge.errors import KnowledgeError
+from knowledge.errors import GitUnavailableError
 from knowledge.promotion_gate import FAILED, FIX_COMMIT_PRESENT, MET, Signal
 
 FULL_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 GIT_TIMEOUT_SECONDS: Final = 30.0
 _SAFE_CONFIG: Final = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
-
-
-class GitUnavailableError(KnowledgeError):
-    """The project's folder is not inside a git repository git can read (or git is not installed)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +74,7 @@ def fix_commit_message(sha: str, thread_path: str) -> str:
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     try:
-        return subprocess.run(  # noqa: S603 - a fixed argv; the only caller value is a validated hex sha
+        return subprocess.run(
             ["git", *_SAFE_CONFIG, *args], cwd=root, capture_output=True, timeout=GIT_TIMEOUT_SECONDS,
             check=False, stdin=subprocess.DEVNULL,
         )

@@ -20,7 +20,7 @@ from typing import Any, Final
 import orjson
 from ulid import ULID
 
-from evidence.files import NotRegularFile
+from evidence.errors import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.fusion import WORD_CHANNELS
 from knowledge.integrity import SURFACEABLE_SQL

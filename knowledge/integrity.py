@@ -12,13 +12,9 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Final
 
+from knowledge.errors import INTEGRITY_REMEDY
 from knowledge.vocabulary import SURFACEABLE_STATUSES
 
-INTEGRITY_REMEDY: Final = (
-    "Run `theurian migrate apply` to rebuild the derived state from the Git-tracked migrations. "
-    "If this signal persists, delete `.theurian/state/` and run `theurian migrate apply` again, "
-    "then `theurian index build` to restore ranked retrieval; the state is derived, so nothing is lost."
-)
 INTEGRITY_KEY: Final = {"damageDetected": True, "remedy": INTEGRITY_REMEDY}
 SURFACEABLE_SQL: Final = ", ".join(f"'{status}'" for status in SURFACEABLE_STATUSES)
 

@@ -21,8 +21,9 @@ import jsonschema
 import jsonschema_rs
 
 import schemas
-from evidence.files import NotRegularFile, read_opened
-from knowledge.errors import MigrationInvalidError
+from evidence.errors import NotRegularFile
+from evidence.files import read_opened
+from knowledge.errors import MigrationInvalidError, SourceUnreadable
 from knowledge.migration_yaml import read_yaml
 from knowledge.vocabulary import parse_rfc3339
 from theurian.containment import resolve_inside
@@ -36,14 +37,6 @@ MAX_BODY_BYTES: Final = 1_000_000
 # A migration is YAML naming its bodies, never holding them: a few kilobytes, a bulk import of thousands of items a
 # few megabytes. The bound keeps a planted or runaway file from being read whole before it is refused.
 MAX_MIGRATION_BYTES: Final = 64 * 1024 * 1024
-
-
-class SourceUnreadable(Exception):  # noqa: N818 - it names what the file is
-    """A source file Theurian will not read: `reason` completes "the file is ..."."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def read_source(path: Path, max_bytes: int) -> bytes:

@@ -14,7 +14,7 @@ from typing import Final
 
 from ulid import ULID
 
-from knowledge.errors import KnowledgeError
+from knowledge.errors import FolderRedirectedError, NotAFolderError
 from theurian.containment import first_failing_part, resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import PathEscapeError
@@ -23,31 +23,6 @@ PROPOSALS_DIR: Final = ".theurian/proposals"
 EVIDENCE_NAME: Final = "evidence.json"
 PROPOSAL_ID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _ATTEMPTS: Final = 8
-
-
-class FolderRedirectedError(KnowledgeError):
-    """A folder Theurian writes proposals (or accepted files) into is redirected by a symlink."""
-
-    code = "PATH_ESCAPE_REFUSAL"
-
-    def __init__(self, relative: str) -> None:
-        super().__init__(
-            f"PATH_ESCAPE_REFUSAL: {relative} does not resolve to its own place in the project (a symlink redirects "
-            f"it), so nothing was read or written through it. Cure: replace {relative} with a plain folder (move "
-            "what it should hold into one), then try again.",
-            details={"folder": relative},
-        )
-
-
-class NotAFolderError(KnowledgeError):
-    """Something other than a folder (a file, a FIFO) sits where Theurian keeps proposals or accepted files."""
-
-    def __init__(self, relative: str) -> None:
-        super().__init__(
-            f"{relative} is not a folder (something else sits at its name), so nothing was read or written there. "
-            f"Cure: move it aside; Theurian creates {relative} as a folder when it first needs it.",
-            details={"folder": relative},
-        )
 
 
 def own_folder(root: Path, relative: str) -> Path:

@@ -26,7 +26,7 @@ from typing import Any, Final
 import orjson
 
 from knowledge.apply import rehearse_with
-from knowledge.errors import KnowledgeError
+from knowledge.errors import FolderRedirectedError, KnowledgeError, NotAFolderError, ProposalError, SourceUnreadable
 from knowledge.migration_yaml import read_yaml
 from knowledge.migrations import (
     CONTENT_PREFIX,
@@ -35,7 +35,6 @@ from knowledge.migrations import (
     MAX_BODY_BYTES,
     MAX_MIGRATION_BYTES,
     MIGRATIONS_DIR,
-    SourceUnreadable,
     read_migration,
     read_source,
     sha256_checksum,
@@ -45,8 +44,6 @@ from knowledge.proposal_files import (
     EVIDENCE_NAME,
     PROPOSAL_ID,
     PROPOSALS_DIR,
-    FolderRedirectedError,
-    NotAFolderError,
     existing_folder,
     link_new,
     own_folder,
@@ -65,10 +62,6 @@ MAX_TRAIL_BYTES: Final = 16 * 1024 * 1024
 MAX_SHOWN: Final = 80
 ACCEPTED: Final = "accepted"
 DAMAGED: Final = "damaged"
-
-
-class ProposalError(KnowledgeError):
-    """A proposal cannot be found, read, accepted or rejected as asked."""
 
 
 @dataclass(frozen=True)

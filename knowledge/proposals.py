@@ -22,7 +22,7 @@ import orjson
 import yaml
 from ulid import ULID
 
-from knowledge.errors import KnowledgeError
+from knowledge.errors import DraftRefusedError, KnowledgeError
 from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, sha256_checksum, validate_document
 from knowledge.proposal_files import (
     EVIDENCE_NAME,
@@ -65,12 +65,6 @@ class OperationsDraft:
     description: str
     operations: tuple[dict[str, Any], ...]
     evidence: dict[str, Any] = field(default_factory=dict)
-
-
-class DraftRefusedError(KnowledgeError):
-    """A draft fails the migration validator or names an operation its entry does not admit."""
-
-    code = "INVALID_INPUT"
 
 
 class DraftFacade:

@@ -17,8 +17,14 @@ from typing import Any, Final
 import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
-from knowledge.errors import STATE_REBUILD_CURE, KnowledgeError, StateNotAsBuiltError, StateUnreadableError
-from knowledge.integrity import INTEGRITY_REMEDY, SURFACEABLE_SQL, with_integrity
+from knowledge.errors import (
+    STATE_REBUILD_CURE,
+    ItemNotAvailableError,
+    StateDamagedError,
+    StateNotAsBuiltError,
+    StateUnreadableError,
+)
+from knowledge.integrity import SURFACEABLE_SQL, with_integrity
 from knowledge.state import (
     Pointer,
     open_read_only,
@@ -51,21 +57,6 @@ ITEM_JOIN: Final = (
     "FROM knowledge_items i LEFT JOIN revisions r ON r.project_id = i.project_id "
     "AND r.revision_id = i.current_revision_id"
 )
-
-
-class ItemNotAvailableError(KnowledgeError):
-    """One message for an absent id and a withheld one: the difference is what the caller was not granted."""
-
-    def __init__(self, project_id: str, shown_id: str) -> None:
-        super().__init__(f"No knowledge item {shown_id} is available in project {project_id!r}.")
-
-
-class StateDamagedError(KnowledgeError):
-    def __init__(self, project_id: str) -> None:
-        super().__init__(
-            f"Project {project_id!r} could not be fully read: its derived state disagrees with its "
-            f"own records about what it holds. {INTEGRITY_REMEDY}"
-        )
 
 
 @dataclass(frozen=True)
@@ -173,7 +164,7 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str,
     """
     with open_state(project, ceiling, stores) as reading:
         row = reading.db.execute(
-            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
+            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",
             (reading.key, item_id),
         ).fetchone()
         if row is None or not servable(row, reading):

@@ -30,6 +30,7 @@ from knowledge.reading import (
 from knowledge.vocabulary import SURFACEABLE_STATUSES
 from theurian.project import Project
 from theurian.stamped_store import VerifiedStores
+from theurian.text import ascii_fold
 
 DEFAULT_SEARCH_LIMIT: Final = 10
 MAX_SEARCH_LIMIT: Final = 50
@@ -40,7 +41,6 @@ CHARS_PER_TOKEN: Final = 4  # the usual estimate for English prose; the budget i
 MAX_EXCERPT_CHARS: Final = 600
 CUT_MARK: Final = "..."
 CANDIDATE_DEPTH: Final = 200
-_ASCII_FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _SPACES: Final = re.compile(r"\s+")
 
 
@@ -115,7 +115,7 @@ def _ranked(
     hits = []
     for fused in fuse(proposal.channels, proposal.offered):
         row = reading.db.execute(
-            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",  # noqa: S608
+            f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",
             (reading.key, fused.item_id),
         ).fetchone()
         if (
@@ -137,11 +137,11 @@ def _ranked(
 def _substring(reading: Reading, query: str, request: SearchRequest) -> list[tuple[Any, dict[str, Any]]]:
     statuses = ", ".join(f"'{s}'" for s in SURFACEABLE_STATUSES)
     rows = reading.db.execute(
-        f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.status IN ({statuses}) "  # noqa: S608
+        f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.status IN ({statuses}) "
         f"AND i.sensitivity IN ({reading.allowed_sql}) "
         "AND instr(lower(r.title || char(10) || r.body), ?) > 0 "
         "ORDER BY i.item_id",
-        (reading.key, query.translate(_ASCII_FOLD)),
+        (reading.key, ascii_fold(query)),
     )
     hits: list[tuple[Any, dict[str, Any]]] = []
     for row in rows:

@@ -10,20 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Final
 
 from evidence.content_policy import SALT_FILE, read_policy
-from knowledge.errors import KnowledgeError
+from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
 from theurian.project import CONFIG_FILE
 from theurian.secret_scan import fingerprint, line_of, scan_text
-
-SECRET_REFUSAL_CODE: Final = "SECRET_IN_TEXT"  # noqa: S105 - a refusal code, not a password
-
-
-class SecretInTextError(KnowledgeError):
-    """A text about to become knowledge holds a secret; `details` names where (file, line, type, fingerprint)."""
-
-    code = SECRET_REFUSAL_CODE
 
 
 def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, nothing_done: str,

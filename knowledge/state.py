@@ -20,13 +20,15 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.files import NotRegularFile, read_opened
+from evidence.errors import NotRegularFile
+from evidence.files import read_opened
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, StateBusyError, StateMissingError, StateUnreadableError
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
+from theurian.errors import StoreFileFault
 from theurian.project import STATE_DIR
-from theurian.stamped_store import Identity, StoreFileFault, file_identity
+from theurian.stamped_store import Identity, file_identity
 
 POINTER_NAME: Final = "knowledge-active.json"
 STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")

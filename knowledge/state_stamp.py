@@ -26,15 +26,15 @@ from typing import Final
 import orjson
 
 from knowledge import CANONICAL_SCHEMA_VERSION
-from knowledge.errors import StateNotAsBuiltError
-from knowledge.integrity import INTEGRITY_REMEDY, damage_detected
+from knowledge.errors import INTEGRITY_REMEDY, StateNotAsBuiltError
+from knowledge.integrity import damage_detected
 from knowledge.state import SCHEMA
+from theurian.errors import StampRejected
 from theurian.installation import build_stamp_secret
 from theurian.stamp import (
     STAMP_COLUMNS,
     RowDigest,
     StampFields,
-    StampRejected,
     check_stamp_rows,
     new_build_id,
     stamp_row,

@@ -22,31 +22,18 @@ from typing import Any, Final
 import duckdb
 import orjson
 
-from evidence.files import NotRegularFile
+from evidence.errors import NotRegularFile
 from evidence.lake_read import read_record_file
 from evidence.records import FILE_NAME_PATTERN, KIND_PULL_REQUEST, KIND_REVIEW_THREAD, content_hash
-from knowledge.errors import KnowledgeError
-from projection.review_store import ReviewStoreUnavailable, open_store
+from knowledge.errors import ThreadNotAvailableError
+from projection.errors import ReviewStoreUnavailable
+from projection.review_store import open_store
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
 
 RECORD_PATH: Final = re.compile(
     r"sha256-[0-9a-f]{64}/(pull-request|review-submission|review-thread)/" + FILE_NAME_PATTERN.pattern
 )
-# One constant for an unknown key, a key of another kind and (once private ingestion creates the class) a
-# withheld record: what separates them is material the caller was not granted.
-THREAD_NOT_AVAILABLE_REFUSAL: Final = (
-    "THREAD_NOT_AVAILABLE: this installation's review store holds no review thread under that repository and "
-    "recordKey. Take both from a review.search record whose kind is review-thread, exactly as it publishes "
-    "them. Nothing was drafted."
-)
-
-
-class ThreadNotAvailableError(KnowledgeError):
-    def __init__(self) -> None:
-        super().__init__(THREAD_NOT_AVAILABLE_REFUSAL)
-
-
 @dataclass(frozen=True)
 class StoredRecord:
     record_path: str  # relative to .theurian/review/, as review.search publishes it

@@ -22,10 +22,11 @@ from projection.findings_store import (
     publish_path,
 )
 from projection.git_history import Commit, read_commits
-from projection.trailers import ascii_fold, finding_lines, parse_message
+from projection.trailers import finding_lines, parse_message
 from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
 from theurian.stamp import STAMP_COLUMNS, RowDigest, StampFields, new_build_id, stamp_row
+from theurian.text import ascii_fold
 
 Row = tuple[str, int, str, str, str, str, str, None, None, None]
 

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from projection.errors import FindingsStoreUnavailable
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
-from theurian.errors import TheurianError
+from theurian.errors import StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.stamp import STAMP_COLUMNS, RowDigest, StampRejected, check_stamp_rows
-from theurian.stamped_store import Identity, Shelf, StoreFileFault, VerifiedStores, file_identity
+from theurian.stamp import STAMP_COLUMNS, RowDigest, check_stamp_rows
+from theurian.stamped_store import Identity, Shelf, VerifiedStores, file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
 
 STORE_NAME: Final = "theurian-findings-local.sqlite"
@@ -75,14 +76,6 @@ _SERVED_TEXT: Final = (
     f"CASE WHEN length(finding_text) > {MAX_FINDING_TEXT_CHARS} "
     f"THEN substr(finding_text, 1, {MAX_FINDING_TEXT_CHARS}) || '{CUT_MARK}' ELSE finding_text END"
 )
-
-
-class FindingsStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
-    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the findings store cannot be served ({reason}); run `theurian findings build`")
-        self.reason = reason
 
 
 @dataclass(frozen=True)

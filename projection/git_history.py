@@ -20,17 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from theurian.errors import TheurianError
+from projection.errors import GitHistoryError
 
 _FORMAT: Final = "--format=%H%x00%ct%x00%B"
 _SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _EPOCH: Final = re.compile(r"-?[0-9]+")
 # Never let configuration a repository carries start another program (gpg for signatures, a pager, colour).
 _SAFE_CONFIG: Final = ("-c", "log.showSignature=false", "-c", "core.pager=cat", "-c", "color.ui=never")
-
-
-class GitHistoryError(TheurianError):
-    """The project's history cannot be read through git."""
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ import duckdb
 from evidence.lake_read import LakeEntry, read_entry, scan_records
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import build_pairs
@@ -47,7 +48,6 @@ from projection.review_vectors import Embedded, model_line, previous_vectors, ve
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import load_model
-from theurian.errors import TheurianError
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
@@ -56,14 +56,6 @@ from theurian.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 
 # Below this many files per process a fork costs more than the share it takes over.
 MIN_FILES_PER_PROCESS: Final = 5_000
-
-
-class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lake is
-    """`.theurian/review` exists but is not a folder: building from it would publish an empty store."""
-
-
-class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the store's place holds
-    """A folder sits where the store goes: no file can replace it, and removing it is the operator's call."""
 
 
 @dataclass(frozen=True)

@@ -32,27 +32,26 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.errors import ReviewStoreUnavailable
 from projection.review_store import (
     _DUCKDB_PATH_BREAKERS,
     READ_FAULTS,
     RECORD_COLUMNS,
     REVIEW_SCHEMA_VERSION,
-    ReviewStoreUnavailable,
     open_store,
     stored_model,
 )
 from theurian.durable import fsync_directory
 from theurian.errors import UsageError
 from theurian.project import THEURIAN_DIR
-from theurian.text import is_utf8
+from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8
 
 PARTITION_COLUMN: Final = "repository_folder"
 KV_BUILD_ID: Final = "theurian.build_id"
 # `evidence.records.repository_folder` in SQL: sha256 of "github:" + OWNER/NAME with only the 26 ASCII letters
 # lower-cased (`fold_repository`). A test pins it to the Python function, the one owner of the fact.
 _FOLDER_SQL: Final = (
-    "'sha256-' || sha256('github:' || translate(r.repository, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', "
-    "'abcdefghijklmnopqrstuvwxyz'))"
+    f"'sha256-' || sha256('github:' || translate(r.repository, '{ASCII_UPPER}', '{ASCII_LOWER}'))"
 )
 _RECORD_SELECT: Final = ", ".join(f"r.{column}" for column in RECORD_COLUMNS)
 _PARTITION_SELECT: Final = f"{_FOLDER_SQL} AS {PARTITION_COLUMN}"

@@ -39,8 +39,9 @@ import orjson
 
 from evidence.lake_read import FileIdentity, LakeEntry
 from evidence.lake_runs import LastSeen
+from projection.errors import ReviewStoreUnavailable
 from projection.review_rows import STORED_FIELDS, Projected, assemble
-from projection.review_store import READ_FAULTS, ReviewStoreUnavailable, open_store
+from projection.review_store import READ_FAULTS, open_store
 from theurian.errors import PathEscapeError
 from theurian.installation import state_dir
 

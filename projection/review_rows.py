@@ -8,8 +8,8 @@ Channels, in the order a record holds them (a text row's `position`):
                         stored text, kept because an upstream delete never erases anything local)
 
 The author of a thread is its first comment's author (docs/evidence-format.md). A text is stored as it is; `q`
-is matched against it with the 26 ASCII letters folded and nothing else (`fold` here, `FOLD_SQL` as a query
-reads), so `q` matches exactly as the contract says.
+is matched against it with the 26 ASCII letters folded and nothing else (`theurian.text.ascii_fold` here, `FOLD_SQL` as
+a query reads), so `q` matches exactly as the contract says.
 
 A row is rendered here, once, as the line the build loads and digests — all but its `ordinal`, which only the
 sort decides: `ordinal_line` puts it in front. Rendering where the record is parsed keeps the build's serial
@@ -26,7 +26,7 @@ import orjson
 from evidence.lake_runs import LastSeen
 from evidence.records import KIND_PULL_REQUEST, KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
 from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
-from projection.trailers import ascii_fold
+from theurian.text import ascii_fold
 
 _KIND_ORDER: Final = {KIND_PULL_REQUEST: 0, KIND_REVIEW_SUBMISSION: 1, KIND_REVIEW_THREAD: 2}
 
@@ -58,11 +58,6 @@ def ordinal_line(ordinal: int, tail: bytes) -> bytes:
 def _tail(row: dict[str, Any]) -> bytes:
     # orjson renders a dict in insertion order, so the line with `ordinal` first is `{"ordinal":N,` + this.
     return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)[1:]
-
-
-def fold(text: str) -> str:
-    """A–Z to a–z, nothing else (`str.lower` is that exactly when the text is ASCII, and much faster)."""
-    return text.lower() if text.isascii() else ascii_fold(text)
 
 
 # The stored fields of a record row besides its ordinal and what the build derives (last seen, lead position), in
@@ -113,7 +108,7 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
     words: set[str] = set()
     tails = []
     for position, (channel, text) in enumerate(texts):
-        folded = fold(text)
+        folded = ascii_fold(text)
         # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
         words.update(folded.split())
         tails.append(_tail({"position": position, "channel": channel, "body": text}))

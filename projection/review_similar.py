@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Final
 import duckdb
 
 from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
+from projection.errors import ReviewStoreUnavailable
 from projection.review_query import StoredRecord, records_at
-from projection.review_rows import fold
 from projection.review_scan import QuantisedMatrix
-from projection.review_store import READ_FAULTS, OpenStore, ReviewStoreUnavailable, open_store, stored_model
+from projection.review_store import READ_FAULTS, OpenStore, open_store, stored_model
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
 from theurian.stamped_store import VerifiedStores
+from theurian.text import ascii_fold
 
 EMBEDDED_KINDS: Final = (KIND_REVIEW_THREAD, KIND_REVIEW_SUBMISSION)
 CANDIDATES: Final = 30
@@ -232,7 +233,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
 
 def content_words(text: str) -> frozenset[str]:
     """The folded words of `text` that say what it is about (letters and digits, no stop word)."""
-    return frozenset(word for word in _WORD.findall(fold(text)) if word not in STOP_WORDS)
+    return frozenset(word for word in _WORD.findall(ascii_fold(text)) if word not in STOP_WORDS)
 
 
 def lexical_share(wanted: frozenset[str], texts: list[tuple[str, str]]) -> float:

@@ -25,17 +25,18 @@ from typing import Final
 import duckdb
 
 from evidence.records import FORMAT_VERSION
+from projection.errors import ReviewStoreEscapeError, ReviewStorePathUnsupported, ReviewStoreUnavailable
 from projection.review_digest import digest_tables, remember_verified, was_verified
 from theurian.containment import resolve_inside
 from theurian.embedding import ModelIdentity, load_model
-from theurian.errors import ConfigError, PathEscapeError, TheurianError
+from theurian.errors import ConfigError, PathEscapeError, StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.stamp import STAMP_COLUMNS, StampRejected, check_stamp_rows
-from theurian.stamped_store import Shelf, StoreFileFault, VerifiedStores
+from theurian.stamp import STAMP_COLUMNS, check_stamp_rows
+from theurian.stamped_store import Shelf, VerifiedStores
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
-from theurian.text import is_utf8
+from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
 # DuckDB's write-ahead log for a database file: the file's name plus this. DuckDB replays it on every attach,
@@ -123,13 +124,13 @@ RECORD_COLUMNS: Final = (
     "last_seen_at", "lead_position", "content_sha256",
 )
 TEXT_COLUMNS: Final = ("ordinal", "position", "channel", "body")
-# The 26 ASCII letters folded, nothing else (`review_rows.fold`, exactly): what `q` is matched against, computed
+# The 26 ASCII letters folded, nothing else (`theurian.text.ascii_fold`, exactly): what `q` is matched against, computed
 # from the body as a query reads it rather than stored beside it (docs/review-search.md, "Loading"). `lower`
 # is that when the text is ASCII (as many bytes as characters) and much faster than `translate`, which maps
 # those 26 letters and no other.
 FOLD_SQL: Final = (
     "CASE WHEN strlen(body) = length(body) THEN lower(body) "
-    "ELSE translate(body, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz') END"
+    f"ELSE translate(body, '{ASCII_UPPER}', '{ASCII_LOWER}') END"
 )
 BLOCK_COLUMNS: Final = ("block", "words")
 VECTOR_COLUMNS: Final = ("ordinal", "vector")
@@ -151,32 +152,6 @@ DIGEST_TABLES: Final = (
 # column retyped to one the build never writes (a DECIMAL, a HUGEINT past 64 bits, an INTERVAL, a BLOB), which
 # the row rendering cannot encode. Each is a damaged store, never an internal fault.
 READ_FAULTS: Final = (duckdb.Error, TypeError, ValueError, OverflowError)
-
-
-class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
-    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(f"the review store cannot be served ({reason}); run `theurian review build`")
-        self.reason = reason
-
-
-class ReviewStorePathUnsupported(ReviewStoreUnavailable):  # noqa: N818 - it names a state, as its base does
-    """The store's resolved path holds what DuckDB cannot open a database through: `?` (DuckDB cuts the path there
-    to name its write-ahead log), a backslash (read as a separator), or bytes that are not UTF-8 (DuckDB fails with
-    an internal `std::bad_cast`). Served as the one constant refusal; `theurian review build` names the cure."""
-
-    def __init__(self) -> None:
-        super().__init__("unreadable: DuckDB cannot open a path holding ?, a backslash or bytes not UTF-8")
-        self.message = (
-            "the project's path holds `?`, `\\` or bytes that are not UTF-8, which DuckDB cannot open a database "
-            "through (it misreads the path), so the review store cannot be built or served here; move the project "
-            "to a folder whose path has none of them, then run `theurian review build`"
-        )
-
-
-class ReviewStoreEscapeError(PathEscapeError):
-    """The store file resolves outside `.theurian/state/`: a rebuild cannot clear it, removing it can."""
 
 
 def store_path(root: Path) -> Path:
@@ -416,3 +391,11 @@ def file_identity(path: Path) -> tuple[int, ...]:
     else:
         raise ReviewStoreUnavailable("a write-ahead log lies beside it, which no build leaves")
     return identity
+
+
+REVIEW_STORE_ESCAPE_REFUSAL: Final = (
+    f"REVIEW_STORE_ESCAPE_REFUSAL: the review store {STORE_NAME} does not resolve inside .theurian/state/, "
+    f"so nothing was read through it, and `theurian review build` meets the same refusal. Cure: remove it "
+    f"(`rm .theurian/state/{STORE_NAME}`; it is derived, so only the projection is lost), then run "
+    "`theurian review build`."
+)

@@ -15,16 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
 from projection.review_rows import Projected
-from projection.review_store import (
-    MODEL_COLUMNS,
-    READ_FAULTS,
-    VECTOR_COLUMNS,
-    ReviewStoreUnavailable,
-    open_store,
-    stored_model,
-)
+from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
 

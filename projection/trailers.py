@@ -28,14 +28,6 @@ REVIEWERS: Final = ("code-review", "security", "adversarial")
 REVIEWER_ALIASES: Final = {"code": "code-review"}
 SEVERITIES: Final = ("CRITICAL", "HIGH", "MEDIUM", "LOW")
 
-_ASCII_FOLD: Final = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def ascii_fold(text: str) -> str:
-    """Fold A–Z to a–z and nothing else, so folding never changes a string's length or non-ASCII text."""
-    return text.translate(_ASCII_FOLD)
-
-
 @dataclass(frozen=True)
 class Finding:
     """One well-formed finding line of one commit."""

@@ -12,6 +12,7 @@ from typing import Final
 import uvicorn
 
 from serve.compat import COMPAT_PATH
+from serve.errors import PortInUseError
 from serve.holdup import BoundedH11Protocol, max_connections, quiet_accept_errors
 from serve.http_guard import LOOPBACK_HOSTS
 from serve.log_lines import configure_logging
@@ -24,10 +25,6 @@ DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7419
 
 logger = logging.getLogger("theurian.serve")
-
-
-class PortInUseError(TheurianError):
-    """Another process (usually another daemon) holds the port."""
 
 
 def bind(host: str, port: int) -> socket.socket:

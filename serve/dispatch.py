@@ -17,17 +17,13 @@ import anyio
 import anyio.to_thread
 import orjson
 
+from serve.errors import ToolRefusal
 from serve.gate import AdmissionGate
-from serve.refusal import (
-    INTERNAL_FAULT_REFUSAL,
-    ToolRefusal,
-    coded_refusal_text,
-    path_escape_refusal,
-    refusal_result,
-)
+from serve.refusal import INTERNAL_FAULT_REFUSAL, coded_refusal_text, refusal_result
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
-from theurian.errors import PathEscapeError, TheurianError
-from theurian.project import Project, ProjectNotRegisteredError, resolve_project
+from theurian.errors import PathEscapeError, ProjectNotRegisteredError, TheurianError
+from theurian.places import path_escape_refusal
+from theurian.project import Project, resolve_project
 
 logger = logging.getLogger("theurian.serve")
 

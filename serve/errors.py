@@ -1,9 +1,17 @@
-"""The serve package's own errors: the daemon stops at start-up with one (no caller ever sees it).
+"""The serve package's exception tree.
 
     TheurianError (theurian.errors)
-    └── ServeSetupError        the registered tools cannot be served as built
-        ├── SchemaFlattenError  an input schema cannot be flattened exactly for tools/list
-        └── ToolNameError       a tool name has no form a strict client accepts, or two names share one
+    ├── ServeSetupError        the registered tools cannot be served as built (the daemon stops at start-up)
+    │   ├── SchemaFlattenError an input schema cannot be flattened exactly for tools/list
+    │   └── ToolNameError      a tool name has no form a strict client accepts, or two names share one
+    └── PortInUseError         the daemon's port is taken (by another daemon, or by anything else)
+
+    Exception
+    └── ToolRefusal            raised inside a tool to refuse a call: `message` is the refusal text the caller
+                               reads (the dispatcher sends it as is; `theurian.cli`'s read commands print it)
+
+No caller sees a traceback: the dispatcher turns a ToolRefusal or a TheurianError into a refusal, and the CLI
+turns a start-up error into one line and exit 1.
 """
 
 from __future__ import annotations
@@ -21,3 +29,15 @@ class SchemaFlattenError(ServeSetupError):
 
 class ToolNameError(ServeSetupError):
     """A tool's name has no strict-client form, or two tools' names share one."""
+
+
+class PortInUseError(TheurianError):
+    """Another process (usually another daemon) holds the port."""
+
+
+class ToolRefusal(Exception):  # noqa: N818 - it names what the caller receives: a refusal, not a fault
+    """Raised inside a tool to refuse the call with `message` (shown to the caller as is)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 
 MAX_CONCURRENT_SEARCHES: Final = 4
 ADMISSION_WAIT_SECONDS: Final = 1.0

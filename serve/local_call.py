@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from serve.dispatch import answer
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools
 from serve.validation import InputValidator, Refused

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from serve.refusal import ToolRefusal, describe_value
+from serve.errors import ToolRefusal
+from serve.refusal import describe_value
 from serve.validation import TOOLS_ANSWERING_SURROGATES
 
 MAX_PULL_REQUEST: Final = 9223372036854775807  # the widest value a signed 64-bit column holds

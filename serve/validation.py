@@ -11,7 +11,6 @@ tool's own refusal has. A tool with no published schema is never served.
 from __future__ import annotations
 
 import copy
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
@@ -22,6 +21,7 @@ from referencing import Registry, Resource
 
 import schemas
 from serve.refusal import escape_unprintable
+from theurian.text import is_utf8
 
 MCP_FAMILY = "mcp"
 _MAX_KEY_CHARS_SHOWN = 80
@@ -31,7 +31,6 @@ MAX_ARGUMENT_VALUES: Final = 50_000
 # What a typical call holds, many times over; past either the check runs on threads of its own.
 INLINE_CHECK_VALUES: Final = 64
 INLINE_CHECK_CHARS: Final = 4096
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 # Tools the contract gives their own answer to a lone surrogate: review.search and review.findings refuse it in
 # their words, naming the filter; knowledge.search folds it to U+FFFD (deliberately, mcp-tools-contract.md). Every
 # other tool would fail on one (SQLite, orjson and files take UTF-8 only), so this tier refuses it.
@@ -150,13 +149,13 @@ def _walk_problem(arguments: Mapping[str, Any], *, surrogates: bool) -> str | No
     while stack:
         path, value = stack.pop()
         seen += 1
-        if surrogates and isinstance(value, str) and _SURROGATE.search(value):
+        if surrogates and isinstance(value, str) and not is_utf8(value):
             return f"{_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
         if isinstance(value, (Mapping, list)) and seen + len(stack) + len(value) > MAX_ARGUMENT_VALUES:
             return f"the arguments hold more than {MAX_ARGUMENT_VALUES} values; no call to this tool needs that many."
         if isinstance(value, Mapping):
             for key, item in value.items():
-                if surrogates and _SURROGATE.search(str(key)):
+                if surrogates and not is_utf8(str(key)):
                     return f"a key under {_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
                 name = _key_name(str(key)).strip("`")
                 stack.append((f"{path}.{name}" if path else name, item))

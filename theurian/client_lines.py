@@ -15,7 +15,7 @@ from theurian.errors import UsageError
 CLIENTS: Final = ("claude-code", "vscode", "inspector", "claude-desktop")
 SERVER_NAME: Final = "theurian"
 INSPECTOR_PACKAGE: Final = "@modelcontextprotocol/inspector@2.12.0"  # the version the e2e tests drive
-VSCODE_INPUT_ID: Final = "theurian-token"  # noqa: S105 - the name of VS Code's prompt, not a token
+VSCODE_INPUT_ID: Final = "theurian-token"
 
 
 # Clients that accept only tool names matching ^[a-zA-Z0-9_-]{1,64}$ (docs/clients.md, "Which route"): they are

@@ -84,7 +84,7 @@ def start_background(host: str, port: int, timeout: float = START_TIMEOUT_SECOND
         offset = log.tell()
         command = [sys.executable, "-m", "theurian", "daemon", "start", "--foreground", "--host", host,
                    "--port", str(port)]
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,  # noqa: S603
+        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                  start_new_session=True, close_fds=True)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

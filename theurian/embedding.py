@@ -84,7 +84,7 @@ class StaticModel:
         try:
             tensors = load_file(str(files.weights))
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
-        except Exception as exc:  # noqa: BLE001 - safetensors and tokenizers raise their own or plain Exception
+        except Exception as exc:
             raise ConfigError(f"model {files.name!r} cannot be loaded ({one_line_reason(exc)})") from exc
         matrix = tensors.get(files.tensor)
         if matrix is None or matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:

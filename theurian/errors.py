@@ -1,15 +1,27 @@
 """The kernel's exception tree, and the CLI exit codes they map to.
 
-    TheurianError                 message, exit_code (1)
-    ├── UsageError                a command was called with words it cannot act on (2)
-    ├── ConfigError               a configuration file is missing a value or holds one we cannot use (1)
-    ├── RegistryError             the project registry cannot be read or written (1)
-    ├── ProjectError              a project cannot be resolved: not registered, no root, no .theurian/ (1)
-    ├── PathEscapeError           a path resolves outside the root it must stay under (SEC-7) (1)
-    └── AlreadyInPlaceError       the thing asked for is already there (4)
+    TheurianError                       message, exit_code (1)
+    ├── UsageError                      a command was called with words it cannot act on (2)
+    ├── ConfigError                     a configuration file is missing a value or holds one we cannot use (1)
+    ├── RegistryError                   the project registry cannot be read or written (1)
+    ├── ProjectError                    a project cannot be resolved: not registered, no root, no .theurian/ (1)
+    │   ├── ProjectNotRegisteredError   no registration carries this id; `project_id`
+    │   └── ProjectUnreadableError      a registration names no root path
+    ├── PathEscapeError                 a path resolves outside the root it must stay under (SEC-7); `relative`,
+    │   │                               `cured` (the message already names the cure)
+    │   └── StateEscapeError            `.theurian/state` (or `.theurian`) resolves outside the project root
+    └── AlreadyInPlaceError             the thing asked for is already there (4)
+
+    Exception
+    ├── StampRejected                   a derived store's stamp row is not one this installation made (`reason`);
+    │                                   each store's reader turns it into its own Unavailable error
+    └── StoreFileFault                  a derived store's file is absent, not a regular file, or unreadable
+                                        (`reason`); each store's reader turns it into its own Unavailable error
 
 Every error carries a message fit to show a person as one line; the CLI prints it and exits with `exit_code`,
-and the daemon turns it into a refusal. Nothing here ever carries a traceback to a user.
+and the daemon turns it into a refusal. Nothing here ever carries a traceback to a user. The cure for a place
+under `.theurian/` that escapes (source or derived) is `theurian.places`'s table; each stage's own errors are in
+its package's `errors.py` (`ingest`, `evidence`, `projection`, `knowledge`, `serve`), each a subtree of this one.
 """
 
 from __future__ import annotations
@@ -68,3 +80,41 @@ class AlreadyInPlaceError(TheurianError):
     """The requested state already holds."""
 
     exit_code = EXIT_ALREADY_IN_PLACE
+
+
+class ProjectNotRegisteredError(ProjectError):
+    """No registration carries this id."""
+
+    def __init__(self, message: str, *, project_id: str) -> None:
+        super().__init__(message)
+        self.project_id = project_id
+
+
+class ProjectUnreadableError(ProjectError):
+    """A registration exists but names no root path."""
+
+
+class StateEscapeError(PathEscapeError):
+    """`.theurian/state` (or `.theurian`) resolves outside the project root."""
+
+
+class StampRejected(Exception):  # noqa: N818 - a verdict each store turns into its own Unavailable error
+    """A store's stamp row is not one this installation made for this kind, schema and source format.
+
+    `reason` is for the operator's log; callers answer every reason with their one constant refusal.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class StoreFileFault(Exception):  # noqa: N818 - it names a state of the file, as each store's refusal does
+    """The store's file cannot be trusted as a store file: absent, not a regular file, or unreadable.
+
+    `reason` is the store's refusal reason ("absent", "not a regular file", "unreadable: <error>").
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

@@ -13,7 +13,14 @@ from typing import Final
 from theurian import registry
 from theurian.containment import resolve_inside
 from theurian.durable import write_text_durably
-from theurian.errors import AlreadyInPlaceError, PathEscapeError, ProjectError
+from theurian.errors import (
+    AlreadyInPlaceError,
+    PathEscapeError,
+    ProjectError,
+    ProjectNotRegisteredError,
+    ProjectUnreadableError,
+    StateEscapeError,
+)
 
 THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
@@ -35,22 +42,6 @@ allowlist = []
 
 # Derived state is rebuildable and never committed; everything else under .theurian/ is source.
 INITIAL_GITIGNORE: Final = "state/\n"
-
-
-class ProjectNotRegisteredError(ProjectError):
-    """No registration carries this id."""
-
-    def __init__(self, message: str, *, project_id: str) -> None:
-        super().__init__(message)
-        self.project_id = project_id
-
-
-class ProjectUnreadableError(ProjectError):
-    """A registration exists but names no root path."""
-
-
-class StateEscapeError(PathEscapeError):
-    """`.theurian/state` (or `.theurian`) resolves outside the project root."""
 
 
 @dataclass(frozen=True)

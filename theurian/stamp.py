@@ -37,6 +37,8 @@ from typing import Final
 
 import orjson
 
+from theurian.errors import StampRejected
+
 _DOMAIN: Final = b"theurian-build-stamp/1\n"
 _LENGTH_BYTES: Final = 8
 
@@ -60,17 +62,6 @@ class StampFields:
 
 
 STAMP_COLUMNS: Final = "store, schema_version, format_version, build_id, row_count, row_digest, stamp"
-
-
-class StampRejected(Exception):
-    """A store's stamp row is not one this installation made for this kind, schema and source format.
-
-    `reason` is for the operator's log; callers answer every reason with their one constant refusal.
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def stamp_row(fields: StampFields, secret: bytes) -> tuple[Value, ...]:

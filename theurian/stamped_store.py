@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from theurian.containment import resolve_inside
+from theurian.errors import StoreFileFault
 from theurian.project import STATE_DIR
 
 Identity = tuple[int, ...]
@@ -41,17 +42,6 @@ V = TypeVar("V")
 SETTLED_NS: Final = 2_000_000_000
 # Stores remembered per kind; the least recently used beyond it is forgotten (and verified again when asked for).
 REMEMBERED_STORES: Final = 64
-
-
-class StoreFileFault(Exception):  # noqa: N818 - it names a state of the file, as each store's refusal does
-    """The store's file cannot be trusted as a store file: absent, not a regular file, or unreadable.
-
-    `reason` is the store's refusal reason ("absent", "not a regular file", "unreadable: <error>").
-    """
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 def file_identity(path: Path) -> Identity:

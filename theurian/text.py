@@ -1,14 +1,31 @@
-"""Telling text from what only looks like it once Python has decoded it."""
+"""Telling text from what only looks like it once Python has decoded it, and the one ASCII case fold."""
 
 from __future__ import annotations
 
+import string
 import unicodedata
+from typing import Final
+
+# The 26 ASCII letters and nothing else: GitHub's case-insensitive matching of names, and the contract's `q`
+# folding. SQL that folds the same way spells its `translate(...)` from these two (a test pins each to
+# `ascii_fold`).
+ASCII_UPPER: Final = string.ascii_uppercase
+ASCII_LOWER: Final = string.ascii_lowercase
+_ASCII_FOLD: Final = str.maketrans(ASCII_UPPER, ASCII_LOWER)
+
+
+def ascii_fold(text: str) -> str:
+    """`text` with A-Z folded to a-z and nothing else, so folding never changes its length or any non-ASCII
+    character. Never `str.casefold()`/`str.lower()` on non-ASCII text: they fold U+212A KELVIN SIGN to 'k' and
+    U+0130 to two characters. (`str.lower` is exactly this on ASCII text, and much faster, so it is used there.)"""
+    return text.lower() if text.isascii() else text.translate(_ASCII_FOLD)
 
 
 def is_utf8(text: str) -> bool:
-    """Whether `text` can be written as UTF-8: False when it holds a lone surrogate, as a string decoded with
-    `surrogateescape` (a file system name, a command-line argument, a git message line) does for each byte that was
-    not UTF-8."""
+    """Whether `text` can be written as UTF-8: False when it holds a lone surrogate (U+D800-U+DFFF), as a string
+    decoded with `surrogateescape` (a file system name, a command-line argument, a git message line) does for each
+    byte that was not UTF-8, and as JSON's `\\ud800` escape does. The one surrogate check: a lone surrogate is the
+    only thing in a `str` that UTF-8 cannot encode."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -14,19 +14,17 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from projection.findings_store import (
-    FindingFilter,
-    FindingsStoreUnavailable,
-    StoredFinding,
-    read_findings,
-)
-from projection.trailers import REVIEWERS, SEVERITIES, ascii_fold
+from projection.errors import FindingsStoreUnavailable
+from projection.findings_store import FindingFilter, StoredFinding, read_findings
+from projection.trailers import REVIEWERS, SEVERITIES
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import describe_value
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
+from theurian.text import ascii_fold
 
 TOOL_NAME: Final = "review.findings"
 MAX_FINDINGS_LIMIT: Final = 100

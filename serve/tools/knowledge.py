@@ -18,8 +18,9 @@ from knowledge.retrieval import (
     search,
 )
 from knowledge.vocabulary import parse_rfc3339
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal, describe_value
+from serve.refusal import describe_value
 from serve.tooling import Call, Tool
 from theurian.project import Project
 
@@ -45,8 +46,8 @@ def knowledge_search(
     query: str,
     limit: int | None = None,
     maxTokens: int | None = None,  # noqa: N803
-    asOf: str | None = None,
-) -> Mapping[str, Any]:  # noqa: N803
+    asOf: str | None = None,  # noqa: N803
+) -> Mapping[str, Any]:
     moment = datetime.now(UTC)
     if asOf is not None:
         try:

@@ -16,12 +16,13 @@ from typing import Any, Final
 import orjson
 
 from knowledge.candidate import generate_candidate
-from knowledge.drafts import ChangeRequest, ProposalRevisionConflictError, generate_migration_draft, propose_change
+from knowledge.drafts import ChangeRequest, generate_migration_draft, propose_change
+from knowledge.errors import ProposalRevisionConflictError
 from knowledge.proposals import DraftFacade
-from projection.review_store import ReviewStoreEscapeError, ReviewStoreUnavailable
-from serve.refusal import ToolRefusal
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+from serve.errors import ToolRefusal
 from serve.tooling import Call, Tool, ToolKind
-from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
 from theurian.project import Project
 
 RESPONSE_SCHEMA: Final = "proposal-response.schema.json"

@@ -16,15 +16,16 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_query import RecordFilter, StoredRecord, read_records
-from projection.review_rows import fold
-from projection.review_store import STORE_NAME, ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
+from theurian.text import ascii_fold
 
 TOOL_NAME: Final = "review.search"
 MAX_REVIEW_SEARCH_LIMIT: Final = 50
@@ -43,12 +44,6 @@ REVIEW_SEARCH_UNAVAILABLE_REFUSAL: Final = (
 REVIEW_SEARCH_CAPACITY_REFUSAL: Final = (
     f"REVIEW_SEARCH_CAPACITY_REFUSAL: review.search is already answering {MAX_CONCURRENT_SEARCHES} calls "
     f"and no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was searched; retry shortly."
-)
-REVIEW_STORE_ESCAPE_REFUSAL: Final = (
-    f"REVIEW_STORE_ESCAPE_REFUSAL: the review store {STORE_NAME} does not resolve inside .theurian/state/, "
-    f"so nothing was read through it, and `theurian review build` meets the same refusal. Cure: remove it "
-    f"(`rm .theurian/state/{STORE_NAME}`; it is derived, so only the projection is lost), then run "
-    "`theurian review build`."
 )
 FILTERS: Final = FilterRules(
     tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
@@ -77,7 +72,7 @@ def review_search(
     page = FILTERS.limit(limit)
     FILTERS.pull_request(pullRequest)
     FILTERS.in_vocabulary("threadState", threadState, THREAD_STATES)
-    q_folded = None if q is None else fold(q)
+    q_folded = None if q is None else ascii_fold(q)
     where = RecordFilter(repository, pullRequest, threadState, author, filePath, q_folded)
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_similar import (
     EMBEDDED_KINDS,
     LEXICAL_WEIGHT,
@@ -21,12 +22,12 @@ from projection.review_similar import (
     SimilarFilter,
     find_similar,
 )
-from projection.review_store import ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import ToolRefusal
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
-from serve.tools.review import MAX_FILTER_CHARS, REVIEW_STORE_ESCAPE_REFUSAL, shaped, within_budget
+from serve.tools.review import MAX_FILTER_CHARS, shaped, within_budget
 
 TOOL_NAME: Final = "review.findSimilar"
 MAX_SITUATION_CHARS: Final = 2_000  # the input schema's maxLength: refused at the wire past it

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import schemas
 from knowledge import CANONICAL_SCHEMA_VERSION
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 from serve.tooling import Call, Tool, ToolKind
 from serve.tools.retrieval_capabilities import knowledge_retrieval
 from theurian import PROTOCOL_VERSION, __version__, registry

@@ -286,7 +286,7 @@ def test_find_similar_static_model_variants_on_both_halves() -> None:
     keys = sorted(documents)
     cases = situations()
 
-    Vector = numpy.typing.NDArray[numpy.float32]
+    Vector = numpy.typing.NDArray[numpy.float32]  # noqa: N806 - a type alias, named as types are
 
     centre = matrix.mean(axis=0)
 

@@ -45,7 +45,7 @@ def _digest(root: Path) -> tuple[object, ...]:
 
     with duckdb.connect(":memory:") as connection:
         connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
-        counts = tuple(connection.execute(f"SELECT count(*) FROM s.{name}").fetchone()  # noqa: S608
+        counts = tuple(connection.execute(f"SELECT count(*) FROM s.{name}").fetchone()
                        for name, _, _ in DIGEST_TABLES)
         return (*counts, connection.execute("SELECT row_count, row_digest FROM s.build_stamp").fetchone())
 

@@ -22,7 +22,6 @@ from evidence.records import canonical_bytes, record_file_name, repository_folde
 from projection.review_build import build_review_store
 from projection.review_digest import VERIFIED_DIR
 from projection.review_query import RecordFilter, read_records
-from projection.review_rows import fold
 from projection.review_store import SCHEMA, store_path
 from serve.tooling import Call, ServeSettings
 from serve.tools.review import review_search
@@ -33,6 +32,7 @@ from tests.support.mcp_client import call_tools
 from theurian import registry
 from theurian.installation import state_dir
 from theurian.project import Project, init_project
+from theurian.text import ascii_fold
 
 RECORDS = int(os.environ.get("REVIEW_BENCHMARK_RECORDS", "100000"))
 WORDS = ("lock", "retry", "cache", "index", "timeout", "schema", "token", "buffer", "thread", "queue")
@@ -102,7 +102,7 @@ def _store_write_seconds(tmp_path: Path, built: Path) -> float:
         connection.execute(SCHEMA)
         connection.execute(f"ATTACH '{built}' AS built (READ_ONLY)")
         for table in ("records", "texts", "word_blocks", "word_pairs"):
-            connection.execute(f"INSERT INTO {table} SELECT * FROM built.{table}")  # noqa: S608
+            connection.execute(f"INSERT INTO {table} SELECT * FROM built.{table}")
         connection.execute("CHECKPOINT")
     return time.perf_counter() - started
 
@@ -175,7 +175,7 @@ def test_review_build_and_search_figures(tmp_path: Path, installation: Installat
         assert MATCHES_AT_LEAST.get(name) or not found, name
         print(_line(name, _timed(lambda a=arguments: review_search(call, **a), 40)))  # type: ignore[misc]
         where = RecordFilter(repository=arguments.get("repository"), pull_request=arguments.get("pullRequest"),
-                             q_folded=fold(arguments["q"]) if "q" in arguments else None)
+                             q_folded=ascii_fold(arguments["q"]) if "q" in arguments else None)
         scan = _timed(lambda w=where: read_records(root, w, 21, indexed=False), 40)  # type: ignore[misc]
         print(_line("  brute scan", scan))
 

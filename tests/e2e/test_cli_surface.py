@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 import typer.main
+from typer.testing import CliRunner
 
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import __version__
@@ -44,11 +45,21 @@ def test_every_command_has_help_text(path: tuple[str, ...]) -> None:
     assert (command.help or "").strip(), f"`theurian {' '.join(path)}` has no help text"
 
 
-def test_help_runs_for_every_command_through_the_console_script(installation: Installation) -> None:
-    for path in _command_paths():
+def test_help_runs_through_the_console_script_at_the_top_and_in_a_nested_group(installation: Installation) -> None:
+    """The installed script's entry (`theurian.cli.entry` around `theurian.cli.main.run`) prints help and exits 0;
+    the other commands' help is the same app's, checked in-process below (one process each cost a minute)."""
+    for path in ((), ("project", "register")):
         result = installation.cli(*path, "--help")
         assert result.returncode == 0, (path, result.stderr)
-        assert "Usage:" in result.stdout
+        assert "Usage:" in result.stdout and f"theurian {' '.join(path)}".strip() in result.stdout
+
+
+def test_help_runs_for_every_command() -> None:
+    runner = CliRunner()
+    for path in _command_paths():
+        result = runner.invoke(app, [*path, "--help"], prog_name="theurian")
+        assert result.exit_code == 0, (path, result.output)
+        assert "Usage:" in result.output and f"theurian {' '.join(path)}".strip() in result.output
 
 
 def test_every_command_is_documented() -> None:

@@ -40,12 +40,12 @@ def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_an
 class _Healthy(BaseHTTPRequestHandler):
     """Another server already on the port, answering /health as a daemon would."""
 
-    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_GET(self) -> None:
         self.send_response(200)
         self.end_headers()
         self.wfile.write(b"ok")
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the signature http.server calls
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
+from serve.tools.findings import MAX_FINDINGS_LIMIT
 from serve.tools.knowledge import MAX_QUERY_CHARS
-from serve.tools.review import MAX_FILTER_CHARS
+from serve.tools.review import MAX_FILTER_CHARS, MAX_REVIEW_SEARCH_LIMIT
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.daemon import RunningDaemon
@@ -36,20 +37,25 @@ SAME_QUESTIONS = [
     (["review", "search", "lock"], "review.search", {"q": "lock"}),
     (["review", "search", "--thread-state", "resolved", "--limit", "2"], "review.search",
      {"threadState": "resolved", "limit": 2}),
-    (["review", "search", "--limit", "50"], "review.search", {"limit": 50}),
+    (["review", "search", "--limit", str(MAX_REVIEW_SEARCH_LIMIT)], "review.search",
+     {"limit": MAX_REVIEW_SEARCH_LIMIT}),
     (["findings", "list", "--severity", "HIGH"], "review.findings", {"severity": "HIGH"}),
-    (["findings", "list", "--limit", "100"], "review.findings", {"limit": 100}),
+    (["findings", "list", "--limit", str(MAX_FINDINGS_LIMIT)], "review.findings",
+     {"limit": MAX_FINDINGS_LIMIT}),
     (["knowledge", "search", "retry flaky tests"], "knowledge.search", {"query": "retry flaky tests"}),
 ]
 SAME_REFUSALS = [
-    (["review", "search", "--limit", "51"], "review.search", {"limit": 51}),
+    (["review", "search", "--limit", str(MAX_REVIEW_SEARCH_LIMIT + 1)], "review.search",
+     {"limit": MAX_REVIEW_SEARCH_LIMIT + 1}),
     (["review", "search", "--thread-state", "closed"], "review.search", {"threadState": "closed"}),
-    (["review", "search", "x" * 401], "review.search", {"q": "x" * 401}),
-    (["findings", "list", "--limit", "101"], "review.findings", {"limit": 101}),
+    (["review", "search", "x" * (MAX_FILTER_CHARS + 1)], "review.search", {"q": "x" * (MAX_FILTER_CHARS + 1)}),
+    (["findings", "list", "--limit", str(MAX_FINDINGS_LIMIT + 1)], "review.findings",
+     {"limit": MAX_FINDINGS_LIMIT + 1}),
     (["findings", "list", "--severity", "high"], "review.findings", {"severity": "high"}),
     (["findings", "list", "--commit", "abc123"], "review.findings", {"commitSha": "abc123"}),
     (["knowledge", "search", "q", "--as-of", "yesterday"], "knowledge.search", {"query": "q", "asOf": "yesterday"}),
-    (["knowledge", "search", "q" * 2001], "knowledge.search", {"query": "q" * 2001}),
+    (["knowledge", "search", "q" * (MAX_QUERY_CHARS + 1)], "knowledge.search",
+     {"query": "q" * (MAX_QUERY_CHARS + 1)}),
 ]
 
 
@@ -74,16 +80,23 @@ def _cli(installation: Installation, shop: Path, words: list[str], *flags: str) 
     return installation.cli(*words, "--project", str(shop), *flags)
 
 
+def _same_answer(installation: Installation, daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
+                 arguments: dict[str, Any]) -> dict[str, Any]:
+    """The daemon's structured answer to `tool`, after checking `theurian <words> --json` prints exactly it."""
+    answer = call_tool(daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
+    assert not answer.is_error, answer.text
+    printed = _cli(installation, shop, words, "--json")
+    assert printed.returncode == 0, printed.stderr
+    assert answer.structured is not None and json.loads(printed.stdout) == answer.structured
+    return answer.structured
+
+
 @pytest.mark.parametrize(("words", "tool", "arguments"), SAME_QUESTIONS, ids=lambda v: str(v)[:40])
 def test_the_cli_json_is_the_structured_result_the_daemon_gives_an_agent(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
         arguments: dict[str, Any]) -> None:
-    answer = call_tool(module_daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
-    assert not answer.is_error, answer.text
-    printed = _cli(module_installation, shop, words, "--json")
-    assert printed.returncode == 0, printed.stderr
-    assert json.loads(printed.stdout) == answer.structured
-    rows = next(answer.structured[key] for key in ("records", "findings", "results") if key in answer.structured)
+    structured = _same_answer(module_installation, module_daemon, shop, words, tool, arguments)
+    rows = next(structured[key] for key in ("records", "findings", "results") if key in structured)
     assert rows, "the question must match something for the comparison to say anything"
 
 
@@ -107,11 +120,7 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
 def test_a_value_exactly_at_its_bound_is_answered_not_refused(
         module_installation: Installation, module_daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
         arguments: dict[str, Any]) -> None:
-    answer = call_tool(module_daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
-    assert not answer.is_error, answer.text
-    printed = _cli(module_installation, shop, words, "--json")
-    assert printed.returncode == 0, printed.stderr
-    assert json.loads(printed.stdout) == answer.structured
+    _same_answer(module_installation, module_daemon, shop, words, tool, arguments)
 
 
 def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: Installation, shop: Path) -> None:

@@ -6,8 +6,12 @@ from typing import Any
 import pytest
 
 from projection.findings_store import STORE_RELATIVE
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
-from serve.tools.findings import FINDINGS_UNAVAILABLE_REFUSAL, UNDERIVED_FILTER_REFUSAL
+from serve.tools.findings import (
+    FINDINGS_UNAVAILABLE_REFUSAL,
+    MAX_FILTER_CHARS,
+    MAX_FINDINGS_LIMIT,
+    UNDERIVED_FILTER_REFUSAL,
+)
 from tests.projection.git_fixture import (
     LONG_TEXT,
     STANDARD_FINDINGS,
@@ -19,6 +23,7 @@ from tests.serve.findings_support import check_response
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
+from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +87,10 @@ def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
         ("review.findings", {"projectId": "demo"}),
         ("review.findings", {"projectId": "demo", "limit": 2}),
         ("review.findings", {"projectId": "demo", "severity": "CRITICAL", "q": "llll"}),
-        ("review.findings", {"projectId": "demo", "limit": 101}),
+        ("review.findings", {"projectId": "demo", "limit": MAX_FINDINGS_LIMIT + 1}),
         ("review.findings", {"projectId": "demo", "reviewer": "perf"}),
         ("review.findings", {"projectId": "demo", "commitSha": shas[1][:7]}),
-        ("review.findings", {"projectId": "demo", "q": "x" * 201}),
+        ("review.findings", {"projectId": "demo", "q": "x" * (MAX_FILTER_CHARS + 1)}),
         ("review.findings", {"projectId": "demo", "q": "log\u0000zzz"}),
         ("review.findings", {"projectId": "demo", "pullRequest": 0}),
         ("review.findings", {"projectId": "demo", "pullRequest": 42}),
@@ -105,7 +110,7 @@ def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
     assert "between 1 and 100" in refusals[0].text
     assert "'perf'" in refusals[1].text and "omit the filter" in refusals[1].text
     assert repr(shas[1][:7]) in refusals[2].text
-    assert "a value of 201 characters" in refusals[3].text and "xxxx" not in refusals[3].text
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in refusals[3].text and "xxxx" not in refusals[3].text
     assert "NUL (U+0000)" in refusals[4].text
     assert "between 1 and 9223372036854775807" in refusals[5].text
     assert refusals[6].text == UNDERIVED_FILTER_REFUSAL
@@ -134,21 +139,21 @@ def test_a_nul_and_a_201_character_string_are_refused_for_every_string_filter_ov
 ) -> None:
     calls: list[tuple[str, dict[str, Any]]] = []
     for key in STRING_FILTERS:
-        calls += [("review.findings", {"projectId": "demo", key: "Z" * 201}),
+        calls += [("review.findings", {"projectId": "demo", key: "Z" * (MAX_FILTER_CHARS + 1)}),
                   ("review.findings", {"projectId": "demo", key: "ab\u0000cd"}),
                   ("review.findings", {"projectId": "demo", key: "\u0000"})]
-    calls += [("review.findings", {"projectId": "demo", "reviewer": "Z" * 200}),
-              ("review.findings", {"projectId": "demo", "q": "Z" * 200})]
+    calls += [("review.findings", {"projectId": "demo", "reviewer": "Z" * MAX_FILTER_CHARS}),
+              ("review.findings", {"projectId": "demo", "q": "Z" * MAX_FILTER_CHARS})]
     answers = call_tools(module_daemon.mcp_url, calls, mode)
     for index, key in enumerate(STRING_FILTERS):
         long_one, nul_inside, nul_alone = answers[3 * index:3 * index + 3]
         assert long_one.is_error and nul_inside.is_error and nul_alone.is_error, key
-        assert f"`{key}`" in long_one.text and "bounded at 200 characters" in long_one.text
-        assert "a value of 201 characters" in long_one.text and "ZZZZ" not in long_one.text
+        assert f"`{key}`" in long_one.text and f"bounded at {MAX_FILTER_CHARS} characters" in long_one.text
+        assert f"a value of {MAX_FILTER_CHARS + 1} characters" in long_one.text and "ZZZZ" not in long_one.text
         assert f"`{key}`" in nul_inside.text and "NUL (U+0000)" in nul_inside.text
         assert "ab\x00cd" not in nul_inside.text and "'ab" not in nul_inside.text  # refused, not echoed
         assert "NUL (U+0000)" in nul_alone.text
     quoted, searched = answers[-2:]
-    assert quoted.is_error and repr("Z" * 200) in quoted.text
+    assert quoted.is_error and repr("Z" * MAX_FILTER_CHARS) in quoted.text
     assert searched.is_error is False and searched.structured is not None
     assert check_response(searched.structured)["count"] == 0

@@ -13,8 +13,8 @@ import pytest
 import schemas
 from evidence.records import repository_folder
 from projection.review_build import build_review_store
-from projection.review_store import STORE_RELATIVE
-from serve.tools.review import REVIEW_SEARCH_UNAVAILABLE_REFUSAL, REVIEW_STORE_ESCAPE_REFUSAL
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL, STORE_RELATIVE
+from serve.tools.review import REVIEW_SEARCH_UNAVAILABLE_REFUSAL
 from tests.projection.review_records import FIXTURE_REPOSITORY, copy_fixture_lake, pull_request, write_lake
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation

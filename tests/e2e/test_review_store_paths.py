@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 from serve.tooling import Call, ServeSettings
 from serve.tools.review import REVIEW_SEARCH_UNAVAILABLE_REFUSAL, review_search
 from tests.projection.review_records import copy_fixture_lake

@@ -82,7 +82,7 @@ def store_text(project: Path) -> str:
     """Every value of every table of the built review store, as text (its file may compress strings)."""
     with duckdb.connect(str(project / STORE_RELATIVE), read_only=True) as db:
         tables = [row[0] for row in db.execute("SELECT table_name FROM information_schema.tables").fetchall()]
-        return "\n".join(str(db.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables)  # noqa: S608
+        return "\n".join(str(db.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables)
 
 
 def configure(project: Path, **review: Any) -> None:

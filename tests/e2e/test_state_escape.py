@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 import schemas
-from serve.refusal import (
+from serve.tools import registered_tools
+from tests.projection.review_records import copy_fixture_lake
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import call_tools
+from tests.support.schema_values import minimal_arguments
+from theurian.places import (
     PATH_ESCAPE_REFUSAL,
     REVIEW_SOURCE_ESCAPE_CURE,
     STATE_ESCAPE_CURE,
@@ -15,12 +21,6 @@ from serve.refusal import (
     linked_inside_source_cure,
     source_escape_cure,
 )
-from serve.tools import registered_tools
-from tests.projection.review_records import copy_fixture_lake
-from tests.support.daemon import RunningDaemon
-from tests.support.installation import Installation
-from tests.support.mcp_client import call_tools
-from tests.support.schema_values import minimal_arguments
 
 PROJECT_SCOPED = [t for t in registered_tools() if "$ref" in schemas.load("mcp", t.input_schema)]
 

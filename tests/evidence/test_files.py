@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import evidence.files as files
-from evidence.files import MAX_MANIFEST_FILE_BYTES, NotRegularFile, read_opened, read_regular
+from evidence.errors import NotRegularFile
+from evidence.files import MAX_MANIFEST_FILE_BYTES, read_opened, read_regular
 from evidence.lake import Lake
 from theurian.project import REVIEW_DIR
 

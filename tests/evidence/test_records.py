@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+import schemas
 from evidence.errors import RecordKeyError
 from evidence.records import (
+    REPOSITORY_PATTERN,
     THREAD_DISMISSED,
     THREAD_OPEN,
     THREAD_OUTDATED,
@@ -119,3 +124,21 @@ def test_repository_folder_folds_ascii_only_and_equals_the_casefolded_one_for_ev
         assert repository_folder(name) == repository_folder(name.lower())
     # U+212A KELVIN SIGN casefolds to 'k': it must not share kitten's folder.
     assert repository_folder("acme/\u212aitten") != repository_folder("acme/kitten")
+
+
+@pytest.mark.parametrize("schema_name", ["pull-request", "review-submission", "review-thread", "run-manifest"])
+def test_every_evidence_schema_spells_the_one_repository_pattern(schema_name: str) -> None:
+    schema = json.loads(
+        (Path(schemas.__file__).parent / "evidence" / f"{schema_name}.schema.json").read_text(encoding="utf-8")
+    )
+    assert schema["properties"]["repository"]["pattern"] == f"^{REPOSITORY_PATTERN.pattern}$"
+
+
+@pytest.mark.parametrize("name", ["a/b", "Acme/Order-Service", "a-/b", "x/a.b_c-D", "dash-1/...", "a/.b"])
+def test_the_repository_pattern_admits_what_github_can_name(name: str) -> None:
+    assert REPOSITORY_PATTERN.fullmatch(name) is not None
+
+
+@pytest.mark.parametrize("name", ["-a/b", "a/.", "a/..", "a" * 40 + "/b", "a/" + "b" * 101, "ä/b", "a/b\n", "a/b/c"])
+def test_the_repository_pattern_refuses_what_github_cannot_name(name: str) -> None:
+    assert REPOSITORY_PATTERN.fullmatch(name) is None

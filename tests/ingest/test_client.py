@@ -8,9 +8,9 @@ import httpx
 import pytest
 import respx
 
-from ingest.client import GitHubClient, GitHubNotFoundError, api_url_from, graphql_endpoint
+from ingest.client import GitHubClient, api_url_from, graphql_endpoint
 from ingest.credentials import token_from_env
-from ingest.errors import GitHubError, TokenMissingError
+from ingest.errors import GitHubError, GitHubNotFoundError, TokenMissingError
 from ingest.retry import MAX_ATTEMPTS
 
 API = "https://api.example.test"

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from knowledge.apply import apply_migrations
-from knowledge.errors import MigrationInvalidError
+from knowledge.errors import MigrationInvalidError, ProposalError
 from knowledge.migration_yaml import MAX_DEPTH, read_yaml
-from knowledge.proposal_lifecycle import ProposalError, accept_proposal
+from knowledge.proposal_lifecycle import accept_proposal
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.knowledge.proposal_support import PROJECT_ID, drafted, new_shop
 from tests.support.installation import Installation

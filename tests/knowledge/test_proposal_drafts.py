@@ -13,15 +13,8 @@ import yaml
 
 from knowledge import proposal_lifecycle
 from knowledge.apply import apply_migrations
-from knowledge.proposal_files import FolderRedirectedError
-from knowledge.proposal_lifecycle import (
-    ACCEPTED,
-    PENDING,
-    ProposalError,
-    accept_proposal,
-    list_proposals,
-    reject_proposal,
-)
+from knowledge.errors import FolderRedirectedError, ProposalError
+from knowledge.proposal_lifecycle import ACCEPTED, PENDING, accept_proposal, list_proposals, reject_proposal
 from knowledge.proposals import V1_DRAFT_KINDS
 from knowledge.reading import get_item
 from tests.knowledge.authoring import MigrationWriter

@@ -10,8 +10,8 @@ import pytest
 
 from evidence.content_policy import SALT_FILE, project_salt
 from knowledge.apply import apply_migrations
+from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
 from knowledge.index import build_index
-from knowledge.secret_gate import SECRET_REFUSAL_CODE, SecretInTextError
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import (
     PROJECT_ID,

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import copy
+import os
 import shutil
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import orjson
 
 from evidence.lake import Lake
 from evidence.records import repository_folder
 from projection.review_reuse import RACY_NS
+from projection.review_store import store_path
 
 FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
 FIXTURE_REPOSITORY = "Acme/Order-Service"
@@ -65,6 +69,18 @@ def write_lake(root: Path, records: list[dict[str, Any]]) -> list[str]:
 
 def copy_fixture_lake(root: Path) -> None:
     shutil.copytree(FIXTURE_LAKE, root / ".theurian" / "review", dirs_exist_ok=True)
+
+
+def tamper_with_store(root: Path, statements: Sequence[str]) -> None:
+    """Run `statements` on a copy of the project's review store and put it in place, as a planted or damaged file
+    would arrive (the build's own file is never written in place)."""
+    live = store_path(root)
+    copy = live.with_name("tampered.duckdb")
+    shutil.copy(live, copy)
+    with duckdb.connect(str(copy)) as connection:
+        for statement in statements:
+            connection.execute(statement)
+    os.replace(copy, live)
 
 
 def new_project(root: Path) -> Path:

@@ -5,15 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from projection.errors import FindingsStoreUnavailable, GitHistoryError
 from projection.findings_build import build_findings_store
-from projection.findings_store import (
-    FINDINGS_SCHEMA_VERSION,
-    STORE_RELATIVE,
-    FindingFilter,
-    FindingsStoreUnavailable,
-    read_findings,
-)
-from projection.git_history import GitHistoryError
+from projection.findings_store import FINDINGS_SCHEMA_VERSION, STORE_RELATIVE, FindingFilter, read_findings
 from tests.projection.git_fixture import (
     LONG_TEXT,
     STANDARD_FINDINGS,

@@ -6,23 +6,23 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from evidence.records import repository_folder
+from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_export import KV_BUILD_ID, PARTITION_COLUMN, export_parquet
-from projection.review_store import RECORD_COLUMNS, ReviewStoreUnavailable, store_path
-from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
+from projection.review_store import RECORD_COLUMNS, store_path
+from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.installation import Installation
 from theurian.errors import UsageError
 
 # Case variants of one repository (GitHub matches names case-insensitively), a name that is all dots, and one
 # holding every other character a name may hold: each a path hazard if the name itself were the folder.
-ACME, ACME_LOWER, DOTS, MIXED = "Acme/Order-Service", "acme/order-service", "dash-1/..", "x/a.b_c-D"
+ACME, ACME_LOWER, DOTS, MIXED = "Acme/Order-Service", "acme/order-service", "dash-1/...", "x/a.b_c-D"
 
 
 def _project(tmp_path: Path) -> Path:
@@ -133,12 +133,7 @@ def test_a_project_with_no_store_is_refused_and_nothing_is_written(tmp_path: Pat
 
 def test_a_damaged_store_is_refused_as_review_search_refuses_it_and_nothing_is_written(tmp_path: Path) -> None:
     root = _project(tmp_path)
-    live = store_path(root)
-    copy = live.with_name("tampered.duckdb")
-    shutil.copy(live, copy)
-    with duckdb.connect(str(copy)) as connection:
-        connection.execute("UPDATE texts SET body = 'planted' WHERE ordinal = 0")
-    os.replace(copy, live)
+    tamper_with_store(root, ["UPDATE texts SET body = 'planted' WHERE ordinal = 0"])
     with pytest.raises(ReviewStoreUnavailable) as refused:
         export_parquet(root, tmp_path / "exports" / "export")
     assert refused.value.reason == "damaged: its rows are not the rows its build stamped"

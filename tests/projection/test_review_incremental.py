@@ -38,7 +38,7 @@ def _tables(root: Path) -> dict[str, Any]:
     with duckdb.connect(":memory:") as connection:
         connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
         found: dict[str, Any] = {name: connection.execute(
-            f"SELECT {', '.join(columns)} FROM s.{name} ORDER BY {order}").fetchall()  # noqa: S608
+            f"SELECT {', '.join(columns)} FROM s.{name} ORDER BY {order}").fetchall()
             for name, columns, order in DIGEST_TABLES}
         found["stamp"] = connection.execute("SELECT row_count, row_digest FROM s.build_stamp").fetchall()
     return found

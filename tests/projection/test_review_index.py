@@ -14,13 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import projection.review_store as review_store
+from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_digest import VERIFIED_DIR
 from projection.review_query import RecordFilter, read_records
-from projection.review_rows import fold
-from projection.review_store import BLOCK_RECORDS, ReviewStoreUnavailable, open_store, store_path
+from projection.review_store import BLOCK_RECORDS, open_store, store_path
 from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
 from theurian.installation import HOME_OVERRIDE_ENV, state_dir
+from theurian.text import ascii_fold
 
 # Words and separators chosen to exercise what q must treat as ordinary or must fold exactly: LIKE
 # metacharacters, quotes, non-ASCII letters str.lower would fold but q must not (É, K, İ), and whitespace
@@ -69,7 +70,7 @@ def test_the_indexed_q_read_answers_exactly_what_the_plain_scan_answers(tmp_path
     @given(q=_q_values([t for t in texts if t]), limit=st.integers(1, 50),
            repository=st.sampled_from([None, "o/r0", "o/r2"]), number=st.sampled_from([None, 1, 5]))
     def agrees(q: str, limit: int, repository: str | None, number: int | None) -> None:
-        where = RecordFilter(repository=repository, pull_request=number, q_folded=fold(q))
+        where = RecordFilter(repository=repository, pull_request=number, q_folded=ascii_fold(q))
         indexed = read_records(root, where, limit + 1)
         scanned = read_records(root, where, limit + 1, indexed=False)
         assert indexed == scanned  # the same records, the same order, the same excerpts and channels
@@ -84,7 +85,7 @@ def test_a_matching_record_in_the_last_partial_block_and_a_q_of_whitespace_are_f
                + [pull_request("z/z", 1, "PR_last", body="needle\u3000in\tthe end")])
     build_review_store(root)
     for q in ("needle", "NEEDLE\u3000IN", "e\u3000i", "\t", "\u3000", "n\tthe"):
-        found = read_records(root, RecordFilter(q_folded=fold(q)), 51)
+        found = read_records(root, RecordFilter(q_folded=ascii_fold(q)), 51)
         assert [r.record_key for r in found] == ["PR_last"], q
     spaces = read_records(root, RecordFilter(q_folded=" "), 51)
     assert len(spaces) == 51 and spaces == read_records(root, RecordFilter(q_folded=" "), 51, indexed=False)

@@ -12,15 +12,15 @@ from hypothesis import strategies as st
 from projection.review_build import build_review_store
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
 from projection.review_query import RecordFilter, _candidate_blocks
-from projection.review_rows import fold
 from projection.review_store import BLOCK_RECORDS, open_store
 from tests.projection.review_records import new_project, review, write_lake
+from theurian.text import ascii_fold
 
 WHITESPACE = OTHER_WHITESPACE + " "
 
 
 def _sql_words(connection: duckdb.DuckDBPyConnection, text: str) -> list[str]:
-    sql = f"SELECT {split_sql()} FROM (SELECT ?::VARCHAR AS body)"  # noqa: S608 - a constant expression
+    sql = f"SELECT {split_sql()} FROM (SELECT ?::VARCHAR AS body)"
     return list(connection.execute(sql, [*words_sql_params(), text]).fetchall()[0][0])
 
 
@@ -36,7 +36,7 @@ def test_every_python_whitespace_character_splits_in_sql_and_nothing_else_does()
 @settings(max_examples=300, deadline=None)
 @given(st.text(WHITESPACE + "abcXYZ\x00É\u212aİ日-", max_size=40))
 def test_the_sql_split_gives_the_words_of_the_python_fold_and_split(text: str) -> None:
-    assert _sql_words(duckdb.connect(), text) == fold(text).split()
+    assert _sql_words(duckdb.connect(), text) == ascii_fold(text).split()
 
 
 def test_a_neighbour_pair_is_required_only_where_the_pieces_fix_the_cut() -> None:

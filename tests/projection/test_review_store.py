@@ -14,17 +14,18 @@ import pytest
 from evidence.lake import Lake
 from evidence.records import repository_folder
 from projection import review_store
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import (
-    REVIEW_SCHEMA_VERSION,
-    STORE_RELATIVE,
-    ReviewStoreEscapeError,
-    ReviewStoreUnavailable,
-    open_store,
-    store_path,
+from projection.review_store import REVIEW_SCHEMA_VERSION, STORE_RELATIVE, open_store, store_path
+from tests.projection.review_records import (
+    copy_fixture_lake,
+    new_project,
+    pull_request,
+    tamper_with_store,
+    thread,
+    write_lake,
 )
-from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, thread, write_lake
 from theurian.installation import HOME_OVERRIDE_ENV, build_stamp_secret
 from theurian.stamp import StampFields, compute_stamp
 
@@ -107,7 +108,7 @@ def test_an_absent_store_is_unavailable(tmp_path: Path) -> None:
 
 def test_a_store_with_no_stamp_table_is_unavailable(tmp_path: Path) -> None:
     root = _built_fixture(tmp_path)
-    _rewrite(root, ["DROP TABLE build_stamp"])
+    tamper_with_store(root, ["DROP TABLE build_stamp"])
     with pytest.raises(ReviewStoreUnavailable, match="no build stamp"):
         open_store(root)
 
@@ -135,7 +136,7 @@ def test_a_genuinely_stamped_store_of_a_superseded_version_is_unavailable(
         *values, _ = connection.execute("SELECT * FROM build_stamp").fetchall()[0]
     fields = StampFields(*values)
     old = StampFields(**{**fields.__dict__, column: getattr(fields, column) - 1})
-    _rewrite(root, [f"UPDATE build_stamp SET {column} = {getattr(old, column)}, "
+    tamper_with_store(root, [f"UPDATE build_stamp SET {column} = {getattr(old, column)}, "
                     f"stamp = '{compute_stamp(old, build_stamp_secret())}'"])
     with pytest.raises(ReviewStoreUnavailable, match=reason):
         open_store(root)
@@ -157,7 +158,7 @@ def test_an_unreadable_store_is_unavailable(tmp_path: Path) -> None:
 def test_a_store_with_one_value_tampered_is_unavailable(tmp_path: Path, statement: str) -> None:
     root = _built_fixture(tmp_path)
     assert _all(root)
-    _rewrite(root, [statement])
+    tamper_with_store(root, [statement])
     with pytest.raises(ReviewStoreUnavailable, match="damaged"):
         open_store(root)
 
@@ -181,7 +182,7 @@ _TEXTS_COPY = ["CREATE TABLE texts_copy AS SELECT * FROM texts", "DROP TABLE tex
 def test_a_store_whose_tables_are_not_the_ones_a_build_creates_is_unavailable(
         tmp_path: Path, statements: list[str]) -> None:
     root = _built_fixture(tmp_path)
-    _rewrite(root, statements)
+    tamper_with_store(root, statements)
     with pytest.raises(ReviewStoreUnavailable, match="damaged"):
         open_store(root)
 
@@ -210,17 +211,6 @@ def test_a_rebuild_swaps_in_a_new_file_and_a_reader_of_the_old_one_keeps_reading
     assert held.execute("SELECT record_key FROM s.records ORDER BY ordinal").fetchall() == [("PR_first",)]
     assert _all(root) == ["PR_first", "PR_second"]
     assert REVIEW_SCHEMA_VERSION == 5
-
-
-def _rewrite(root: Path, statements: list[str]) -> None:
-    """Tamper with a copy of the store and put it in place, as a planted or damaged file would arrive."""
-    live = store_path(root)
-    copy = live.with_name("tampered.duckdb")
-    shutil.copy(live, copy)
-    with duckdb.connect(str(copy)) as connection:
-        for statement in statements:
-            connection.execute(statement)
-    os.replace(copy, live)
 
 
 def test_a_store_swapped_in_between_the_look_and_the_attach_is_opened_not_refused(

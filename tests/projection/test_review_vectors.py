@@ -1,19 +1,17 @@
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import numpy
 import pytest
 
+from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
-from projection.review_store import ReviewStoreUnavailable, open_store, store_path
+from projection.review_store import open_store
 from projection.review_vectors import decode_vectors
-from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
+from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.fake_model import write_fake_model
 from theurian.embedding import load_model
 from theurian.installation import installation_config_path
@@ -58,20 +56,8 @@ def test_a_rebuild_embeds_only_the_records_whose_file_changed(tmp_path: Path) ->
     assert not numpy.allclose(after["PRRT_b"], before["PRRT_b"])
 
 
-def test_a_store_built_with_another_model_is_refused_as_superseded(tmp_path: Path) -> None:
-    root = new_project(tmp_path / "p")
-    write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",))])
-    config = installation_config_path()
-    config.parent.mkdir(parents=True)
-    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
-    build_review_store(root)
-    config.unlink()  # the installation is back on the bundled model
-    with pytest.raises(ReviewStoreUnavailable) as refused:
-        open_store(root)
-    assert refused.value.reason == "superseded: built with another embedding model"
-
-
-def test_a_rebuild_after_the_model_changed_embeds_everything_afresh(tmp_path: Path) -> None:
+def _built_with_another_model(tmp_path: Path) -> Path:
+    """A project whose store was built with a fake model, the installation back on the bundled one since."""
     root = new_project(tmp_path / "p")
     write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",))])
     config = installation_config_path()
@@ -79,6 +65,18 @@ def test_a_rebuild_after_the_model_changed_embeds_everything_afresh(tmp_path: Pa
     config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
     build_review_store(root)
     config.unlink()
+    return root
+
+
+def test_a_store_built_with_another_model_is_refused_as_superseded(tmp_path: Path) -> None:
+    root = _built_with_another_model(tmp_path)
+    with pytest.raises(ReviewStoreUnavailable) as refused:
+        open_store(root)
+    assert refused.value.reason == "superseded: built with another embedding model"
+
+
+def test_a_rebuild_after_the_model_changed_embeds_everything_afresh(tmp_path: Path) -> None:
+    root = _built_with_another_model(tmp_path)
     summary = build_review_store(root)
     assert (summary.embedded, summary.reused) == (1, 0)
     assert open_store(root) is not None
@@ -88,12 +86,7 @@ def test_a_tampered_vector_fails_the_stamp_digest(tmp_path: Path) -> None:
     root = new_project(tmp_path / "p")
     write_lake(root, [thread("o/r", 1, "PRRT_a", bodies=("a lock",)), thread("o/r", 2, "PRRT_b", bodies=("log",))])
     build_review_store(root)
-    live = store_path(root)
-    copy = live.with_name("tampered.duckdb")
-    shutil.copy(live, copy)
-    with duckdb.connect(str(copy)) as connection:
-        connection.execute("UPDATE vectors SET vector = (SELECT max(vector) FROM vectors)")
-    os.replace(copy, live)
+    tamper_with_store(root, ["UPDATE vectors SET vector = (SELECT max(vector) FROM vectors)"])
     with pytest.raises(ReviewStoreUnavailable) as refused:
         open_store(root)
     assert refused.value.reason == "damaged: its rows are not the rows its build stamped"

@@ -13,9 +13,10 @@ import orjson
 import pytest
 
 import projection.review_store as review_store
-from projection.review_build import BuildSummary, ReviewLakeNotAFolder, build_review_store
+from projection.errors import ReviewLakeNotAFolder, ReviewStoreUnavailable
+from projection.review_build import BuildSummary, build_review_store
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import ReviewStoreUnavailable, open_store, store_path
+from projection.review_store import open_store, store_path
 from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, write_lake
 from theurian.stamped_store import VerifiedStores
 
@@ -122,7 +123,7 @@ def test_a_fifo_at_the_store_path_is_refused_without_being_opened(tmp_path: Path
             open_store(root)
         except ReviewStoreUnavailable as exc:
             outcome.append(exc.reason)
-        except Exception as exc:  # noqa: BLE001 - whatever the unfixed code raised once unblocked
+        except Exception as exc:
             outcome.append(f"raised {type(exc).__name__}")
         else:
             outcome.append("opened")

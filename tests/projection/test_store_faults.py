@@ -11,12 +11,13 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from projection.errors import FindingsStoreUnavailable, ReviewStoreUnavailable
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE as FINDINGS_RELATIVE
-from projection.findings_store import FindingFilter, FindingsStoreUnavailable, read_findings
+from projection.findings_store import FindingFilter, read_findings
 from projection.review_build import build_review_store
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import ReviewStoreUnavailable, store_path
+from projection.review_store import store_path
 from tests.projection.git_fixture import STANDARD_HISTORY, write_history
 from tests.projection.review_records import copy_fixture_lake, new_project
 

@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from projection.trailers import REVIEWERS, SEVERITIES, Finding, ascii_fold, parse_line, parse_message
+from projection.trailers import REVIEWERS, SEVERITIES, Finding, parse_line, parse_message
 
 EM = "\u2014"
 
@@ -57,10 +57,6 @@ def test_a_finding_line_that_is_not_utf_8_is_counted_as_malformed() -> None:
     message = f"s\n\nReview-Finding: security HIGH {EM} caf\udce9"  # surrogateescape of byte 0xE9
     parsed = parse_message(message)
     assert parsed.findings == () and parsed.malformed == 1
-
-
-def test_ascii_folding_touches_only_a_to_z() -> None:
-    assert ascii_fold("ÀBC-xyz-İ-Ω") == "Àbc-xyz-İ-Ω"
 
 
 @given(

@@ -5,15 +5,22 @@ against the response schema."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 import schemas
+from projection.findings_build import build_findings_store
 from serve.dispatch import Dispatcher
 from serve.tooling import ServeSettings
 from serve.tools.findings import TOOL_NAME, findings_tools
 from serve.validation import Admitted, InputValidator
+from tests.projection.git_fixture import Planned, write_history
+from tests.support.tool_results import refusal_text, served
+from theurian import registry
+from theurian.project import init_project
 
 SETTINGS = ServeSettings("internal")
 RESPONSE_SCHEMA = schemas.load("mcp", "review-findings-response.schema.json")
@@ -25,6 +32,21 @@ def check_response(structured: Any) -> dict[str, Any]:
     RESPONSE_VALIDATOR.validate(structured)
     assert isinstance(structured, dict)
     return structured
+
+
+def git_project(folder: Path, planned: Sequence[Planned]) -> tuple[Path, list[str]]:
+    """A project at `folder/repo` whose git history is `planned`; its commit shas in order."""
+    root = folder / "repo"
+    shas = write_history(root, planned)
+    init_project(root)
+    return root, shas
+
+
+def registered_and_built(history: tuple[Path, list[str]], project_id: str) -> tuple[Path, list[str]]:
+    """`history`'s project registered as `project_id` under the running test's installation, its store built."""
+    registry.register(history[0], project_id)
+    build_findings_store(history[0])
+    return history
 
 
 def dispatch(project_id: str, **arguments: Any) -> dict[str, Any]:
@@ -39,16 +61,4 @@ def dispatch(project_id: str, **arguments: Any) -> dict[str, Any]:
     return result
 
 
-def refusal_text(result: dict[str, Any]) -> str:
-    assert result["isError"] is True, result
-    assert set(result) == {"content", "isError"}
-    [block] = result["content"]
-    return str(block["text"])
-
-
-def served(result: dict[str, Any]) -> dict[str, Any]:
-    assert result["isError"] is False, result
-    return dict(result["structuredContent"])
-
-
-__all__ = ["check_response", "dispatch", "refusal_text", "served"]
+__all__ = ["check_response", "dispatch", "git_project", "refusal_text", "registered_and_built", "served"]

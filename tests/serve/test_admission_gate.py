@@ -3,8 +3,8 @@ import asyncio
 import pytest
 
 from serve.dispatch import Dispatcher
+from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES, AdmissionGate
-from serve.refusal import ToolRefusal
 from serve.tooling import ServeSettings, Tool
 from serve.tools import registered_tools
 

@@ -1,7 +1,8 @@
 import asyncio
 import socket
 
-from serve.daemon import PortInUseError, bind
+from serve.daemon import bind
+from serve.errors import PortInUseError
 from tests.support.daemon import free_port
 
 

@@ -11,22 +11,22 @@ import anyio
 import pytest
 
 from serve.dispatch import Dispatcher
-from serve.refusal import (
-    INTERNAL_FAULT_REFUSAL,
-    PATH_ESCAPE_REFUSAL,
-    REVIEW_SOURCE_ESCAPE_CURE,
-    STATE_ESCAPE_CURE,
-    THEURIAN_DIR_ESCAPE_CURE,
-    UNPLACED_ESCAPE_CURE,
-    ToolRefusal,
-    linked_inside_source_cure,
-    source_escape_cure,
-)
+from serve.errors import ToolRefusal
+from serve.refusal import INTERNAL_FAULT_REFUSAL
 from serve.tooling import Call, ServeSettings, Tool
 from serve.validation import Admitted, InputValidator
 from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
 from tests.support.installation import Installation
 from theurian.errors import PathEscapeError
+from theurian.places import (
+    PATH_ESCAPE_REFUSAL,
+    REVIEW_SOURCE_ESCAPE_CURE,
+    STATE_ESCAPE_CURE,
+    THEURIAN_DIR_ESCAPE_CURE,
+    UNPLACED_ESCAPE_CURE,
+    linked_inside_source_cure,
+    source_escape_cure,
+)
 
 SETTINGS = ServeSettings("internal")
 

@@ -15,6 +15,7 @@ from serve.validation import (
     Refused,
     checks_at_once,
 )
+from tests.support.schema_values import schema_bound
 
 SECRET = "VALUE-THAT-MUST-NEVER-BE-ECHOED"
 
@@ -82,7 +83,7 @@ def test_a_query_past_max_query_chars_is_refused_at_the_wire_without_echo(valida
     assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": query}) is None
     problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": query + "q"})
     assert problem == f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}."
-    assert MAX_QUERY_CHARS == 2000
+    assert schema_bound(schema, "query", "maxLength") == MAX_QUERY_CHARS
 
 
 def test_a_closed_category_is_refused_at_the_wire_with_its_key_path(validator: InputValidator) -> None:
@@ -116,10 +117,11 @@ DRAFT = ("knowledge.generateMigrationDraft", "knowledge-generate-migration-draft
 def test_a_top_level_array_past_its_bound_is_refused_as_the_full_check_words_it_without_walking_it(
         validator: InputValidator) -> None:
     """1.4 million elements took jsonschema 5 s on the event loop, /health waiting behind it."""
+    bound = schema_bound(DRAFT[1], "operations", "maxItems")
     arguments = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * 1_400_000}
     assert validator.problem(*DRAFT, arguments) == (
-        "Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems 200.")
-    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * 201}
+        f"Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems {bound}.")
+    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * (bound + 1)}
     assert validator.problem(*DRAFT, small) == validator.problem(*DRAFT, arguments)
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from knowledge.apply import apply_migrations
+from knowledge.errors import INTEGRITY_REMEDY
 from knowledge.index import build_index
-from knowledge.integrity import INTEGRITY_KEY, INTEGRITY_REMEDY
+from knowledge.integrity import INTEGRITY_KEY
 from knowledge.state import POINTER_NAME
 from knowledge.state_stamp import stamp_state
 from tests.knowledge.authoring import copy_sample

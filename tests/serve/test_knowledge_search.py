@@ -11,7 +11,13 @@ import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.index import build_index
-from knowledge.retrieval import DEFAULT_SEARCH_LIMIT, MAX_MAX_TOKENS, MAX_SEARCH_LIMIT, MIN_MAX_TOKENS
+from knowledge.retrieval import (
+    CHARS_PER_TOKEN,
+    DEFAULT_SEARCH_LIMIT,
+    MAX_MAX_TOKENS,
+    MAX_SEARCH_LIMIT,
+    MIN_MAX_TOKENS,
+)
 from knowledge.vocabulary import parse_rfc3339
 from tests.knowledge.authoring import MigrationWriter
 from tests.serve.knowledge_support import WIDGETS, answer, build_sample, refusal, registered_copy
@@ -142,12 +148,12 @@ def test_limit_is_clamped_not_refused(demo: Path, indexed: bool, sent: int | Non
 
 
 def test_max_tokens_is_clamped_and_bounds_the_excerpts(demo: Path) -> None:
-    small = search(query="widgets", limit=50, maxTokens=1)
+    small = search(query="widgets", limit=MAX_SEARCH_LIMIT, maxTokens=1)
     assert small["maxTokens"] == MIN_MAX_TOKENS
-    assert sum(len(h["excerpt"]) for h in small["results"]) <= MIN_MAX_TOKENS * 4
-    assert small["results"][0]["excerpt"].endswith("...") and 1 <= small["count"] < 50
-    large = search(query="widgets", limit=50, maxTokens=10**9)
-    assert large["maxTokens"] == MAX_MAX_TOKENS and large["count"] == 50
+    assert sum(len(h["excerpt"]) for h in small["results"]) <= MIN_MAX_TOKENS * CHARS_PER_TOKEN
+    assert small["results"][0]["excerpt"].endswith("...") and 1 <= small["count"] < MAX_SEARCH_LIMIT
+    large = search(query="widgets", limit=MAX_SEARCH_LIMIT, maxTokens=10**9)
+    assert large["maxTokens"] == MAX_MAX_TOKENS and large["count"] == MAX_SEARCH_LIMIT
 
 
 @pytest.mark.parametrize("as_of", ["2026-08-01T00:00:00Z", "2026-08-01T09:00:00+09:00"])

@@ -5,21 +5,18 @@ validate against the response schema."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import inspect
-import threading
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 import jsonschema
 import pytest
 
 import schemas
 from projection.review_similar import SIMILARITY_FLOOR
 from serve.dispatch import Dispatcher
-from serve.tooling import Call, ServeSettings
+from serve.gate import MAX_CONCURRENT_SEARCHES
+from serve.tooling import ServeSettings
 from serve.tools.review import MAX_FILTER_CHARS
 from serve.tools.review_similar import (
     FIND_SIMILAR_CAPACITY_REFUSAL,
@@ -33,16 +30,16 @@ from serve.tools.review_similar import (
 from serve.validation import Admitted, InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from tests.serve.test_review_search import built_project
-from theurian import registry
+from tests.support.admission import five_at_once
+from tests.support.sample_project import registered_empty_project
+from tests.support.tool_results import refusal_text, served
 from theurian.embedding import DEFAULT_MODEL_NAME
-from theurian.project import init_project
 from theurian.safety import SAFETY_TRIPLE
 
 SETTINGS = ServeSettings("internal")
 INPUT_SCHEMA = "review-find-similar-input.schema.json"
 RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-find-similar-response.schema.json"))
 INPUT = InputValidator()
-BOUND_SECONDS = 30.0
 LONG = "The changelog entry should say which release this lands in and link the migration guide for users. " * 4
 
 
@@ -74,10 +71,7 @@ def call(**arguments: Any) -> dict[str, Any]:
 
 
 def answer(**arguments: Any) -> dict[str, Any]:
-    result = call(**arguments)
-    assert result["isError"] is False, result
-    content: dict[str, Any] = result["structuredContent"]
-    return content
+    return served(call(**arguments))
 
 
 def keys(**arguments: Any) -> list[str]:
@@ -85,10 +79,7 @@ def keys(**arguments: Any) -> list[str]:
 
 
 def refusal(**arguments: Any) -> str:
-    result = call(**arguments)
-    assert result["isError"] is True and "structuredContent" not in result
-    text: str = result["content"][0]["text"]
-    return text
+    return refusal_text(call(**arguments))
 
 
 def test_the_handler_takes_exactly_the_input_schema_keys() -> None:
@@ -149,13 +140,13 @@ def test_filters_are_exact_and_anded(project: Path) -> None:
     notes = "release notes must mention the upgrade instructions"
     assert keys(situation=notes, repository="acme/web", filePath="x.py") == ["PRRT_long"]
     assert keys(situation=situation, repository="ACME/pay") == []
-    assert "PRRT_locks" not in keys(situation=situation, threadState="open", limit=20)
+    assert "PRRT_locks" not in keys(situation=situation, threadState="open", limit=MAX_FIND_SIMILAR_LIMIT)
     assert keys(situation=situation, kind="review-submission", repository="acme/pay") == []
 
 
 def test_the_same_store_and_situation_give_the_same_answer_byte_for_byte(project: Path) -> None:
-    first = call(situation="secrets leaking into logs", limit=20)
-    assert call(situation="secrets leaking into logs", limit=20) == first
+    first = call(situation="secrets leaking into logs", limit=MAX_FIND_SIMILAR_LIMIT)
+    assert call(situation="secrets leaking into logs", limit=MAX_FIND_SIMILAR_LIMIT) == first
 
 
 def test_limit_is_bounded_at_exactly_twenty_and_refused_past_it(project: Path) -> None:
@@ -180,7 +171,7 @@ def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refuse
     assert answer(situation="x" * MAX_SITUATION_CHARS)["count"] >= 0
     arguments = {"projectId": "p", "situation": "x" * (MAX_SITUATION_CHARS + 1)}
     problem = INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments)
-    assert problem is not None and "maxLength 2000" in problem
+    assert problem is not None and f"maxLength {MAX_SITUATION_CHARS}" in problem
     assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p", "situation": ""}) is not None
     assert INPUT.problem(TOOL_NAME, INPUT_SCHEMA, {"projectId": "p"}) is not None
 
@@ -188,8 +179,9 @@ def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refuse
 def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -> None:
     assert answer(situation="lock", repository="r" * MAX_FILTER_CHARS)["count"] == 0
     text = refusal(situation="lock", repository="r" * (MAX_FILTER_CHARS + 1))
-    assert text.startswith("review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS (400) characters")
-    assert "a value of 401 characters" in text
+    assert text.startswith(
+        f"review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters")
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text
     assert refusal(situation="lock", threadState="closed").startswith(
         "review.findSimilar: `threadState` 'closed' is not one of open, resolved, outdated, dismissed")
     assert refusal(situation="lock", kind="pull-request").startswith(
@@ -199,36 +191,15 @@ def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -
 
 
 def test_a_project_without_a_store_is_refused_with_the_constant(tmp_path: Path) -> None:
-    root = tmp_path / "bare"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "p")
+    registered_empty_project(tmp_path / "bare", "p")
     assert refusal(situation="lock order") == FIND_SIMILAR_UNAVAILABLE_REFUSAL
 
 
 def test_a_fifth_concurrent_call_is_refused_with_its_own_constant(project: Path) -> None:
-    release, entered = threading.Event(), threading.Semaphore(0)
-
-    def blocking(call: Call, **arguments: Any) -> Mapping[str, Any]:
-        entered.release()
-        assert release.wait(BOUND_SECONDS)
-        return review_find_similar(call, **arguments)
-
     [tool] = review_similar_tools()
-    dispatcher = Dispatcher([dataclasses.replace(tool, handler=blocking)], SETTINGS)
-    arguments = {"projectId": "p", "situation": "lock order"}
-
-    async def scenario() -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        holders = [asyncio.create_task(dispatcher.call(TOOL_NAME, arguments)) for _ in range(4)]
-        for _ in range(4):
-            assert await anyio.to_thread.run_sync(lambda: entered.acquire(timeout=BOUND_SECONDS))
-        refused = await dispatcher.call(TOOL_NAME, arguments)
-        release.set()
-        return list(await asyncio.gather(*holders)), refused
-
-    held, refused = asyncio.run(scenario())
-    assert refused == {"content": [{"type": "text", "text": FIND_SIMILAR_CAPACITY_REFUSAL}], "isError": True}
-    assert [h["isError"] for h in held] == [False] * 4
+    run = five_at_once(tool, {"projectId": "p", "situation": "lock order"}, SETTINGS)
+    assert run.refused == {"content": [{"type": "text", "text": FIND_SIMILAR_CAPACITY_REFUSAL}], "isError": True}
+    assert [h["isError"] for h in run.held] == [False] * MAX_CONCURRENT_SEARCHES
 
 
 def test_a_rebuilt_store_is_served_without_restarting(project: Path) -> None:

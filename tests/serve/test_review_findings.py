@@ -6,11 +6,11 @@ import pytest
 
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE
-from serve.refusal import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from serve.review_filters import MAX_PULL_REQUEST
 from serve.tools.findings import (
     DEFAULT_FINDINGS_LIMIT,
     FINDINGS_UNAVAILABLE_REFUSAL,
+    MAX_FILTER_CHARS,
     MAX_FINDINGS_LIMIT,
     UNDERIVED_FILTER_REFUSAL,
 )
@@ -21,11 +21,10 @@ from tests.projection.git_fixture import (
     Planned,
     message,
     trailer,
-    write_history,
 )
-from tests.serve.findings_support import dispatch, refusal_text, served
+from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 from theurian import registry
-from theurian.project import init_project
+from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 from theurian.safety import SAFETY_TRIPLE
 
 PROJECT = "findings-demo"
@@ -34,18 +33,13 @@ STRING_FILTERS = ("reviewer", "severity", "commitSha", "q", "family", "specialis
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    root = tmp_path_factory.mktemp("findings") / "repo"
-    shas = write_history(root, STANDARD_HISTORY)
-    init_project(root)
-    return root, shas
+    return git_project(tmp_path_factory.mktemp("findings"), STANDARD_HISTORY)
 
 
 @pytest.fixture
 def project(history: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
     """The standard history, registered and built under this test's own installation."""
-    registry.register(history[0], PROJECT)
-    build_findings_store(history[0])
-    return history
+    return registered_and_built(history, PROJECT)
 
 
 def test_a_served_finding_carries_every_published_key_and_the_safety_triple(
@@ -115,12 +109,8 @@ def test_a_limit_outside_1_to_100_is_refused_naming_the_bound_not_clamped(
 
 
 def test_the_default_limit_is_20_and_100_is_admitted(tmp_path: Path) -> None:
-    root = tmp_path / "crowded"
     lines = [trailer("security", "LOW", f"finding {n}") for n in range(MAX_FINDINGS_LIMIT + 1)]
-    write_history(root, [Planned(T0, message("crowded", lines))])
-    init_project(root)
-    registry.register(root, "crowded")
-    build_findings_store(root)
+    registered_and_built(git_project(tmp_path, [Planned(T0, message("crowded", lines))]), "crowded")
     default = served(dispatch("crowded"))
     assert default["count"] == DEFAULT_FINDINGS_LIMIT and default["truncated"] is True
     full = served(dispatch("crowded", limit=MAX_FINDINGS_LIMIT))
@@ -154,19 +144,20 @@ def test_a_commit_sha_that_is_not_a_full_40_or_64_hex_sha_is_refused(
 def test_every_string_filter_is_bounded_at_200_characters_and_a_longer_one_is_described_by_length(
     project: tuple[Path, list[str]], key: str
 ) -> None:
-    text = refusal_text(dispatch(PROJECT, **{key: "Z" * 201}))
-    assert "bounded at 200 characters" in text and "a value of 201 characters" in text
+    text = refusal_text(dispatch(PROJECT, **{key: "Z" * (MAX_FILTER_CHARS + 1)}))
+    assert f"bounded at {MAX_FILTER_CHARS} characters" in text
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text
     assert "ZZZZ" not in text
 
 
 @pytest.mark.parametrize("key", ["reviewer", "severity", "commitSha"])
 def test_a_bad_value_inside_the_bound_is_quoted_back_whole(project: tuple[Path, list[str]], key: str) -> None:
-    value = "Z" * 200
+    value = "Z" * MAX_FILTER_CHARS
     assert repr(value) in refusal_text(dispatch(PROJECT, **{key: value}))
 
 
 def test_q_of_exactly_200_characters_is_searched(project: tuple[Path, list[str]]) -> None:
-    assert served(dispatch(PROJECT, q="L" * 200))["count"] == 1
+    assert served(dispatch(PROJECT, q="L" * MAX_FILTER_CHARS))["count"] == 1
 
 
 @pytest.mark.parametrize("key", STRING_FILTERS)
@@ -226,10 +217,7 @@ def _unavailable() -> None:
 def test_a_project_never_built_here_is_refused_with_the_one_constant(
     history: tuple[Path, list[str]], tmp_path: Path
 ) -> None:
-    root = tmp_path / "unbuilt"
-    write_history(root, STANDARD_HISTORY[:2])
-    init_project(root)
-    registry.register(root, PROJECT)
+    registry.register(git_project(tmp_path, STANDARD_HISTORY[:2])[0], PROJECT)
     _unavailable()
 
 

@@ -7,40 +7,33 @@ from pathlib import Path
 
 import pytest
 
-from projection.findings_build import build_findings_store
-from projection.findings_store import STORE_RELATIVE
+from projection.findings_store import MAX_FINDING_TEXT_CHARS, STORE_RELATIVE
 from serve.tools.findings import FINDINGS_UNAVAILABLE_REFUSAL
-from tests.projection.git_fixture import T0, Planned, message, trailer, write_history
-from tests.serve.findings_support import dispatch, refusal_text, served
-from theurian import registry
-from theurian.project import init_project
+from tests.projection.git_fixture import T0, Planned, message, trailer
+from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 
 PROJECT = "findings-cut"
 ASTRAL = "\U0001f600"
+CUT = MAX_FINDING_TEXT_CHARS
 TEXTS = {
-    "1999": "a" * 1999,
-    "2000": "b" * 2000,
-    "2001": "c" * 2001,
-    "2000-astral-last": "d" * 1999 + ASTRAL,
-    "2001-astral-at-cut": "e" * 1999 + ASTRAL + "f",
+    "1999": "a" * (CUT - 1),
+    "2000": "b" * CUT,
+    "2001": "c" * (CUT + 1),
+    "2000-astral-last": "d" * (CUT - 1) + ASTRAL,
+    "2001-astral-at-cut": "e" * (CUT - 1) + ASTRAL + "f",
 }
 
 
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    root = tmp_path_factory.mktemp("findings-cut") / "repo"
-    planned = [Planned(T0 + index, message(name, [trailer("security", "LOW", text)]))
-               for index, (name, text) in enumerate(TEXTS.items())]
-    shas = write_history(root, planned)
-    init_project(root)
-    return root, shas
+    return git_project(tmp_path_factory.mktemp("findings-cut"),
+                       [Planned(T0 + index, message(name, [trailer("security", "LOW", text)]))
+                        for index, (name, text) in enumerate(TEXTS.items())])
 
 
 @pytest.fixture
 def project(history: tuple[Path, list[str]]) -> tuple[Path, list[str]]:
-    registry.register(history[0], PROJECT)
-    build_findings_store(history[0])
-    return history
+    return registered_and_built(history, PROJECT)
 
 
 def _served_text(sha: str) -> str:
@@ -49,11 +42,11 @@ def _served_text(sha: str) -> str:
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("1999", "a" * 1999),
-    ("2000", "b" * 2000),
-    ("2000-astral-last", "d" * 1999 + ASTRAL),
-    ("2001", "c" * 2000 + "..."),
-    ("2001-astral-at-cut", "e" * 1999 + ASTRAL + "..."),
+    ("1999", "a" * (CUT - 1)),
+    ("2000", "b" * CUT),
+    ("2000-astral-last", "d" * (CUT - 1) + ASTRAL),
+    ("2001", "c" * CUT + "..."),
+    ("2001-astral-at-cut", "e" * (CUT - 1) + ASTRAL + "..."),
 ])
 def test_finding_text_is_whole_up_to_2000_characters_and_cut_with_a_mark_from_2001(
     project: tuple[Path, list[str]], name: str, expected: str

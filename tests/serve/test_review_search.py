@@ -15,15 +15,15 @@ import pytest
 
 import schemas
 from projection.review_build import build_review_store
-from projection.review_store import STORE_RELATIVE
+from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL, STORE_RELATIVE
 from serve.dispatch import Dispatcher
 from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools.review import (
     MAX_FILTER_CHARS,
+    MAX_REVIEW_SEARCH_LIMIT,
     MAX_REVIEW_SEARCH_RESPONSE_CHARS,
     REVIEW_SEARCH_UNAVAILABLE_REFUSAL,
-    REVIEW_STORE_ESCAPE_REFUSAL,
     TOOL_NAME,
     counted_chars,
     review_search,
@@ -32,6 +32,7 @@ from serve.tools.review import (
 )
 from serve.validation import Admitted, InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
+from tests.support.tool_results import refusal_text, served
 from theurian import registry
 from theurian.project import init_project
 from theurian.safety import SAFETY_TRIPLE
@@ -77,16 +78,11 @@ def call(**arguments: Any) -> dict[str, Any]:
 
 
 def keys(**arguments: Any) -> list[str]:
-    result = call(**arguments)
-    assert result["isError"] is False, result
-    return [r["recordKey"] for r in result["structuredContent"]["records"]]
+    return [r["recordKey"] for r in served(call(**arguments))["records"]]
 
 
 def refusal(**arguments: Any) -> str:
-    result = call(**arguments)
-    assert result["isError"] is True and "structuredContent" not in result
-    text: str = result["content"][0]["text"]
-    return text
+    return refusal_text(call(**arguments))
 
 
 def test_the_handler_takes_exactly_the_input_schema_keys() -> None:
@@ -177,11 +173,12 @@ def test_every_row_carries_the_safety_triple(project: Path) -> None:
     assert records and all({k: r[k] for k in SAFETY_TRIPLE} == SAFETY_TRIPLE for r in records)
 
 
-@pytest.mark.parametrize("limit", [0, -1, 51, 10**30])
+@pytest.mark.parametrize("limit", [0, -1, MAX_REVIEW_SEARCH_LIMIT + 1, 10**30])
 def test_a_limit_outside_1_to_50_is_refused_naming_the_bound_without_the_number(project: Path, limit: int) -> None:
     text = refusal(limit=limit)
-    assert "`limit` must be between 1 and MAX_REVIEW_SEARCH_LIMIT (50)" in text
-    assert text == refusal(limit=51)  # the same words whatever was sent: the caller's number is never rendered
+    assert f"`limit` must be between 1 and MAX_REVIEW_SEARCH_LIMIT ({MAX_REVIEW_SEARCH_LIMIT})" in text
+    # the same words whatever was sent: the caller's number is never rendered
+    assert text == refusal(limit=MAX_REVIEW_SEARCH_LIMIT + 1)
 
 
 @pytest.mark.parametrize("number", [0, -5, MAX_PULL_REQUEST + 1, 10**40])
@@ -198,8 +195,8 @@ def test_the_largest_storable_pull_request_is_a_filter_not_a_refusal(project: Pa
 @pytest.mark.parametrize("key", ["repository", "threadState", "author", "filePath", "q"])
 def test_a_string_filter_past_400_characters_is_refused_by_its_length_never_echoed(project: Path, key: str) -> None:
     text = refusal(**{key: "Z" * (MAX_FILTER_CHARS + 1)})
-    assert f"`{key}` is bounded at MAX_FILTER_CHARS (400)" in text
-    assert "a value of 401 characters" in text and "ZZZ" not in text
+    assert f"`{key}` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS})" in text
+    assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text and "ZZZ" not in text
     if key != "threadState":
         call(**{key: "Z" * MAX_FILTER_CHARS})  # at the bound: a filter, answered
 

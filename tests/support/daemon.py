@@ -97,7 +97,7 @@ class RunningDaemon:
         return log
 
 
-class _PortTaken(Exception):
+class _PortTaken(Exception):  # noqa: N818 - an internal signal: try another port
     pass
 
 

@@ -48,7 +48,7 @@ def github_schema() -> GraphQLSchema:
 def _parsed(query: str) -> tuple[DocumentNode | None, tuple[Node, ...]]:
     try:
         document = parse(query)
-    except Exception as exc:  # noqa: BLE001 - graphql-core's syntax error, answered as GitHub answers it
+    except Exception as exc:
         return None, ({"message": str(exc).splitlines()[0]},)
     errors = validate(github_schema(), document)
     return document, tuple({"message": e.message, "extensions": {"code": "undefinedField"}} for e in errors)
@@ -205,7 +205,7 @@ class FakeGitHub:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_POST(self) -> None:  # noqa: N802 - the stdlib's name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = json.loads(self.rfile.read(length) or b"{}")
                 if fake.app is not None and self.path.startswith("/app/installations/"):

@@ -22,7 +22,7 @@ FAKE_MATRIX = numpy.array(
 def write_fake_model(folder: Path, name: str = "fake-3d") -> Path:
     """A model folder of three dimensions over a five-word vocabulary, with its manifest."""
     folder.mkdir(parents=True, exist_ok=True)
-    tokenizer = Tokenizer(WordLevel(FAKE_VOCABULARY, unk_token="[UNK]"))  # noqa: S106 - a token, not a secret
+    tokenizer = Tokenizer(WordLevel(FAKE_VOCABULARY, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = Whitespace()
     tokenizer.save(str(folder / "tokenizer.json"))
     save_file({"embedding.weight": FAKE_MATRIX}, str(folder / "weights.safetensors"))

@@ -31,3 +31,15 @@ def built_sample_project(installation: Installation, root: Path, project_id: str
     for command in (("migrate", "apply"), ("index", "build"), ("findings", "build"), ("review", "build")):
         installation.cli(*command, "--project", str(root), check=True)
     return root
+
+
+def registered_empty_project(root: Path, project_id: str) -> Path:
+    """A fresh folder made a project (`init_project`) and registered as `project_id` in this test's installation,
+    with nothing ingested or built."""
+    from theurian import registry
+    from theurian.project import init_project
+
+    root.mkdir(parents=True)
+    init_project(root)
+    registry.register(root, project_id)
+    return root

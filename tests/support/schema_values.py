@@ -28,3 +28,11 @@ def _value(prop: dict[str, Any]) -> Any:
     if kind == "null":
         return None
     return "a" * max(1, int(prop.get("minLength", 1)))
+
+
+def schema_bound(schema_name: str, key: str, bound: str) -> int:
+    """The bound (`maxLength`, `maxItems`, `maximum`…) a tool's published input schema sets on `key`: the schema
+    owns it, so a test at the bound reads it here instead of repeating the number."""
+    value = schemas.load("mcp", schema_name)["properties"][key][bound]
+    assert isinstance(value, int)
+    return value

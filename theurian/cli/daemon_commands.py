@@ -123,7 +123,7 @@ def logs(
     """Print the end of the daemon's log (one line per tool call, never an argument's value)."""
     path = daemon_state.log_path()
     try:
-        handle = open(path, encoding="utf-8", errors="replace")  # noqa: SIM115 - held open to follow it
+        handle = open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
         typer.echo(f"no daemon log yet ({path}); `theurian daemon start` writes it")
         if not follow:

@@ -10,8 +10,9 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from theurian import access_token, daemon_control, installation, registry
 from theurian.cli.project_checks import FAIL, OK, WARN, Check
@@ -19,6 +20,7 @@ from theurian.errors import TheurianError
 
 MIN_PYTHON: Final = (3, 11)
 _PRIVATE: Final = 0o600
+_T = TypeVar("_T")
 
 
 def installation_checks() -> list[Check]:
@@ -37,25 +39,29 @@ def _python() -> Check:
 def _git() -> Check:
     if shutil.which("git") is None:
         return Check("git", FAIL, "not found", "install git (`theurian findings build` reads the history)")
-    done = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=30,  # noqa: S607
+    done = subprocess.run(["git", "--version"], capture_output=True, text=True, timeout=30,
                           check=False)
     return Check("git", OK, done.stdout.strip().removeprefix("git version "))
 
 
 def _registry() -> Check:
-    try:
-        snapshot = registry.read()
-    except TheurianError as exc:
-        return Check("project registry", FAIL, exc.message, f"fix {installation.registry_path()} by hand")
-    return Check("project registry", OK, f"{len(snapshot.registrations)} project(s) ({installation.registry_path()})")
+    path = installation.registry_path()
+    return _readable("project registry", registry.read, lambda read: f"{len(read.registrations)} project(s) ({path})",
+                     f"fix {path} by hand")
 
 
 def _config() -> Check:
+    return _readable("installation config", installation.disclosure_ceiling,
+                     lambda ceiling: f"disclosure ceiling {ceiling}", f"fix {installation.installation_config_path()}")
+
+
+def _readable(name: str, read: Callable[[], _T], shown: Callable[[_T], str], cure: str) -> Check:
+    """OK with what `read` returned, shown; FAIL with the one-line reason it could not, and `cure`."""
     try:
-        ceiling = installation.disclosure_ceiling()
+        value = read()
     except TheurianError as exc:
-        return Check("installation config", FAIL, exc.message, f"fix {installation.installation_config_path()}")
-    return Check("installation config", OK, f"disclosure ceiling {ceiling}")
+        return Check(name, FAIL, exc.message, cure)
+    return Check(name, OK, shown(value))
 
 
 def _private_file(name: str, path: Path, absent: str, *, required: bool) -> Check:

@@ -10,7 +10,7 @@ def escape_text(exc: PathEscapeError) -> str:
     """An escape as the CLI shows it: what escaped, named, and the cure the daemon gives for the same place."""
     if exc.cured:
         return exc.message
-    from serve.refusal import escape_cure  # only on this path: the CLI's start does not pay for the serve package
+    from theurian.places import escape_cure
 
     return f"{exc.message}. {escape_cure(exc.relative)}"
 

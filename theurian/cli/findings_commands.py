@@ -9,9 +9,9 @@ from typing import Annotated, Any
 import typer
 
 from projection.findings_build import BuildSummary, build_findings_store
-from serve.refusal import path_escape_refusal
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
+from theurian.places import path_escape_refusal
 
 app = typer.Typer(help="The findings store review.findings answers from.", no_args_is_help=True)
 

@@ -70,7 +70,8 @@ def _state_writable(root: Path) -> Check:
 def _review(root: Path) -> list[Check]:
     from evidence.lake import Lake
     from ingest import allowlist
-    from projection.review_store import ReviewStoreUnavailable, open_store, store_path
+    from projection.errors import ReviewStoreUnavailable
+    from projection.review_store import open_store, store_path
 
     try:
         entries = allowlist.read_allowlist(root)
@@ -109,7 +110,8 @@ def _run_time(manifest: dict[str, object]) -> datetime:
 
 
 def _findings(root: Path) -> Check:
-    from projection.findings_store import FindingFilter, FindingsStoreUnavailable, read_findings, store_path
+    from projection.errors import FindingsStoreUnavailable
+    from projection.findings_store import FindingFilter, read_findings, store_path
 
     head = _head_time(root)
     path = store_path(root)
@@ -130,7 +132,7 @@ def _head_time(root: Path) -> datetime | None:
     # As `findings build` asks git: no GIT_* of the caller's pointing it at another repository.
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
     try:
-        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct", "HEAD"],  # noqa: S607
+        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct", "HEAD"],
                               capture_output=True, text=True, timeout=30, check=False, env=env)
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -70,7 +70,8 @@ def change(
     as_json: JsonOption = False,
 ) -> None:
     """Draft a new revision of an existing item (what knowledge.proposeChange drafts)."""
-    from knowledge.drafts import ChangeRequest, ProposalRevisionConflictError, propose_change
+    from knowledge.drafts import ChangeRequest, propose_change
+    from knowledge.errors import ProposalRevisionConflictError
     from knowledge.proposals import DraftFacade
     from theurian.installation import disclosure_ceiling
 

@@ -115,8 +115,8 @@ def _answer(tool: str, project: Path | None, arguments: dict[str, Any], json_out
     sent = {"projectId": registered_id(project_root(project))}
     sent |= {key: value for key, value in arguments.items() if value is not None}
     import_duckdb_held()  # before the tools' modules, which load DuckDB (its native start must not be interrupted)
+    from serve.errors import ToolRefusal
     from serve.local_call import call_locally  # the serve package loads only for the read commands
-    from serve.refusal import ToolRefusal
     from serve.tooling import ServeSettings
 
     try:

@@ -50,10 +50,10 @@ def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> Bui
     """
     # Imported here: `theurian --version` must not pay for DuckDB.
     import_duckdb_held()
+    from projection.errors import ReviewStoreEscapeError
     from projection.review_build import build_review_store
-    from projection.review_store import ReviewStoreEscapeError
-    from serve.refusal import path_escape_refusal
-    from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
+    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+    from theurian.places import path_escape_refusal
 
     try:
         return build_review_store(root, processes=jobs, full=full)

@@ -24,9 +24,9 @@ def export(
     nothing under DIR."""
     root = project_root(project)
     import_duckdb_held()
+    from projection.errors import ReviewStoreEscapeError
     from projection.review_export import export_parquet
-    from projection.review_store import ReviewStoreEscapeError
-    from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
+    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 
     try:
         summary = export_parquet(root, parquet)

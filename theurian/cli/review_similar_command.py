@@ -28,10 +28,10 @@ def similar(
 ) -> None:
     """Review threads and submissions whose meaning is nearest SITUATION, nearest first (as review.findSimilar)."""
     import_duckdb_held()
+    from projection.errors import ReviewStoreEscapeError
     from projection.review_similar import find_similar
-    from projection.review_store import ReviewStoreEscapeError
-    from serve.refusal import ToolRefusal
-    from serve.tools.review import REVIEW_STORE_ESCAPE_REFUSAL
+    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+    from serve.errors import ToolRefusal
     from serve.tools.review_similar import MAX_SITUATION_CHARS, checked_filter, checked_limit, similar_response
 
     if not 1 <= len(situation) <= MAX_SITUATION_CHARS:

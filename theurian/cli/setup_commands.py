@@ -147,7 +147,7 @@ def _run(command: list[str], steps: _Steps, verb: str, dry_run: bool, *, strict:
             raise TheurianError(f"{problem}: run `{shown}` where it is, or pass --no-start")
         typer.echo(f"skipped: {problem}", err=True)
         return
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)  # noqa: S603
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
     if done.returncode != 0:
         said = (done.stderr or done.stdout).strip().splitlines()
         problem = f"`{shown}` failed ({done.returncode}): {said[-1] if said else 'no message'}"

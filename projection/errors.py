@@ -1,0 +1,69 @@
+"""The projection package's exception tree: the stores it builds, and why one cannot be built or served.
+
+    TheurianError (theurian.errors)
+    ├── ReviewStoreUnavailable            the review store cannot be served: `reason` (absent, superseded, damaged,
+    │   │                                 foreign, unreadable) for logs and tests; callers show one constant
+    │   └── ReviewStorePathUnsupported    its resolved path holds what DuckDB cannot open a database through
+    ├── FindingsStoreUnavailable          the findings store cannot be served: `reason`, as above
+    ├── ReviewLakeNotAFolder              `.theurian/review` exists but is not a folder (the build refuses)
+    ├── ReviewStoreIsAFolder              a folder sits where the review store is published
+    ├── GitHistoryError                   the project's history cannot be read through git (findings build)
+    └── PathEscapeError (theurian.errors)
+        └── ReviewStoreEscapeError        the review store's path resolves outside `.theurian/state/`
+
+`theurian.errors.StampRejected` (a stamp row this installation did not make, `reason`) is what each store's
+reader turns into its own Unavailable error.
+
+The serve tools and the CLI answer each of these with the wording the contract gives it (`serve/tools/`), and the
+cure for an escaping place is `theurian.places`'s.
+"""
+
+from __future__ import annotations
+
+from theurian.errors import PathEscapeError, TheurianError
+
+
+class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
+    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the review store cannot be served ({reason}); run `theurian review build`")
+        self.reason = reason
+
+
+class ReviewStorePathUnsupported(ReviewStoreUnavailable):
+    """The store's resolved path holds what DuckDB cannot open a database through: `?` (DuckDB cuts the path there
+    to name its write-ahead log), a backslash (read as a separator), or bytes that are not UTF-8 (DuckDB fails with
+    an internal `std::bad_cast`). Served as the one constant refusal; `theurian review build` names the cure."""
+
+    def __init__(self) -> None:
+        super().__init__("unreadable: DuckDB cannot open a path holding ?, a backslash or bytes not UTF-8")
+        self.message = (
+            "the project's path holds `?`, `\\` or bytes that are not UTF-8, which DuckDB cannot open a database "
+            "through (it misreads the path), so the review store cannot be built or served here; move the project "
+            "to a folder whose path has none of them, then run `theurian review build`"
+        )
+
+
+class ReviewStoreEscapeError(PathEscapeError):
+    """The store file resolves outside `.theurian/state/`: a rebuild cannot clear it, removing it can."""
+
+
+class FindingsStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
+    """The store cannot be served. `reason` is for logs and tests; a caller is shown one constant message."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the findings store cannot be served ({reason}); run `theurian findings build`")
+        self.reason = reason
+
+
+class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lake is
+    """`.theurian/review` exists but is not a folder: building from it would publish an empty store."""
+
+
+class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the store's place holds
+    """A folder sits where the store goes: no file can replace it, and removing it is the operator's call."""
+
+
+class GitHistoryError(TheurianError):
+    """The project's history cannot be read through git."""

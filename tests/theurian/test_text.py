@@ -1,0 +1,29 @@
+"""The one ASCII fold and the one surrogate check every stage imports."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from theurian.text import ASCII_LOWER, ASCII_UPPER, ascii_fold, is_utf8
+
+
+def test_ascii_folding_touches_only_a_to_z() -> None:
+    assert ascii_fold("ÀBC-xyz-İ-Ω") == "Àbc-xyz-İ-Ω"
+    assert ascii_fold("\u212aELVIN") == "\u212aelvin"  # KELVIN SIGN stays: str.lower would make it 'k'
+
+
+def test_the_sql_alphabets_are_the_26_ascii_letters_in_the_same_order() -> None:
+    assert ascii_fold(ASCII_UPPER) == ASCII_LOWER and len(ASCII_UPPER) == 26
+
+
+@given(st.text())
+def test_the_fold_keeps_a_strings_length_and_agrees_with_lower_case_on_ascii(text: str) -> None:
+    folded = ascii_fold(text)
+    assert len(folded) == len(text)
+    assert all(a == b or (a in ASCII_UPPER and b == a.lower()) for a, b in zip(text, folded, strict=True))
+
+
+def test_a_lone_surrogate_is_not_utf8_and_a_paired_one_is() -> None:
+    assert not is_utf8("a\ud800b") and not is_utf8("\udfff")
+    assert is_utf8("\U0001f600") and is_utf8("")
