@@ -24,6 +24,7 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.review_concerns import build_concerns
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_lake import LakeEntry, LastSeen, last_seen, read_entry, scan_lake
 from projection.review_load import loading, write_rows
@@ -43,7 +44,7 @@ from projection.review_vectors import Embedded, model_line, previous_vectors, ve
 from projection.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
-from theurian.embedding import load_model
+from theurian.embedding import EmbeddingModel, load_model
 from theurian.errors import TheurianError
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
@@ -74,10 +75,12 @@ class BuildSummary:
     processes: int = 1  # how many processes read the lake
     embedded: int = 0  # vectors made by this build
     reused: int = 0  # vectors taken over from the store it replaced (records whose file is unchanged)
+    concerns: int = 0  # recurring concerns found (projection.review_concerns)
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
         readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
+        lines.append(f"concerns: {self.concerns} recurring concerns found")
         lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
@@ -172,10 +175,10 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts) -> BuildSu
         previous = previous_vectors(root, model.identity)
         counts = Embedded()
         embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
-        texts = _write_store(target, projected, build_id, secret, interrupts, embeddings)
+        texts, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings, model)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, shared.processes,
-                        counts.embedded, counts.reused)
+                        counts.embedded, counts.reused, concerns)
 
 
 def _default_processes(files: int, forking: bool) -> int:
@@ -216,7 +219,8 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
-                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes]) -> int:
+                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
+                 model: EmbeddingModel) -> tuple[int, int]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -226,6 +230,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
             build_pairs(connection, digest)
+            concerns = build_concerns(connection, digest, projected, model)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
@@ -247,7 +252,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)
-    return text_count
+    return text_count, concerns
 
 
 def remove_stale_wal(target: Path) -> None:

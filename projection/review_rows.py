@@ -48,6 +48,12 @@ class Projected(NamedTuple):
     content_sha256: str
     # What `review.findSimilar` embeds for this record (`embedding_text`); None for a record it does not serve.
     embedding_text: str | None
+    # What the concern clustering reads beside the rows (`review_concerns`), kept out of the store's columns: when
+    # the record was written (a thread's first comment, a review's submission, a pull request's creation), and for
+    # a pull request whether it merged and its status-check rollup.
+    created_at: str | None = None
+    merged: bool | None = None
+    ci_state: str | None = None
 
 
 def ordinal_line(ordinal: int, tail: bytes) -> bytes:
@@ -99,7 +105,18 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, 
         # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
         words.update(folded.split())
         tails.append(_tail({"position": position, "channel": channel, "body": text}))
-    return Projected(sort_key, _tail(row), tails, "\x00".join(words), content_sha256, embedding_text(kind, texts))
+    is_pull = kind == KIND_PULL_REQUEST
+    return Projected(sort_key, _tail(row), tails, "\x00".join(words), content_sha256, embedding_text(kind, texts),
+                     _created_at(kind, record), record["merged"] is True if is_pull else None,
+                     record["statusCheckRollupState"] if is_pull else None)
+
+
+def _created_at(kind: str, record: Mapping[str, Any]) -> str | None:
+    if kind == KIND_REVIEW_THREAD:
+        comments = record["comments"]
+        return str(comments[0]["createdAt"]) if comments and comments[0].get("createdAt") else None
+    when = record.get("submittedAt") if kind == KIND_REVIEW_SUBMISSION else None
+    return str(when or record["createdAt"])
 
 
 def embedding_text(kind: str, texts: Sequence[tuple[str, str]]) -> str | None:
