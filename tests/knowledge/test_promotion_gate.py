@@ -15,11 +15,11 @@ import yaml
 import evidence.files
 from evidence.records import canonical_bytes
 from knowledge.candidate import NO_FILE_ANCHOR_REFUSAL
-from knowledge.stored_thread import THREAD_NOT_AVAILABLE_REFUSAL
 from knowledge.vocabulary import ITEM_KINDS
 from projection.review_store import STORE_RELATIVE
+from projection.review_threads import THREAD_NOT_AVAILABLE_REFUSAL
 from serve.refusal import PATH_ESCAPE_REFUSAL, REVIEW_SOURCE_ESCAPE_CURE
-from serve.tools.proposals import CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+from serve.tools.review_candidate import CANDIDATE_STORE_UNAVAILABLE_REFUSAL
 from tests.knowledge.proposal_support import (
     PR_KEY,
     REPOSITORY,
