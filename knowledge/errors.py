@@ -21,15 +21,15 @@
         │   └── DraftKindError                an operation names a kind a draft does not admit
         ├── ProposalRevisionConflictError     a proposal's expectedRevision is not current (REVISION_CONFLICT)
         ├── CandidateRefusedError             a knowledge candidate cannot be generated from this review thread
-        ├── ThreadNotAvailableError           no stored review thread under that repository and recordKey
         └── SecretInTextError                 a text about to become knowledge holds a secret (SECRET_IN_TEXT)
 
     Exception
     └── SourceUnreadable                      a source file Theurian will not read (`reason`); the migration
                                               reader reports it as MigrationInvalidError
 
-The cures a message names live here beside their errors (`STATE_REBUILD_CURE`, `INTEGRITY_REMEDY`,
-`THREAD_NOT_AVAILABLE_REFUSAL`). The CLI prints `message` and exits 1; the daemon turns each into a refusal
+The cures a message names live here beside their errors (`STATE_REBUILD_CURE`, `INTEGRITY_REMEDY`); a stored
+thread or concern that is not available is projection's refusal (`projection.errors`), since projection looks it
+up. The CLI prints `message` and exits 1; the daemon turns each into a refusal
 with the same text.
 """
 
@@ -233,19 +233,3 @@ class SecretInTextError(KnowledgeError):
     """A text about to become knowledge holds a secret; `details` names where (file, line, type, fingerprint)."""
 
     code = SECRET_REFUSAL_CODE
-
-
-# One constant for an unknown key, a key of another kind and (once private ingestion creates the class) a
-# withheld record: what separates them is material the caller was not granted.
-THREAD_NOT_AVAILABLE_REFUSAL: Final = (
-    "THREAD_NOT_AVAILABLE: this installation's review store holds no review thread under that repository and "
-    "recordKey. Take both from a review.search record whose kind is review-thread, exactly as it publishes "
-    "them. Nothing was drafted."
-)
-
-
-class ThreadNotAvailableError(KnowledgeError):
-    """No review thread under that repository and recordKey is stored (or one is withheld): one constant."""
-
-    def __init__(self) -> None:
-        super().__init__(THREAD_NOT_AVAILABLE_REFUSAL)

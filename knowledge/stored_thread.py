@@ -1,106 +1,39 @@
-"""A review thread as this installation stored it: looked up in the verified review store, read from the lake.
+"""The stored review records a knowledge candidate is drafted from, as the values `knowledge/` receives them.
 
-The store is opened through `projection.review_store.open_store`, the path review.search takes, so a store this
-installation did not build (or a stale or damaged one) is never believed. The store's `record_path` then names
-the lake files; each path is checked against the record-path pattern before it names a file and resolved through
-`resolve_inside` (a path that escapes the lake is refused with the cure for source), and read as the build reads
-(a regular file only, never waited on, at most 256 MiB: `evidence.files.read_opened`). Its bytes must hash to the
-`content_sha256` the store row holds — the hash of the very bytes the build validated and projected, covered by
-the stamp. A file edited since the build, in any field (a thread's state, a pull request's CI outcome or merge,
-a comment, a line number), is therefore refused as stale rather than believed, and the gate is computed only
-from records the store vouches for, with their hashes.
+`projection.review_threads` looks them up in the verified review store and reads them from the lake, checking each
+file's bytes against the hash the store's stamp covers; the CLI and the daemon hand the values here. Knowledge never
+opens the review store: these protocols name what it reads of them, and nothing more.
 """
 
 from __future__ import annotations
 
-import hmac
-import re
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final
-
-import duckdb
-import orjson
-
-from evidence.errors import NotRegularFile
-from evidence.lake_read import read_record_file
-from evidence.records import FILE_NAME_PATTERN, KIND_PULL_REQUEST, KIND_REVIEW_THREAD, content_hash
-from knowledge.errors import ThreadNotAvailableError
-from projection.errors import ReviewStoreUnavailable
-from projection.review_store import open_store
-from theurian.containment import resolve_inside
-from theurian.project import REVIEW_DIR
-
-RECORD_PATH: Final = re.compile(
-    r"sha256-[0-9a-f]{64}/(pull-request|review-submission|review-thread)/" + FILE_NAME_PATTERN.pattern
-)
-@dataclass(frozen=True)
-class StoredRecord:
-    record_path: str  # relative to .theurian/review/, as review.search publishes it
-    content_hash: str  # sha256: of the file's bytes
-    record: dict[str, Any]
+from typing import Any, Protocol
 
 
-@dataclass(frozen=True)
-class StoredThread:
-    thread: StoredRecord
-    pull_request: StoredRecord | None  # None when the store holds no record of the thread's pull request
+class StoredRecordValue(Protocol):
+    """One record file as the store vouches for it."""
+
+    @property
+    def record_path(self) -> str:
+        """Relative to .theurian/review/, as review.search publishes it."""
+        ...
+
+    @property
+    def content_hash(self) -> str:
+        """`sha256:` of the file's bytes: the bytes the build read."""
+        ...
+
+    @property
+    def record(self) -> dict[str, Any]: ...
 
 
-def load_thread(root: Path, repository: str, record_key: str) -> StoredThread:
-    """The thread stored under (`repository`, `record_key`) and its pull request, read from the lake.
+class StoredThreadValue(Protocol):
+    """A review thread (or, as a concern's member, a review submission) and its pull request."""
 
-    Raises:
-        ThreadNotAvailableError: no such thread in the verified store.
-        PathEscapeError, ReviewStoreEscapeError: the store path escapes.
-        ReviewStoreUnavailable: the store cannot be served, or a record file it names is missing, or is not the
-            file the store was built from.
-    """
-    store = open_store(root)
-    cursor = store.cursor()
-    try:
-        rows = cursor.execute(
-            "SELECT record_path, content_sha256, kind, pull_request FROM s.records "
-            "WHERE repository = ? AND record_key = ?",
-            [repository, record_key],
-        ).fetchall()
-        if len(rows) != 1 or rows[0][2] != KIND_REVIEW_THREAD:
-            raise ThreadNotAvailableError()
-        thread_path, thread_hash, _, number = rows[0]
-        pulls = cursor.execute(
-            "SELECT record_path, content_sha256 FROM s.records WHERE repository = ? AND pull_request = ? AND kind = ? "
-            "ORDER BY ordinal LIMIT 1",
-            [repository, number, KIND_PULL_REQUEST],
-        ).fetchall()
-    except duckdb.Error as exc:
-        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
-    finally:
-        cursor.close()
-    lake = resolve_inside(root, REVIEW_DIR)  # PathEscapeError: the lake itself escapes (the cure for source)
-    thread = _read(lake, str(thread_path), str(thread_hash), KIND_REVIEW_THREAD, repository, record_key)
-    pull_request = None
-    if pulls:
-        pull_path, pull_hash = pulls[0]
-        pull_request = _read(lake, str(pull_path), str(pull_hash), KIND_PULL_REQUEST, repository, None)
-    return StoredThread(thread, pull_request)
+    @property
+    def thread(self) -> StoredRecordValue: ...
 
-
-def _read(lake: Path, record_path: str, stored_hash: str, kind: str, repository: str,
-          record_key: str | None) -> StoredRecord:
-    """The record file the verified store names, only if its bytes are still the ones the build read: any edit
-    since (a thread's state, a pull request's CI outcome, a comment) makes it stale."""
-    if RECORD_PATH.fullmatch(record_path) is None:
-        raise ReviewStoreUnavailable("damaged: a stored record path does not match the record-path pattern")
-    try:
-        data = read_record_file(lake, record_path)  # PathEscapeError: named project-relative, the cure for source
-    except (NotRegularFile, OSError) as exc:
-        raise ReviewStoreUnavailable(f"stale: record file unreadable ({type(exc).__name__})") from exc
-    found_hash = content_hash(data)
-    if not hmac.compare_digest(found_hash, stored_hash):
-        raise ReviewStoreUnavailable("stale: a record file changed since the store was built")
-    # The very bytes the build validated and projected into the row the stamp covers: parsed, not checked again.
-    record = orjson.loads(data)
-    expected_key = record["recordKey"] if record_key is None else record_key
-    if (record["kind"], record["repository"], record["recordKey"]) != (kind, repository, expected_key):
-        raise ReviewStoreUnavailable("damaged: a record file is not the record the store row names")
-    return StoredRecord(record_path, found_hash, record)
+    @property
+    def pull_request(self) -> StoredRecordValue | None:
+        """None when the store holds no record of the thread's pull request."""
+        ...

@@ -8,6 +8,8 @@
     ├── ReviewLakeNotAFolder              `.theurian/review` exists but is not a folder (the build refuses)
     ├── ReviewStoreIsAFolder              a folder sits where the review store is published
     ├── GitHistoryError                   the project's history cannot be read through git (findings build)
+    ├── ThreadNotAvailableError           no stored review thread under that repository and recordKey
+    ├── ConcernNotAvailableError          no concern under that concernId in the store built now
     └── PathEscapeError (theurian.errors)
         └── ReviewStoreEscapeError        the review store's path resolves outside `.theurian/state/`
 
@@ -19,6 +21,8 @@ cure for an escaping place is `theurian.places`'s.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 from theurian.errors import PathEscapeError, TheurianError
 
@@ -67,3 +71,31 @@ class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the sto
 
 class GitHistoryError(TheurianError):
     """The project's history cannot be read through git."""
+
+
+# One constant for an unknown key, a key of another kind and (once private ingestion creates the class) a
+# withheld record: what separates them is material the caller was not granted.
+THREAD_NOT_AVAILABLE_REFUSAL: Final = (
+    "THREAD_NOT_AVAILABLE: this installation's review store holds no review thread under that repository and "
+    "recordKey. Take both from a review.search record whose kind is review-thread, exactly as it publishes "
+    "them. Nothing was drafted."
+)
+CONCERN_NOT_AVAILABLE_REFUSAL: Final = (
+    "CONCERN_NOT_AVAILABLE: this installation's review store holds no concern under that concernId. Take it from "
+    "a review.listConcerns row (or a review.findSimilar record's concernId) of the store built now: a rebuild keeps "
+    "a concern's id while its earliest member stays in it. Nothing was drafted."
+)
+
+
+class ThreadNotAvailableError(TheurianError):
+    """No review thread under that repository and recordKey is stored (or one is withheld): one constant."""
+
+    def __init__(self) -> None:
+        super().__init__(THREAD_NOT_AVAILABLE_REFUSAL)
+
+
+class ConcernNotAvailableError(TheurianError):
+    """No concern under that concernId is stored in the store built now: one constant."""
+
+    def __init__(self) -> None:
+        super().__init__(CONCERN_NOT_AVAILABLE_REFUSAL)

@@ -29,6 +29,7 @@ from evidence.lake_read import LakeEntry, read_entry, scan_records
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
+from projection.review_concerns import build_concerns
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import build_pairs
@@ -47,7 +48,7 @@ from projection.review_store import (
 from projection.review_vectors import Embedded, model_line, previous_vectors, vector_lines
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
-from theurian.embedding import load_model
+from theurian.embedding import EmbeddingModel, load_model
 from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
@@ -71,6 +72,7 @@ class BuildSummary:
     embedded: int = 0  # vectors made by this build
     reused: int = 0  # vectors taken over from the store it replaced (records whose file is unchanged)
     records_reused: int = 0  # records taken over from the store it replaced, their files not read
+    concerns: int = 0  # recurring concerns found (projection.review_concerns)
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
@@ -78,6 +80,7 @@ class BuildSummary:
         if self.records_reused:
             lines.append(f"records: {self.records - self.records_reused} read from the lake, {self.records_reused} "
                          "unchanged taken over from the store it replaces")
+        lines.append(f"concerns: {self.concerns} recurring concerns found")
         lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
@@ -170,11 +173,12 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         previous = previous_vectors(root, model.identity)
         counts = Embedded()
         embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
-        texts, stamp = _write_store(target, projected, build_id, secret, interrupts, embeddings)
+        texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
+                                              model, lake)
     remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3] for item in projected}, scan_started)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, readers,
-                        counts.embedded, counts.reused, len(reused))
+                        counts.embedded, counts.reused, len(reused), concerns)
 
 
 def _refuse_unbuildable(lake: Path, target: Path) -> None:  # raises as `build_review_store` says
@@ -244,7 +248,8 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
-                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes]) -> tuple[int, str]:
+                 interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
+                 model: EmbeddingModel, lake: Path) -> tuple[int, str, int]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -254,6 +259,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
             build_pairs(connection, digest)
+            concerns = build_concerns(connection, digest, projected, model, lake)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
@@ -275,7 +281,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         # The rows just loaded are the lines just digested: vouch for this very file, so its first reader
         # need not read every row back (projection.review_digest).
         remember_verified(target, file_identity(target), build_id, stamp, secret)
-    return text_count, stamp
+    return text_count, stamp, concerns
 
 
 def remove_stale_wal(target: Path) -> None:

@@ -31,6 +31,14 @@ from theurian.text import ascii_fold
 _KIND_ORDER: Final = {KIND_PULL_REQUEST: 0, KIND_REVIEW_SUBMISSION: 1, KIND_REVIEW_THREAD: 2}
 
 
+class RecordFacts(NamedTuple):
+    """What the concern clustering reads of a record beside its rows (`review_concerns`)."""
+
+    created_at: str | None
+    merged: bool | None
+    ci_state: str | None
+
+
 class Projected(NamedTuple):
     """One record, ready to load once its ordinal is known: its rows rendered but for the ordinal.
 
@@ -48,6 +56,10 @@ class Projected(NamedTuple):
     content_sha256: str
     # What `review.findSimilar` embeds for this record (`embedding_text`); None for a record it does not serve.
     embedding_text: str | None
+    # What the concern clustering reads beside the rows (`record_facts`), kept out of the store's columns. None for
+    # a record an incremental build took over from the store it replaces without reading its file: the clustering
+    # reads that file for the few records it needs (`review_concerns`), so both builds find the same concerns.
+    facts: RecordFacts | None = None
 
 
 def ordinal_line(ordinal: int, tail: bytes) -> bytes:
@@ -78,7 +90,7 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, 
               int(record["pullRequest"]), record["state"] if is_thread else None,
               record["path"] if is_thread else None, record["sourceUri"], author.get("id") if author else None,
               author.get("login") if author else None, content_sha256)
-    return assemble(fields, _texts(kind, record), seen)
+    return assemble(fields, _texts(kind, record), seen)._replace(facts=record_facts(record))
 
 
 def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: LastSeen | None) -> Projected:
@@ -113,6 +125,23 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
         words.update(folded.split())
         tails.append(_tail({"position": position, "channel": channel, "body": text}))
     return Projected(sort_key, _tail(row), tails, "\x00".join(words), content_sha256, embedding_text(kind, texts))
+
+
+def record_facts(record: Mapping[str, Any]) -> RecordFacts:
+    """When the record was written (a thread's first comment, a review's submission, a pull request's creation),
+    and for a pull request whether it merged and its status-check rollup."""
+    kind = record["kind"]
+    is_pull = kind == KIND_PULL_REQUEST
+    return RecordFacts(_created_at(kind, record), record["merged"] is True if is_pull else None,
+                       record["statusCheckRollupState"] if is_pull else None)
+
+
+def _created_at(kind: str, record: Mapping[str, Any]) -> str | None:
+    if kind == KIND_REVIEW_THREAD:
+        comments = record["comments"]
+        return str(comments[0]["createdAt"]) if comments and comments[0].get("createdAt") else None
+    when = record.get("submittedAt") if kind == KIND_REVIEW_SUBMISSION else None
+    return str(when or record["createdAt"])
 
 
 def embedding_text(kind: str, texts: Sequence[tuple[str, str]]) -> str | None:

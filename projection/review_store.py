@@ -46,8 +46,8 @@ WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
 # 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model,
-# and the word-pair index
-REVIEW_SCHEMA_VERSION: Final = 5
+# and the word-pair index; 6: recurring concerns (`concerns`, `concern_members`: projection.review_concerns)
+REVIEW_SCHEMA_VERSION: Final = 6
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -66,6 +66,8 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 # adjacent words of each block (`projection.review_pairs`). `vectors` holds one embedding per record
 # `review.findSimilar` serves (`review_rows.embedding_text`), base64 of little-endian float16, and
 # `embedding_model` the one identity of the model that made them (`theurian.embedding`; docs/review-similar.md).
+# `concerns` holds one row per recurring concern and `concern_members` its members' ordinals
+# (`projection.review_concerns`; docs/review-concerns.md).
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -108,6 +110,24 @@ CREATE TABLE word_pairs (
     block BIGINT NOT NULL,
     pairs VARCHAR NOT NULL
 );
+CREATE TABLE concerns (
+    concern_id VARCHAR NOT NULL,
+    anchor_ordinal BIGINT NOT NULL,
+    representative_ordinal BIGINT NOT NULL,
+    representative_position INTEGER NOT NULL,
+    members INTEGER NOT NULL,
+    pull_requests INTEGER NOT NULL,
+    reviewers INTEGER NOT NULL,
+    repositories INTEGER NOT NULL,
+    first_seen VARCHAR,
+    last_seen VARCHAR,
+    resolved INTEGER NOT NULL,
+    gate_passing INTEGER NOT NULL
+);
+CREATE TABLE concern_members (
+    concern_id VARCHAR NOT NULL,
+    ordinal BIGINT NOT NULL
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -136,6 +156,11 @@ BLOCK_COLUMNS: Final = ("block", "words")
 VECTOR_COLUMNS: Final = ("ordinal", "vector")
 MODEL_COLUMNS: Final = ("name", "dimension", "weights_sha256")
 PAIR_COLUMNS: Final = ("block", "pairs")
+CONCERN_COLUMNS: Final = (
+    "concern_id", "anchor_ordinal", "representative_ordinal", "representative_position", "members",
+    "pull_requests", "reviewers", "repositories", "first_seen", "last_seen", "resolved", "gate_passing",
+)
+CONCERN_MEMBER_COLUMNS: Final = ("concern_id", "ordinal")
 BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
@@ -145,6 +170,8 @@ DIGEST_TABLES: Final = (
     ("vectors", VECTOR_COLUMNS, "ordinal"),
     ("embedding_model", MODEL_COLUMNS, "name"),
     ("word_pairs", PAIR_COLUMNS, "block"),
+    ("concerns", CONCERN_COLUMNS, "concern_id"),
+    ("concern_members", CONCERN_MEMBER_COLUMNS, "concern_id, ordinal"),
 )
 
 

@@ -11,7 +11,6 @@ describes any other by its digit count.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -19,10 +18,10 @@ from typing import Final
 from serve.errors import ToolRefusal
 from serve.refusal import describe_value
 from serve.validation import TOOLS_ANSWERING_SURROGATES
+from theurian.text import is_utf8
 
 MAX_PULL_REQUEST: Final = 9223372036854775807  # the widest value a signed 64-bit column holds
 MAX_PULL_REQUEST_DIGITS: Final = len(str(MAX_PULL_REQUEST))
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _USE_ONE_OF_THOSE: Final = ". Use one of those exactly, or omit the filter."
 
 
@@ -55,7 +54,7 @@ class FilterRules:
             )
         if "\x00" in value:
             raise ToolRefusal(f"{self.tool}: `{key}` contains a NUL (U+0000){self.nul_reason}")
-        if self.tool in TOOLS_ANSWERING_SURROGATES and _SURROGATE.search(value):
+        if self.tool in TOOLS_ANSWERING_SURROGATES and not is_utf8(value):
             raise ToolRefusal(
                 f"{self.tool}: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
                 "and no stored value holds; send well-formed text."

@@ -1,5 +1,5 @@
-"""The three write-intent tools: knowledge.proposeChange, knowledge.generateMigrationDraft and
-review.generateKnowledgeCandidate.
+"""Two of the three write-intent tools: knowledge.proposeChange and knowledge.generateMigrationDraft
+(review.generateKnowledgeCandidate is `serve.tools.review_candidate`).
 
 Each handler builds a `DraftFacade` over the call's project and hands it to the drafting code; the facade's
 reachable surface is its two draft entries, so no tool can accept a proposal, write a migration into
@@ -15,26 +15,18 @@ from typing import Any, Final
 
 import orjson
 
-from knowledge.candidate import generate_candidate
 from knowledge.drafts import ChangeRequest, generate_migration_draft, propose_change
 from knowledge.errors import ProposalRevisionConflictError
 from knowledge.proposals import DraftFacade
-from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
-from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
 from serve.tooling import Call, Tool, ToolKind
 from theurian.project import Project
 
 RESPONSE_SCHEMA: Final = "proposal-response.schema.json"
-CANDIDATE_STORE_UNAVAILABLE_REFUSAL: Final = (
-    "REVIEW_STORE_UNAVAILABLE: this project has no review store this daemon can serve (it must be built here, "
-    "by this installation and this build, from the current evidence format, and the record files it names must "
-    "still be there). Run `theurian review build` in the project's folder, then call again. Nothing was drafted."
-)
 
 
 def _project(call: Call) -> Project:
-    assert call.project is not None  # all three are project-scoped: the dispatcher resolved it
+    assert call.project is not None  # all are project-scoped: the dispatcher resolved it
     return call.project
 
 
@@ -65,36 +57,6 @@ def generate_migration_draft_tool(
                                     operations=operations, drafted_by="knowledge.generateMigrationDraft")
 
 
-def generate_candidate_tool(
-    call: Call,
-    *,
-    repository: str,
-    recordKey: str,  # noqa: N803
-    fixCommit: str,  # noqa: N803
-    itemId: str,  # noqa: N803
-    title: str,
-    body: str,
-    kind: str,
-    category: str,
-    owner: str,
-    author: str,
-    description: str | None = None,
-    evidenceTrail: list[str] | None = None,  # noqa: N803
-) -> Mapping[str, Any]:
-    project = _project(call)
-    try:
-        return generate_candidate(
-            project, call.settings.disclosure_ceiling, DraftFacade(project.root), repository=repository,
-            record_key=recordKey, fix_commit=fixCommit, item_id=itemId, title=title, body=body, kind=kind,
-            category=category, owner=owner, author=author, description=description,
-            evidence_trail=evidenceTrail or [], drafted_by="review.generateKnowledgeCandidate",
-        )
-    except ReviewStoreEscapeError:
-        raise ToolRefusal(REVIEW_STORE_ESCAPE_REFUSAL) from None
-    except ReviewStoreUnavailable:
-        raise ToolRefusal(CANDIDATE_STORE_UNAVAILABLE_REFUSAL) from None
-
-
 def proposal_tools() -> list[Tool]:
     return [
         Tool(
@@ -123,21 +85,6 @@ def proposal_tools() -> list[Tool]:
             input_schema="knowledge-generate-migration-draft-input.schema.json",
             output_schema=RESPONSE_SCHEMA,
             handler=generate_migration_draft_tool,
-            project_scoped=True,
-            kind=ToolKind.WRITE_INTENT,
-        ),
-        Tool(
-            name="review.generateKnowledgeCandidate",
-            title="Draft knowledge from a review thread",
-            description=(
-                "Turn one ingested review thread (repository and recordKey from review.search) and your "
-                "generalization into a knowledge candidate proposal (trustLevel inferred, the thread as its "
-                "source anchor). Theurian recomputes the promotion gate from the stored records and verifies "
-                "fixCommit with git; it does not author or judge the generalization. No approved-state write."
-            ),
-            input_schema="review-generate-knowledge-candidate-input.schema.json",
-            output_schema=RESPONSE_SCHEMA,
-            handler=generate_candidate_tool,
             project_scoped=True,
             kind=ToolKind.WRITE_INTENT,
         ),

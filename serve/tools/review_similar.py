@@ -10,10 +10,12 @@ never clamped. A store fault answers one constant
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
 from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.review_concerns_query import concern_ids
 from projection.review_similar import (
     EMBEDDED_KINDS,
     LEXICAL_WEIGHT,
@@ -28,6 +30,7 @@ from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS, shaped, within_budget
+from theurian.stamped_store import VerifiedStores
 
 TOOL_NAME: Final = "review.findSimilar"
 MAX_SITUATION_CHARS: Final = 2_000  # the input schema's maxLength: refused at the wire past it
@@ -73,12 +76,24 @@ def review_find_similar(
         )
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
-        answer = find_similar(call.project.root, situation, where, page, call.settings.stores)
+        return answer_similar(call.project.root, situation, where, page, call.settings.stores)
     except ReviewStoreEscapeError:
         raise ToolRefusal(REVIEW_STORE_ESCAPE_REFUSAL) from None
     except ReviewStoreUnavailable:
         raise ToolRefusal(FIND_SIMILAR_UNAVAILABLE_REFUSAL) from None
-    return similar_response(answer)
+
+
+def answer_similar(root: Path, situation: str, where: SimilarFilter, page: int,
+                   stores: VerifiedStores | None = None) -> dict[str, Any]:
+    """The tool's answer for already-checked arguments (`theurian review similar` prints the same).
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `find_similar`.
+    """
+    stores = stores or VerifiedStores()  # the search and the concern lookup verify the store once between them
+    answer = find_similar(root, situation, where, page, stores)
+    return similar_response(answer, concern_ids(root, [(hit.record.repository, hit.record.record_key)
+                                                       for hit in answer.hits], stores))
 
 
 def checked_filter(repository: str | None, file_path: str | None, thread_state: str | None,
@@ -96,11 +111,13 @@ def checked_limit(limit: int | None) -> int:
     return FILTERS.limit(limit)
 
 
-def similar_response(answer: SimilarAnswer) -> dict[str, Any]:
-    """The tool's answer: review.search's rows (its own shaper) plus the scores, within the response budget."""
+def similar_response(answer: SimilarAnswer, concerns: Mapping[tuple[str, str], str]) -> dict[str, Any]:
+    """The tool's answer: review.search's rows (its own shaper) plus the scores and the concern each record belongs
+    to (`concerns`: (repository, record key) -> concern id; null when none), within the response budget."""
     rows = [
         {**shaped(hit.record), "similarity": hit.similarity, "fusedScore": hit.fused_score,
-         "foundBy": list(hit.found_by)}
+         "foundBy": list(hit.found_by),
+         "concernId": concerns.get((hit.record.repository, hit.record.record_key))}
         for hit in answer.hits
     ]
     served = within_budget(rows, MAX_FIND_SIMILAR_RESPONSE_CHARS)

@@ -65,6 +65,7 @@ def capabilities_of(tools: Sequence[Tool]) -> dict[str, Any]:
     return {
         "reviewFindings": "review.findings" in names,
         "reviewSimilarity": "review.findSimilar" in names,
+        "reviewConcerns": "review.listConcerns" in names,
         "reviewIngestion": review_ingestion,
         "reviewIngestionScope": REVIEW_INGESTION_SCOPE if review_ingestion else None,
         "writeTools": any(tool.kind is ToolKind.WRITE_INTENT for tool in tools),

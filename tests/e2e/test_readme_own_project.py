@@ -103,6 +103,7 @@ def test_the_readme_lines_end_with_a_daemon_where_every_tool_answers(installatio
                 ("project.list", {}),
                 ("review.search", project | {"filePath": THREAD_FILE, "threadState": "resolved"}),
                 ("review.findSimilar", project | {"situation": "a lock taken before the reads it guards"}),
+                ("review.listConcerns", project),
                 ("review.findings", project | {"severity": "HIGH"}),
                 ("knowledge.status", project),
                 ("knowledge.search", project | {"query": "lock"}),

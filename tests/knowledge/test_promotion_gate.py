@@ -15,10 +15,10 @@ import yaml
 import evidence.files
 from evidence.records import canonical_bytes
 from knowledge.candidate import NO_FILE_ANCHOR_REFUSAL
-from knowledge.errors import THREAD_NOT_AVAILABLE_REFUSAL
 from knowledge.vocabulary import ITEM_KINDS
+from projection.errors import THREAD_NOT_AVAILABLE_REFUSAL
 from projection.review_store import STORE_RELATIVE
-from serve.tools.proposals import CANDIDATE_STORE_UNAVAILABLE_REFUSAL
+from serve.tools.review_candidate import CANDIDATE_STORE_UNAVAILABLE_REFUSAL
 from tests.knowledge.proposal_support import (
     PR_KEY,
     REPOSITORY,

@@ -8,7 +8,7 @@ from serve.tools import registered_tools
 from serve.tools.system import REVIEW_INGESTION_SCOPE, capabilities_of, system_tools
 
 ALL = {tool.name: tool for tool in registered_tools()}
-NOTHING = {"reviewFindings": False, "reviewSimilarity": False,
+NOTHING = {"reviewFindings": False, "reviewSimilarity": False, "reviewConcerns": False,
            "reviewIngestion": False, "reviewIngestionScope": None, "writeTools": False,
            "traceability": False, "sensitivityEnforcement": False}
 
@@ -20,6 +20,7 @@ def test_with_only_the_system_tools_every_flag_is_off() -> None:
 @pytest.mark.parametrize("name, expected", [
     ("review.findings", {"reviewFindings": True}),
     ("review.findSimilar", {"reviewSimilarity": True}),
+    ("review.listConcerns", {"reviewConcerns": True}),
     ("review.search", {"reviewIngestion": True, "reviewIngestionScope": REVIEW_INGESTION_SCOPE}),
     ("knowledge.proposeChange", {"writeTools": True}),
     ("knowledge.search", {"sensitivityEnforcement": True}),

@@ -38,6 +38,7 @@ def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     schema = {"review.search": "review-search-response.schema.json",
               "review.findings": "review-findings-response.schema.json",
               "review.findSimilar": "review-find-similar-response.schema.json",
+              "review.listConcerns": "review-list-concerns-response.schema.json",
               "knowledge.search": "knowledge-search-response.schema.json",
               "knowledge.get": "knowledge-get-response.schema.json"}[name]
     jsonschema.Draft202012Validator(schemas.load("mcp", schema)).validate(structured)
@@ -125,3 +126,13 @@ def test_review_find_similar_names_each_class_held_by_the_comment_it_found(tmp_p
     rows = {r["recordKey"]: r for r in answer["records"]}
     assert {key: row["hiddenCharacters"] for key, row in rows.items()} == {"PRRT_hidden": [name], "PRRT_plain": []}
     assert text in rows["PRRT_hidden"]["excerpt"]  # served exactly as stored
+
+
+@pytest.mark.parametrize("name", CLASSES)
+def test_review_list_concerns_names_each_class_its_representative_text_holds(tmp_path: Path, name: str) -> None:
+    text = (f"Please always take the two {HIDDEN[name]} guards in the same order everywhere, otherwise these "
+            "threads can deadlock waiting on each other.")
+    built_project(tmp_path / "p", "p", [thread("Acme/Api", number, f"PRRT_{number}", bodies=(text,))
+                                        for number in (1, 2, 3)])
+    [row] = _call("review.listConcerns", {"projectId": "p"})["concerns"]
+    assert row["hiddenCharacters"] == [name] and HIDDEN[name] in row["excerpt"]

@@ -31,8 +31,8 @@ def test_every_tool_has_a_title_and_annotations_from_its_kind() -> None:
         assert tool.annotations.read_only_hint is (not writes), tool.name
         assert tool.annotations.destructive_hint is False and tool.annotations.open_world_hint is False
         assert tool.annotations.idempotent_hint is (not writes)
-    # The contract's seven read tools and review.findSimilar.
-    assert sum(1 for tool in listed if tool.annotations.read_only_hint) == 8
+    # The contract's seven read tools, review.findSimilar and review.listConcerns.
+    assert sum(1 for tool in listed if tool.annotations.read_only_hint) == 9
 
 
 def test_a_tool_added_with_only_its_kind_gets_a_title_and_its_hints() -> None:
@@ -45,10 +45,10 @@ def test_a_tool_added_with_only_its_kind_gets_a_title_and_its_hints() -> None:
     assert drafting.hints.read_only is False
 
 
-def test_read_only_serves_the_eight_read_tools_and_says_no_write_tools() -> None:
+def test_read_only_serves_the_nine_read_tools_and_says_no_write_tools() -> None:
     listed = _listed(ServeSettings("internal", read_only=True))
     read_tools = sorted(t.name for t in registered_tools() if t.name not in WRITE_INTENT)
     assert sorted(tool.name for tool in listed) == read_tools
-    assert len(listed) == 8
+    assert len(listed) == 9
     assert capabilities_of(registered_tools(read_only=True))["writeTools"] is False
     assert capabilities_of(registered_tools())["writeTools"] is True

@@ -88,11 +88,12 @@ def test_the_handler_takes_exactly_the_input_schema_keys() -> None:
     assert {n for n, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY} == declared
 
 
-def test_the_record_shape_is_review_search_s_plus_the_three_scores() -> None:
+def test_the_record_shape_is_review_search_s_plus_the_three_scores_and_the_concern() -> None:
     search = schemas.load("mcp", "review-search-response.schema.json")["$defs"]["record"]
     similar = schemas.load("mcp", "review-find-similar-response.schema.json")["$defs"]["record"]
-    assert set(similar["properties"]) == set(search["properties"]) | {"similarity", "fusedScore", "foundBy"}
-    assert similar["required"] == search["required"] + ["similarity", "fusedScore", "foundBy"]
+    added = ["similarity", "fusedScore", "foundBy", "concernId"]
+    assert set(similar["properties"]) == set(search["properties"]) | set(added)
+    assert similar["required"] == search["required"] + added
 
 
 def test_a_situation_sharing_no_word_with_a_thread_finds_it_first(project: Path) -> None:

@@ -25,6 +25,7 @@ CONTRACT_TOOLS = {
     "review.findSimilar": "review-find-similar-input.schema.json",
     "review.findings": "review-findings-input.schema.json",
     "review.generateKnowledgeCandidate": "review-generate-knowledge-candidate-input.schema.json",
+    "review.listConcerns": "review-list-concerns-input.schema.json",
     "review.search": "review-search-input.schema.json",
     "system.capabilities": "system-capabilities-input.schema.json",
 }

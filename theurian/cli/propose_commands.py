@@ -117,8 +117,6 @@ def migration(
 
 @app.command("candidate")
 def candidate(
-    repository: Annotated[str, typer.Option("--repository", help="owner/name as review.search publishes it.")],
-    record_key: Annotated[str, typer.Option("--record-key", help="The thread's recordKey from review.search.")],
     fix_commit: Annotated[str, typer.Option("--fix-commit", help="Full sha of the commit that fixed it.")],
     item_id: Annotated[str, typer.Option("--item-id", help="The new item's id.")],
     title: Annotated[str, typer.Option("--title", help="The generalization's title.")],
@@ -127,29 +125,40 @@ def candidate(
     category: Annotated[str, typer.Option("--category", help="A ReviewCommentCategory (reliability-rule, …).")],
     owner: Annotated[str, typer.Option("--owner", help="Who owns the item.")],
     author: AuthorOption,
+    repository: Annotated[str | None, typer.Option(
+        "--repository", help="owner/name as review.search publishes it (with --record-key).")] = None,
+    record_key: Annotated[str | None, typer.Option(
+        "--record-key", help="The thread's recordKey from review.search (with --repository).")] = None,
+    concern: Annotated[str | None, typer.Option(
+        "--concern", help="A concern id from `theurian review concerns`, instead of a thread.")] = None,
     description: DescriptionOption = None,
     evidence: Annotated[list[str] | None, typer.Option("--evidence", help="A reasoning step; repeatable.")] = None,
     project: ProjectOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Promote a stored review thread into a knowledge candidate (what review.generateKnowledgeCandidate does)."""
+    """Promote a stored review thread, or a recurring concern, into a knowledge candidate (what
+    review.generateKnowledgeCandidate does)."""
     from theurian.interrupts import import_duckdb_held
 
-    import_duckdb_held()  # the candidate reads its thread from the review store
-    from knowledge.candidate import CATEGORIES, generate_candidate
-    from knowledge.proposals import DraftFacade
+    import_duckdb_held()  # the candidate reads its threads from the review store
+    from knowledge.candidate import CATEGORIES, CandidateRequest
+    from serve.tools.review_candidate import draft_candidate
     from theurian.installation import disclosure_ceiling
 
     if category not in CATEGORIES:
         raise UsageError(f"--category must be one of: {', '.join(CATEGORIES)}")
+    if (repository is not None or record_key is not None) == (concern is not None):
+        raise UsageError("name exactly one source: --repository with --record-key (a thread), or --concern ID")
+    if concern is None and (repository is None or record_key is None):
+        raise UsageError("--repository and --record-key name a thread together: give both")
     where = _project(project)
-    payload = generate_candidate(
-        where, disclosure_ceiling(), DraftFacade(where.root), repository=repository, record_key=record_key,
+    request = CandidateRequest(
         fix_commit=fix_commit, item_id=item_id, title=title, body=_read_text(body_file, "--body-file"), kind=kind,
-        category=category, owner=owner, author=author, description=description, evidence_trail=evidence or [],
-        drafted_by="theurian propose candidate",
+        category=category, owner=owner, author=author, drafted_by="theurian propose candidate",
+        repository=repository, record_key=record_key, concern_id=concern, description=description,
+        evidence_trail=tuple(evidence or ()),
     )
-    _emit(payload, as_json)
+    _emit(draft_candidate(where, disclosure_ceiling(), request), as_json)
 
 
 @app.command("list")

@@ -21,7 +21,13 @@ from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
-from theurian.cli import review_build_command, review_export_command, review_scan_command, review_similar_command
+from theurian.cli import (
+    review_build_command,
+    review_concerns_command,
+    review_export_command,
+    review_scan_command,
+    review_similar_command,
+)
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
@@ -32,6 +38,7 @@ app = typer.Typer(help="Ingest and inspect review evidence from allowlisted publ
                   no_args_is_help=True)
 app.command("build")(review_build_command.build)
 app.command("similar")(review_similar_command.similar)
+app.command("concerns")(review_concerns_command.concerns)
 app.command("scan")(review_scan_command.scan)
 app.command("export")(review_export_command.export)
 

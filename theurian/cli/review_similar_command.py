@@ -29,10 +29,9 @@ def similar(
     """Review threads and submissions whose meaning is nearest SITUATION, nearest first (as review.findSimilar)."""
     import_duckdb_held()
     from projection.errors import ReviewStoreEscapeError
-    from projection.review_similar import find_similar
     from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
     from serve.errors import ToolRefusal
-    from serve.tools.review_similar import MAX_SITUATION_CHARS, checked_filter, checked_limit, similar_response
+    from serve.tools.review_similar import MAX_SITUATION_CHARS, answer_similar, checked_filter, checked_limit
 
     if not 1 <= len(situation) <= MAX_SITUATION_CHARS:
         raise UsageError(f"SITUATION must be 1 to {MAX_SITUATION_CHARS} characters; {len(situation)} were given")
@@ -43,7 +42,7 @@ def similar(
     if "\x00" in situation:
         raise UsageError("SITUATION contains a NUL (U+0000); remove it")
     try:
-        answer = similar_response(find_similar(project_root(project), situation, where, page))
+        answer = answer_similar(project_root(project), situation, where, page)
     except ReviewStoreEscapeError as exc:
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     if as_json:

@@ -1,0 +1,221 @@
+"""Recurring review concerns, found at build: review threads and review submissions whose meaning recurs across pull
+requests, grouped (`concern_clusters`) and stored in the stamped store (`concerns`, `concern_members`).
+
+What a concern is (docs/review-concerns.md has the measurements that chose each figure, on fixtures/concerns'
+tuning half):
+
+- its units are the records the store embeds (`vectors`) whose texts hold at least MIN_CONTENT_WORDS content words
+  ("LGTM", "nit", "done" say nothing a team re-teaches);
+- an average-linkage cluster at CONCERN_SIMILARITY of at least MIN_MEMBERS units from at least MIN_PULL_REQUESTS
+  distinct pull requests (the same remark left on five lines of one pull request is not a recurrence);
+- its id is `concern-` and 24 hex digits of the sha256 of its anchor, the member first written (by its creation
+  time, then repository and record key): a pure function of the lake, so a copied lake gives the same ids, and a
+  concern that gains a later thread keeps its anchor, so its id (docs/decisions.md, "Concern ids").
+- its representative is the member nearest the members' mean vector, and the excerpt that member's text nearest
+  it; the promotion gate is counted with the candidate's own stored signals (`knowledge.promotion_gate`).
+
+The rows are digested as the build stamps every other table, in the stamp's order (`review_store.DIGEST_TABLES`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import duckdb
+import orjson
+
+from evidence.lake_read import read_record_file
+from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED
+from knowledge.promotion_gate import MET, stored_signals
+from projection.concern_clusters import PARTS_PER_BILLION, cluster
+from projection.review_digest import LineDigest, row_line
+from projection.review_rows import Projected, RecordFacts, record_facts
+from projection.review_similar import STOP_WORDS
+from projection.review_store import DIGEST_TABLES, MODEL_COLUMNS
+from projection.review_vectors import decode_vectors
+from theurian.embedding import EmbeddingModel
+
+if TYPE_CHECKING:
+    import numpy
+    import numpy.typing
+
+CONCERN_SIMILARITY: Final = 0.34
+MIN_MEMBERS: Final = 3
+MIN_PULL_REQUESTS: Final = 3
+MIN_CONTENT_WORDS: Final = 5
+CONCERN_ID_PREFIX: Final = "concern-"
+CONCERN_ID_HEX: Final = 24
+_ANCHOR_DOMAIN: Final = "theurian-review-concern/1\n"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One clustered record, read back from the loaded store."""
+
+    ordinal: int
+    record_key: str
+    kind: str
+    repository: str
+    pull_request: int
+    thread_state: str | None
+    author_id: str | None
+
+
+def concern_id(repository: str, record_key: str) -> str:
+    """The id of the concern anchored at this record."""
+    digest = hashlib.sha256(f"{_ANCHOR_DOMAIN}{repository}\n{record_key}".encode()).hexdigest()
+    return CONCERN_ID_PREFIX + digest[:CONCERN_ID_HEX]
+
+
+def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, projected: Sequence[Projected],
+                   model: EmbeddingModel, lake: Path) -> int:
+    """Cluster the loaded store's vectors into concerns, fill both tables, digest them; how many concerns.
+
+    `lake` (resolved) is where a record an incremental build took over without reading is read for its facts.
+    """
+    facts = _Facts(projected, lake)
+    units, matrix = _units(connection, projected)
+    found = []
+    for positions in cluster(matrix, CONCERN_SIMILARITY):
+        members = [units[at] for at in positions]
+        if len(members) >= MIN_MEMBERS and len({(u.repository, u.pull_request) for u in members}) >= MIN_PULL_REQUESTS:
+            found.append(_concern(connection, members, matrix[positions], facts, model))
+    found.sort(key=lambda row: str(row[0]))
+    _insert(connection, found)
+    _digest(connection, digest)
+    return len(found)
+
+
+def _units(connection: duckdb.DuckDBPyConnection,
+           projected: Sequence[Projected]) -> tuple[list[Unit], numpy.typing.NDArray[numpy.float32]]:
+    dimension = connection.execute(f"SELECT {MODEL_COLUMNS[1]} FROM embedding_model").fetchone()  # noqa: S608
+    rows = connection.execute(
+        "SELECT v.ordinal, v.vector, r.record_key, r.kind, r.repository, r.pull_request, r.thread_state, r.author_id "
+        "FROM vectors v JOIN records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
+    ).fetchall()
+    kept = [row for row in rows if _says_something(projected[int(row[0])].words)]
+    matrix = decode_vectors([str(row[1]) for row in kept], int(dimension[0]) if dimension else 0)
+    units = [Unit(int(row[0]), str(row[2]), str(row[3]), str(row[4]), int(row[5]), row[6], row[7]) for row in kept]
+    return units, matrix
+
+
+def _says_something(words: str) -> bool:
+    count = 0
+    for word in words.split("\x00"):
+        if word and word.isalnum() and word not in STOP_WORDS:
+            count += 1
+            if count >= MIN_CONTENT_WORDS:
+                return True
+    return False
+
+
+def _concern(connection: duckdb.DuckDBPyConnection, members: list[Unit],
+             vectors: numpy.typing.NDArray[numpy.float32], facts: _Facts,
+             model: EmbeddingModel) -> tuple[Any, ...]:
+    import numpy
+
+    exact = vectors.astype(numpy.float64)
+    centre = exact.mean(axis=0)
+    closeness = numpy.rint(exact @ centre * PARTS_PER_BILLION).astype(numpy.int64)
+    representative = members[int(numpy.argmax(closeness))]  # the first of equals: the lowest ordinal
+    created = [facts.of(u.ordinal).created_at for u in members]
+    anchor = min(members, key=lambda u: (facts.of(u.ordinal).created_at or "\uffff", u.repository, u.record_key))
+    seen = sorted(when for when in created if when)
+    return (
+        concern_id(anchor.repository, anchor.record_key), anchor.ordinal, representative.ordinal,
+        _nearest_text(connection, representative.ordinal, centre, model), len(members),
+        len({(u.repository, u.pull_request) for u in members}),
+        len({u.author_id for u in members if u.author_id is not None}), len({u.repository for u in members}),
+        seen[0] if seen else None, seen[-1] if seen else None,
+        sum(1 for u in members if u.thread_state == THREAD_RESOLVED),
+        sum(1 for u in members if _passes_gate(u, facts)),
+        [u.ordinal for u in members],
+    )
+
+
+def _nearest_text(connection: duckdb.DuckDBPyConnection, ordinal: int,
+                  centre: numpy.typing.NDArray[numpy.float64], model: EmbeddingModel) -> int:
+    """The position of the representative's text nearest the concern's centre (the first of equals)."""
+    import numpy
+
+    texts = connection.execute(
+        "SELECT position, body FROM texts WHERE ordinal = ? AND body <> '' ORDER BY position", [ordinal]
+    ).fetchall()
+    if len(texts) < 2:
+        return int(texts[0][0]) if texts else 0
+    scores = model.embed([str(body) for _, body in texts]).astype(numpy.float64) @ centre
+    return int(texts[int(numpy.argmax(numpy.round(scores, 6)))][0])
+
+
+def _passes_gate(unit: Unit, facts: _Facts) -> bool:
+    """Whether the thread passes the candidate's five stored signals, computed by the gate itself."""
+    if unit.kind != KIND_REVIEW_THREAD:
+        return False
+    projected = facts.projected
+    item = projected[unit.ordinal]
+    pull = _pull_request_ordinal(projected, unit.repository, unit.pull_request)
+    thread = {"state": unit.thread_state, "comments": item.text_tails, "pullRequest": unit.pull_request}
+    pull_facts = None if pull is None else facts.of(pull)
+    pull_record = None if pull_facts is None else {"merged": pull_facts.merged, "state": "",
+                                                   "statusCheckRollupState": pull_facts.ci_state}
+    signals = stored_signals(thread, "", pull_record, None if pull is None else "")
+    return all(signal.outcome == MET for signal in signals)
+
+
+def _pull_request_ordinal(projected: Sequence[Projected], repository: str, number: int) -> int | None:
+    """The ordinal of the pull-request record of (repository, number), if stored: the sorted rows put a pull
+    request first in its run, and a row's ordinal is its place in them."""
+    key = (repository, number, 0, "")
+    start = bisect.bisect_left(projected, key, key=lambda item: item.sort_key)
+    if start < len(projected) and projected[start].sort_key[:3] == (repository, number, 0):
+        return start
+    return None
+
+
+def _insert(connection: duckdb.DuckDBPyConnection, found: list[tuple[Any, ...]]) -> None:
+    if not found:
+        return
+    columns = list(zip(*(row[:-1] for row in found), strict=True))
+    values = ", ".join(f"unnest(?::{kind}[])" for kind in _COLUMN_TYPES)
+    connection.execute(f"INSERT INTO concerns SELECT {values}", [list(column) for column in columns])
+    ids = [row[0] for row in found for _ in row[-1]]
+    ordinals = [ordinal for row in found for ordinal in row[-1]]
+    connection.execute("INSERT INTO concern_members SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[])", [ids, ordinals])
+
+
+_TABLES: Final = ("concerns", "concern_members")
+_COLUMN_TYPES: Final = ("VARCHAR", "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
+                        "VARCHAR", "VARCHAR", "INTEGER", "INTEGER")
+
+
+def _digest(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
+    for table, columns, order in (entry for entry in DIGEST_TABLES if entry[0] in _TABLES):
+        digest.table(table)
+        cursor = connection.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}")  # noqa: S608
+        while batch := cursor.fetchmany(8192):
+            for values in batch:
+                digest.line(row_line(columns, values))
+
+
+class _Facts:
+    """Each record's `RecordFacts` by ordinal: as its build projected them, or, for a record an incremental build
+    took over from the store it replaces, read from its file (unchanged since, so the facts a full build reads)."""
+
+    def __init__(self, projected: Sequence[Projected], lake: Path) -> None:
+        self.projected = projected
+        self._lake = lake
+        self._read: dict[int, RecordFacts] = {}
+
+    def of(self, ordinal: int) -> RecordFacts:
+        known = self.projected[ordinal].facts
+        if known is not None:
+            return known
+        if ordinal not in self._read:
+            record_path = self.projected[ordinal].sort_key[3]
+            self._read[ordinal] = record_facts(orjson.loads(read_record_file(self._lake, record_path)))
+        return self._read[ordinal]

@@ -1,0 +1,153 @@
+"""Recurring concerns end to end: the labelled concern set ingested by the real CLI from the loopback fake GitHub, the
+store built by the real CLI, then a real MCP client lists the concerns and drafts a candidate from one, which lands
+through `propose accept` and `migrate apply` with every member thread in its evidence, and knowledge.search finds
+it; `theurian review concerns` answers as the tool does."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+import schemas
+from tests.e2e.review_ingest_support import ingest, new_project
+from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
+from tests.support.concern_set import pull_requests
+from tests.support.daemon import RunningDaemon
+from tests.support.fake_github import FakeGitHub
+from tests.support.installation import Installation
+from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
+
+REPOSITORY = "Acme/Concerns"
+PROJECT = "concerns"
+LISTED = jsonschema.Draft202012Validator(schemas.load("mcp", "review-list-concerns-response.schema.json"))
+
+
+@pytest.fixture(scope="module")
+def project(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    pulls, node_ids = pull_requests(REPOSITORY, 1)
+    corpus = {"repositories": [{"nameWithOwner": REPOSITORY, "isPrivate": False, "visibility": "PUBLIC",
+                                "pullRequests": pulls}]}
+    root = new_project(module_installation, tmp_path_factory.mktemp("concerns") / "p", REPOSITORY)
+    git(root, "init", "-q")
+    with FakeGitHub(corpus).running() as fake:
+        assert ingest(module_installation, root, fake).returncode == 0
+    built = module_installation.cli("review", "build", "--project", str(root), check=True)
+    module_installation.cli("project", "register", str(root), "--id", PROJECT, check=True)
+    return {"root": root, "node_ids": node_ids, "built": built}
+
+
+def _listed(daemon: RunningDaemon, mode: Mode = "auto", **filters: Any) -> dict[str, Any]:
+    [found] = call_tools(daemon.mcp_url, [("review.listConcerns", {"projectId": PROJECT, "limit": 20, **filters})],
+                         mode)
+    assert found.is_error is False, found.text
+    assert found.structured is not None
+    LISTED.validate(found.structured)
+    return dict(found.structured)
+
+
+def test_the_build_reports_the_concerns_it_found(project: dict[str, Any]) -> None:
+    lines = project["built"].stdout.strip().splitlines()
+    assert lines[-3].startswith("concerns: ") and int(lines[-3].split()[1]) > 0
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_real_client_lists_the_concerns_and_sees_the_capability(module_daemon: RunningDaemon,
+                                                                  project: dict[str, Any], mode: Mode) -> None:
+    listed = _listed(module_daemon, mode)
+    assert listed["count"] > 0
+    assert all(member["repository"] == REPOSITORY for row in listed["concerns"] for member in row["members"])
+    [capabilities] = call_tools(module_daemon.mcp_url, [("system.capabilities", {})], mode)
+    assert capabilities.structured is not None
+    assert capabilities.structured["capabilities"]["reviewConcerns"] is True
+    assert "review.listConcerns" in capabilities.structured["tools"]
+
+
+def test_the_cli_lists_the_same_concerns_as_the_tool(module_installation: Installation,
+                                                     module_daemon: RunningDaemon, project: dict[str, Any]) -> None:
+    root: Path = project["root"]
+    as_json = module_installation.cli("review", "concerns", "--limit", "20", "--json", "--project", str(root),
+                                      check=True)
+    assert json.loads(as_json.stdout) == _listed(module_daemon)
+    table = module_installation.cli("review", "concerns", "--project", str(root), check=True)
+    lines = table.stdout.strip().splitlines()
+    assert lines[0].split() == ["concern", "PRs", "revs", "repos", "members", "gate", "excerpt"]
+    assert lines[1].startswith("concern-") and lines[-1].startswith("(")
+    over = module_installation.cli("review", "concerns", "--limit", "21", "--project", str(root))
+    assert over.returncode == 2 and "MAX_LIST_CONCERNS_LIMIT (20)" in over.stderr and "Traceback" not in over.stderr
+
+
+def test_a_candidate_drafted_from_a_concern_lands_through_accept_and_apply_with_every_member(
+        module_daemon: RunningDaemon, module_installation: Installation, project: dict[str, Any]) -> None:
+    root: Path = project["root"]
+    concern = next(row for row in _listed(module_daemon)["concerns"] if row["gatePassing"] > 0)
+    first = concern["members"][0]
+    [found] = call_tools(module_daemon.mcp_url, [("review.search", {
+        "projectId": PROJECT, "repository": REPOSITORY, "pullRequest": first["pullRequest"]})])
+    assert found.structured is not None
+    [record] = [r for r in found.structured["records"] if r["recordKey"] == first["recordKey"]]
+    fix = commit_touching(root, record["filePath"], message="fix what the recurring concern raised")
+    arguments = {"projectId": PROJECT, "concernId": concern["concernId"], "fixCommit": fix,
+                 "itemId": "convention.recurring-concern", "title": "The team's recurring review rule",
+                 "body": "# The recurring review rule\n\nWhat reviewers kept asking for, written down once.\n",
+                 "kind": "convention", "category": "coding-convention", "owner": "platform-team",
+                 "author": "agent-7", "evidenceTrail": ["The same concern was raised in several pull requests."]}
+    [drafted] = call_tools(module_daemon.mcp_url, [("review.generateKnowledgeCandidate", arguments)])
+    assert drafted.is_error is False, drafted.text
+    assert drafted.structured is not None
+    PROPOSAL_SCHEMA.validate(drafted.structured)
+    trail = json.loads((root / drafted.structured["evidenceFile"]).read_text(encoding="utf-8"))
+    assert [m["thread"]["recordKey"] for m in trail["concern"]["members"]] == [
+        m["recordKey"] for m in concern["members"]]
+    assert trail["thread"]["recordKey"] == first["recordKey"]
+
+    proposal = drafted.structured["proposalId"]
+    module_installation.cli("propose", "accept", proposal, "--project", str(root), check=True)
+    module_installation.cli("migrate", "apply", cwd=root, check=True)
+    [searched] = call_tools(module_daemon.mcp_url, [("knowledge.search", {"projectId": PROJECT,
+                                                                          "query": "recurring review rule"})])
+    assert searched.structured is not None, searched.text
+    assert "convention.recurring-concern" in json.dumps(searched.structured)
+    [item] = call_tools(module_daemon.mcp_url, [("knowledge.get", {"projectId": PROJECT,
+                                                                   "itemId": "convention.recurring-concern"})])
+    assert item.structured is not None and item.structured["trustLevel"] == "inferred"
+    assert len(item.structured["sourceAnchors"]) == sum(1 for m in concern["members"] if m["kind"] == "review-thread")
+
+
+def test_propose_candidate_with_concern_refuses_both_sources_in_one_line(module_installation: Installation,
+                                                                        project: dict[str, Any]) -> None:
+    body = project["root"] / "body.md"
+    body.write_text("# x\n", encoding="utf-8")
+    both = module_installation.cli(
+        "propose", "candidate", "--concern", "concern-" + "0" * 24, "--repository", REPOSITORY, "--record-key", "k",
+        "--fix-commit", "0" * 40, "--item-id", "x.y", "--title", "t", "--body-file", str(body), "--kind",
+        "convention", "--category", "coding-convention", "--owner", "o", "--author", "a",
+        "--project", str(project["root"]))
+    assert both.returncode == 2 and both.stderr.strip().count("\n") == 0 and "exactly one source" in both.stderr
+
+
+def test_propose_candidate_with_concern_drafts_what_the_tool_drafts(module_daemon: RunningDaemon,
+                                                                   module_installation: Installation,
+                                                                   project: dict[str, Any]) -> None:
+    root: Path = project["root"]
+    concern = next(row for row in _listed(module_daemon)["concerns"] if row["gatePassing"] > 0)
+    [found] = call_tools(module_daemon.mcp_url, [("review.search", {
+        "projectId": PROJECT, "repository": REPOSITORY, "pullRequest": concern["members"][0]["pullRequest"]})])
+    assert found.structured is not None
+    path = next(r["filePath"] for r in found.structured["records"] if r["kind"] == "review-thread")
+    fix = commit_touching(root, path, message="fix it at the CLI")
+    body = root / "cli-body.md"
+    body.write_text("# Written down\n\nThe rule.\n", encoding="utf-8")
+    drafted = module_installation.cli(
+        "propose", "candidate", "--concern", concern["concernId"], "--fix-commit", fix, "--item-id",
+        "convention.from-the-cli", "--title", "Written down", "--body-file", str(body), "--kind", "convention",
+        "--category", "coding-convention", "--owner", "o", "--author", "a", "--json", "--project", str(root),
+        check=True)
+    payload = json.loads(drafted.stdout)
+    PROPOSAL_SCHEMA.validate(payload)
+    trail = json.loads((root / payload["evidenceFile"]).read_text(encoding="utf-8"))
+    assert trail["draftedBy"] == "theurian propose candidate"
+    assert trail["concern"]["memberCount"] == concern["memberCount"] == len(trail["concern"]["members"])

@@ -1,0 +1,63 @@
+"""`theurian review concerns`: review.listConcerns at the command line (a table, or its JSON answer)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from theurian.cli.project_option import ProjectOption, project_root
+from theurian.errors import UsageError
+from theurian.interrupts import import_duckdb_held
+from theurian.text import one_line
+
+_EXCERPT_SHOWN = 80  # characters of the excerpt a table row shows
+
+
+def concerns(
+    repository: Annotated[str | None, typer.Option(help="Only concerns with a member in this OWNER/NAME.")] = None,
+    min_pull_requests: Annotated[int | None, typer.Option(
+        "--min-pull-requests", help="Only concerns raised in at least this many pull requests.")] = None,
+    q: Annotated[str | None, typer.Option(help="A literal substring of the representative text.")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most 20; default 10.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print review.listConcerns' answer as JSON.")] = False,
+    project: ProjectOption = None,
+) -> None:
+    """The recurring review concerns the last `theurian review build` found, most widely recurring first."""
+    import_duckdb_held()
+    from projection.errors import ReviewStoreEscapeError
+    from projection.review_concerns_query import list_concerns
+    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
+    from serve.errors import ToolRefusal
+    from serve.tools.review_concerns import TOOL_NAME, checked_filter, checked_limit, concerns_response
+
+    try:
+        where, page = checked_filter(repository, min_pull_requests, q), checked_limit(limit)
+    except ToolRefusal as exc:
+        raise UsageError(exc.message.removeprefix(f"{TOOL_NAME}: ")) from None
+    try:
+        answer = concerns_response(list_concerns(project_root(project), where, page + 1), page)
+    except ReviewStoreEscapeError as exc:
+        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
+    if as_json:
+        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(table(answer))
+
+
+def table(answer: dict[str, Any]) -> str:
+    """One line per concern, most widely recurring first; a plain sentence when there is none."""
+    if not answer["concerns"]:
+        return "no recurring concern matches: none was found by the last `theurian review build`, or none passes " \
+               "these filters"
+    lines = [f"{'concern':<32} {'PRs':>4} {'revs':>4} {'repos':>5} {'members':>7} {'gate':>4}  excerpt"]
+    for row in answer["concerns"]:
+        excerpt = one_line(row["excerpt"])
+        shown = excerpt if len(excerpt) <= _EXCERPT_SHOWN else excerpt[:_EXCERPT_SHOWN] + "..."
+        lines.append(f"{row['concernId']:<32} {row['pullRequests']:>4} {row['reviewers']:>4} "
+                     f"{row['repositories']:>5} {row['memberCount']:>7} {row['gatePassing']:>4}  {shown}")
+    more = "; more match (raise --limit)" if answer["truncated"] else ""
+    lines.append(f"({answer['count']} concerns{more}; every excerpt is untrusted text somebody else wrote; draft one "
+                 "with `theurian propose candidate --concern ID`)")
+    return "\n".join(lines)
