@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from pathlib import Path
 
@@ -10,7 +11,8 @@ import pytest
 from knowledge.apply import apply_migrations, migration_status
 from knowledge.builds import sweep
 from knowledge.errors import MigrationInvalidError
-from knowledge.state import STATE_FILE
+from knowledge.state import STATE_FILE, open_read_only
+from knowledge.state_stamp import state_digest
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 
 STATE = Path(".theurian/state")
@@ -24,6 +26,20 @@ def test_the_same_migrations_give_the_same_state_hash_wherever_they_are_applied(
     first = apply_migrations(copy_sample(tmp_path / "one")).pointer
     second = apply_migrations(copy_sample(tmp_path / "Another_Folder")).pointer
     assert first.state_hash == second.state_hash and first.state_file != second.state_file
+
+
+# Computed by the build before its state hash and stamp digest shared one read of each table (and before its
+# PRAGMAs): a change to how either is computed must leave both bytes as they were, or every state already built
+# reads as another (the pointer's hash) or as not as built (the stamp).
+SAMPLE_STATE_HASH = "3be687353816890dfa71f66e128a3290c77213d904ce9976802701f7a88e4959"
+SAMPLE_ROW_DIGEST = (18, "4ae5e6423dbdb57ba153628774aa27bce882b05fd2f6da4d51e3a63bb4ae5fc0")
+
+
+def test_the_sample_builds_the_state_hash_and_row_digest_it_always_has(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    pointer = apply_migrations(root).pointer
+    with contextlib.closing(open_read_only(root, pointer)) as connection:
+        assert (pointer.state_hash, state_digest(connection)) == (SAMPLE_STATE_HASH, SAMPLE_ROW_DIGEST)
 
 
 def test_a_rebuild_after_deleting_the_state_gives_the_same_hash(tmp_path: Path) -> None:
