@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import shutil
 from pathlib import Path
 
@@ -66,6 +67,10 @@ def test_a_new_migration_builds_a_new_database_and_removes_the_old_name(tmp_path
      "item x.lonely is created but no migration gives it a revision (upsertRevision)"),
     (lambda w: (w.item("x.a", "A."), w.op(op="addAlias", alias="x.a", itemId="x.a"),
                 w.op(op="addAlias", alias="x.a", itemId="x.a")), 3, "alias x.a is already taken"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="createItem", itemId="x.a", kind="api", namespace="n", owner="o")),
+     2, "item x.a already exists"),
+    (lambda w: (w.item("x.a", "A."), w.item("x.b", "B."),
+                w.op(**copy.deepcopy({**w.operations[1], "itemId": "x.b"}))), 4, "revision {revision} already exists"),
     (lambda w: (w.item("x.a", "A."), w.op(op="removeEvidence", itemId="x.a", sourceUri="u")), 2,
      "item x.a has no evidence from u"),
     (lambda w: (w.item("x.a", "A."), w.op(op="restoreItem", itemId="x.a")), 2,
@@ -84,7 +89,9 @@ def test_an_operation_that_cannot_apply_names_its_index_and_changes_nothing(tmp_
     with pytest.raises(MigrationInvalidError) as caught:
         apply_migrations(root)
     assert (caught.value.file_name, caught.value.operation_index) == (path.name, where)
-    assert caught.value.problem == problem
+    # A problem naming the first revision written (its id is made as the test runs).
+    assert caught.value.problem == (problem.format(revision=writer.operations[1]["revisionId"]) if "{" in problem
+                                    else problem)
     assert {p: (root / STATE / p).read_bytes() for p in _listing(root)} == before
 
 
