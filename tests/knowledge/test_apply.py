@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import shutil
 from pathlib import Path
 
@@ -199,3 +200,27 @@ def test_the_sweep_removes_what_a_killed_apply_left_with_its_companions_but_neve
     (root / STATE / f"{killed}.sqlite-wal").write_bytes(b"half")
     sweep(root / STATE, STATE_FILE, "knowledge-state-", (current,))
     assert _listing(root) == sorted(["knowledge-active.json", current, f"{current}-journal"])
+
+
+def test_the_built_state_is_fsynced_before_the_pointer_names_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite writes a build without syncing (`knowledge.state.create_database`): the one fsync of the finished
+    file must come before the pointer's replace, or a crash could leave a pointer naming a torn file."""
+    root = copy_sample(tmp_path / "sample").resolve()
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(source: str, target: str) -> None:
+        events.append(("replace", str(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    pointer = apply_migrations(root).pointer
+    built = ("fsync", str(root / STATE / pointer.state_file))
+    assert built in events
+    assert events.index(built) < events.index(("replace", str(root / STATE / "knowledge-active.json")))
