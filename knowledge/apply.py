@@ -42,6 +42,7 @@ from knowledge.migrations import (
 )
 from knowledge.operations import Replay
 from knowledge.state import (
+    HASHED_TABLES,
     STATE_FILE,
     Pointer,
     create_database,
@@ -51,10 +52,12 @@ from knowledge.state import (
     state_folder,
     state_hash,
     state_read_failure,
+    stored_rows,
     write_pointer,
 )
 from knowledge.state_stamp import check_state, stamp_state
 from theurian.containment import resolve_inside
+from theurian.durable import fsync_file
 from theurian.installation import build_stamp_secret
 from theurian.registry import default_project_id
 
@@ -202,10 +205,13 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
             connection.execute(
                 "INSERT INTO project_integrity VALUES (?, ?)", (key, surfaceable_count(connection, key))
             )
-            digest = state_hash(connection)
+            # Every canonical table read once, for the state hash and the stamp's digest alike.
+            read = {table: stored_rows(connection, table) for table in HASHED_TABLES}
+            digest = state_hash(connection, read)
             connection.execute("INSERT INTO meta VALUES ('state_hash', ?)", (digest,))
-            stamp_state(connection, secret)
+            stamp_state(connection, secret, read)
             connection.execute("COMMIT")
+        fsync_file(path)  # SQLite did not sync it (`create_database`); the pointer's write syncs the folder
     except BaseException:
         path.unlink(missing_ok=True)
         raise

@@ -140,6 +140,7 @@ class _EventReader:
         self._loader = _BASE(text)
         self._plain: dict[str, Any] = {}
         self._quoted: dict[str, Any] = {}
+        self._firsts = _resolved_by_first()
 
     def document(self) -> Any:
         try:
@@ -226,6 +227,10 @@ class _EventReader:
             return self._plain[value]
         except KeyError:
             pass
+        # What `resolve` would answer for most unique text (ids, paths, digests), without its call and lookups.
+        if self._firsts is not None and value[:1] not in self._firsts:
+            self._plain[value] = value
+            return value
         tag = self._loader.resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
         if tag == _MERGE_TAG:
             raise _Unusual
@@ -235,6 +240,17 @@ class _EventReader:
 
 
 _NO_KEY: Final = object()
+
+
+def _resolved_by_first() -> frozenset[str] | None:
+    """The first characters (`''` for an empty scalar) for which PyYAML's resolver tries a pattern on a plain
+    scalar; every other plain scalar resolves to a string. None when a resolver applies whatever the first
+    character (a wildcard or a path resolver): then every scalar goes through `resolve`."""
+    resolvers = _BASE.yaml_implicit_resolvers
+    if None in resolvers or _BASE.yaml_path_resolvers:
+        return None
+    return frozenset(resolvers)
+
 
 
 def _described(error: yaml.YAMLError) -> str:

@@ -10,6 +10,7 @@ cannot say (timestamps, anchors, the file name), and every body's `sha256:` hash
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ MAX_BODY_BYTES: Final = 1_000_000
 MAX_MIGRATION_BYTES: Final = 64 * 1024 * 1024
 
 
-def read_source(path: Path, max_bytes: int) -> bytes:
+def read_source(path: str | Path, max_bytes: int) -> bytes:
     """A knowledge source file (a migration, a body, a proposal's file) at the resolved `path`: a regular file of at
     most `max_bytes`, opened without waiting (a FIFO would hang `migrate apply` and `propose`), never read whole
     past the bound.
@@ -208,18 +209,23 @@ class _BodyPaths:
 
     def __init__(self, knowledge: Path) -> None:
         self._knowledge = knowledge
-        self._folders: dict[PurePosixPath, Path] = {}
+        self._folders: dict[str, Path] = {}
 
-    def resolve(self, relative: str) -> Path:
+    def resolve(self, relative: str) -> str | Path:
         """Raises: PathEscapeError, as `resolve_inside`."""
-        pure = PurePosixPath(relative)
-        if pure.is_absolute() or ".." in pure.parts or not pure.parts:
-            return resolve_inside(self._knowledge, relative)
-        folder = self._folders.get(pure.parent)
+        parent, _, name = relative.rpartition("/")
+        if relative.startswith("/") or any(part in ("", ".", "..") for part in relative.split("/")):
+            # Not plain `folder/.../name` text: pathlib's reading of it decides, as for every body before.
+            pure = PurePosixPath(relative)
+            if pure.is_absolute() or ".." in pure.parts or not pure.parts:
+                return resolve_inside(self._knowledge, relative)
+            parent, name = str(pure.parent), pure.name
+        # Plain strings and os.path here: pathlib's objects cost more than the read of a small body.
+        folder = self._folders.get(parent)
         if folder is None:
-            folder = self._folders[pure.parent] = resolve_inside(self._knowledge, pure.parent)
-        leaf = folder / pure.name
-        return resolve_inside(self._knowledge, relative) if leaf.is_symlink() else leaf
+            folder = self._folders[parent] = resolve_inside(self._knowledge, PurePosixPath(parent))
+        leaf = os.path.join(folder, name)
+        return resolve_inside(self._knowledge, relative) if os.path.islink(leaf) else leaf
 
 
 def _body(paths: _BodyPaths, file_name: str, index: int, operation: dict[str, Any]) -> tuple[str, str]:

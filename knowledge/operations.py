@@ -73,11 +73,11 @@ class Replay:
         )
 
     def create_item(self, op: Operation) -> None:
-        if self.exists("SELECT 1 FROM knowledge_items WHERE project_id = ? AND item_id = ?", op["itemId"]):
-            raise self.fail(f"item {op['itemId']} already exists")
-        self.db.execute(
+        # The key's conflict is the existence check (one statement, not a SELECT before each INSERT).
+        inserted = self.db.execute(
             "INSERT INTO knowledge_items (project_id, item_id, kind, namespace, owner, status, trust_level, "
-            "sensitivity, labels, scope_paths) VALUES (?, ?, ?, ?, ?, 'draft', ?, ?, '[]', '[]')",
+            "sensitivity, labels, scope_paths) VALUES (?, ?, ?, ?, ?, 'draft', ?, ?, '[]', '[]') "
+            "ON CONFLICT (project_id, item_id) DO NOTHING",
             (
                 self.key,
                 op["itemId"],
@@ -88,6 +88,8 @@ class Replay:
                 op.get("sensitivity", DEFAULT_SENSITIVITY),
             ),
         )
+        if inserted.rowcount == 0:
+            raise self.fail(f"item {op['itemId']} already exists")
 
     def upsert_revision(self, op: Operation) -> None:
         item = self.item(op["itemId"])
@@ -100,13 +102,12 @@ class Replay:
                 expected=op["expectedRevision"],
                 actual=current,
             )
-        if self.exists("SELECT 1 FROM revisions WHERE project_id = ? AND revision_id = ?", op["revisionId"]):
-            raise self.fail(f"revision {op['revisionId']} already exists")
         meta = op["metadata"]
         body, sha = self.migration.bodies[op["contentFile"]]
         anchors = [_anchor(a) for a in meta["sourceAnchors"]]
-        self.db.execute(
-            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        inserted = self.db.execute(
+            "INSERT INTO revisions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (project_id, revision_id) DO NOTHING",
             (
                 self.key,
                 op["revisionId"],
@@ -123,6 +124,8 @@ class Replay:
                 self.migration.migration_id,
             ),
         )
+        if inserted.rowcount == 0:
+            raise self.fail(f"revision {op['revisionId']} already exists")
         valid_from, valid_to = meta.get("validFrom"), meta.get("validTo")
         self.set_item(
             op["itemId"],

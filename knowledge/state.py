@@ -10,10 +10,12 @@ version included, the per-project key excluded), so the same migrations always g
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import re
 import sqlite3
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -98,10 +100,18 @@ def state_folder(root: Path) -> Path:
 
 
 def create_database(path: Path, project_key: str) -> sqlite3.Connection:
-    """A new, empty state database at `path` (which must not exist), in one open transaction."""
+    """A new, empty state database at `path` (which must not exist), in one open transaction, the schema included.
+
+    The file is written without SQLite's own syncs: the caller fsyncs it once it is committed, before anything
+    names it (`theurian.durable.fsync_file`).
+    """
     connection = sqlite3.connect(path, isolation_level=None)
-    connection.executescript(SCHEMA)
-    connection.execute("BEGIN IMMEDIATE")
+    # Nobody reads a build until the pointer names it and a failed build is unlinked, so the rollback journal can
+    # stay in memory (a failed statement still rolls back) and each commit need not sync: one fsync at the end
+    # makes the finished file durable. Creating the tables inside the build's transaction spares a commit each.
+    connection.execute("PRAGMA journal_mode = MEMORY")
+    connection.execute("PRAGMA synchronous = OFF")
+    connection.executescript("BEGIN IMMEDIATE;" + SCHEMA)
     connection.executemany(
         "INSERT INTO meta VALUES (?, ?)",
         [("schema_version", str(CANONICAL_SCHEMA_VERSION)), ("project_key", project_key)],
@@ -109,27 +119,39 @@ def create_database(path: Path, project_key: str) -> sqlite3.Connection:
     return connection
 
 
-def state_hash(connection: sqlite3.Connection) -> str:
-    """sha256 over the canonical serialisation of every hashed table, schema version included."""
+StoredRows = tuple[list[str], list[tuple[Any, ...]]]
+
+
+def stored_rows(connection: sqlite3.Connection, table: str) -> StoredRows:
+    """`table`'s column names and its rows in primary-key order, each value beside its SQLite storage class
+    (`(typeof(a), a, typeof(b), b, ...)`): what both the state hash and the build stamp's digest are made of, so a
+    build reads each table once for the two."""
+    info = connection.execute(f"PRAGMA table_info({table})").fetchall()
+    columns = [str(row[1]) for row in info]
+    selected = ", ".join(f"typeof({c}), {c}" for c in columns)
+    # Primary-key order: one order for a healthy file (its keys are unique), read off the key's index.
+    order = ", ".join(str(row[1]) for row in sorted((row for row in info if row[5]), key=lambda row: row[5]))
+    cursor = connection.cursor()
+    cursor.row_factory = None  # plain tuples, whatever the connection's (a build's replay reads sqlite3.Row)
+    return columns, cursor.execute(f"SELECT {selected} FROM {table} ORDER BY {order}").fetchall()  # noqa: S608
+
+
+def state_hash(connection: sqlite3.Connection, read: Mapping[str, StoredRows] | None = None) -> str:
+    """sha256 over the canonical serialisation of every hashed table, schema version included: per table its sorted
+    column names (the project key's excluded) and row count, then each row as a JSON object with sorted keys, the
+    rows in the order of those bytes, each followed by a newline. `read` holds tables already read by
+    `stored_rows` from this connection (the others are read here)."""
     digest = hashlib.sha256()
     digest.update(orjson.dumps({"schemaVersion": CANONICAL_SCHEMA_VERSION}))
     for table in HASHED_TABLES:
-        cursor = connection.execute(f"SELECT * FROM {table}")  # noqa: S608 - table names are our constants
-        columns = [d[0] for d in cursor.description if d[0] != "project_id"]
-        rows = sorted(
-            orjson.dumps(
-                {
-                    k: v
-                    for k, v in zip([d[0] for d in cursor.description], row, strict=True)
-                    if k != "project_id"
-                },
-                option=orjson.OPT_SORT_KEYS,
-            )
-            for row in cursor
-        )
-        digest.update(orjson.dumps({"table": table, "columns": sorted(columns), "rows": len(rows)}))
-        for row in rows:
-            digest.update(row)
+        all_columns, rows = read[table] if read and table in read else stored_rows(connection, table)
+        columns = sorted(c for c in all_columns if c != "project_id")
+        values = operator.itemgetter(*(2 * all_columns.index(c) + 1 for c in columns))
+        # Keys already in sorted order, so each object is written as OPT_SORT_KEYS would write it.
+        lines = sorted(orjson.dumps(dict(zip(columns, values(row), strict=True))) for row in rows)
+        digest.update(orjson.dumps({"table": table, "columns": columns, "rows": len(lines)}))
+        digest.update(b"\n".join(lines))
+        if lines:
             digest.update(b"\n")
     return digest.hexdigest()
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
+from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import Final
@@ -28,7 +29,7 @@ import orjson
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import INTEGRITY_REMEDY, StateNotAsBuiltError
 from knowledge.integrity import damage_detected
-from knowledge.state import SCHEMA
+from knowledge.state import SCHEMA, StoredRows, stored_rows
 from theurian.errors import StampRejected
 from theurian.installation import build_stamp_secret
 from theurian.stamp import (
@@ -57,32 +58,27 @@ def _refused(reason: str) -> StateNotAsBuiltError:
     return StateNotAsBuiltError(reason, _NOT_AS_BUILT.format(reason=reason) + INTEGRITY_REMEDY)
 
 
-def stamp_state(connection: sqlite3.Connection, secret: bytes) -> None:
-    """Stamp the state being built in `connection` (inside its open transaction, every other row written)."""
-    count, digest = state_digest(connection)
+def stamp_state(connection: sqlite3.Connection, secret: bytes, read: Mapping[str, StoredRows] | None = None) -> None:
+    """Stamp the state being built in `connection` (inside its open transaction, every other row written); `read`
+    as `state_digest`'s."""
+    count, digest = state_digest(connection, read)
     fields = StampFields(STORE_KIND, CANONICAL_SCHEMA_VERSION, MIGRATION_FORMAT_VERSION, new_build_id(), count, digest)
     connection.execute(f"INSERT INTO {STAMP_TABLE} ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608 - constants
                        stamp_row(fields, secret))
 
 
-def state_digest(connection: sqlite3.Connection) -> tuple[int, str]:
+def state_digest(connection: sqlite3.Connection, read: Mapping[str, StoredRows] | None = None) -> tuple[int, str]:
     """(rows, digest) over every digested table: per table its name, row count and the SHA-256 of its rows as one
     JSON array (each value beside its storage class, so `1`, `1.0` and `'1'` differ and a REAL is its shortest
-    exact form), rows in primary-key order.
+    exact form), rows in primary-key order (`knowledge.state.stored_rows`). `read` holds tables the caller already
+    read from this connection and has not written since (a build's, read for its state hash).
 
     Raises:
         TypeError: a value JSON cannot hold exactly (a BLOB, a REAL that is not finite): no build writes one.
     """
     total, outer = 0, RowDigest()
     for table in DIGESTED_TABLES:
-        info = connection.execute(f"PRAGMA table_info({table})").fetchall()
-        columns = [str(row[1]) for row in info]
-        selected = ", ".join(f"typeof({c}), {c}" for c in columns)
-        # Primary-key order: one order for a healthy file (its keys are unique), read off the key's index.
-        order = ", ".join(str(row[1]) for row in sorted((row for row in info if row[5]), key=lambda row: row[5]))
-        cursor = connection.cursor()
-        cursor.row_factory = None  # plain tuples, whatever the connection's (a build's replay reads sqlite3.Row)
-        rows = cursor.execute(f"SELECT {selected} FROM {table} ORDER BY {order}").fetchall()  # noqa: S608 - ours
+        _, rows = read[table] if read and table in read else stored_rows(connection, table)
         data = orjson.dumps(rows)
         # JSON has no infinity: orjson writes a non-finite REAL as null, which its storage class right before it
         # gives away (a NULL's class is 'null', and a text holding quotes is escaped). No build writes one.

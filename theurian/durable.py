@@ -44,14 +44,19 @@ def fsync_directory(directory: Path) -> None:
         os.close(fd)
 
 
+def fsync_file(path: Path) -> None:
+    """Persist the bytes of a file written without syncing (a database built with `synchronous = OFF`)."""
+    with open(path, "rb") as handle:
+        os.fsync(handle.fileno())
+
+
 def publish_built_file(built: Path, target: Path, *, mode: int = 0o644) -> None:
     """Swap a fully written file into place: fsync it, `os.replace` it over `target`, fsync the folder.
 
     For stores built into a temporary file beside the live one: a reader holding the old file keeps it, the next
     opener gets the new one, and a crash leaves one or the other, never a torn file.
     """
-    with open(built, "rb") as handle:
-        os.fsync(handle.fileno())
+    fsync_file(built)
     os.chmod(built, mode)
     os.replace(built, target)
     fsync_directory(target.parent)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import os
 import shutil
 from pathlib import Path
 
@@ -10,7 +13,8 @@ import pytest
 from knowledge.apply import apply_migrations, migration_status
 from knowledge.builds import sweep
 from knowledge.errors import MigrationInvalidError
-from knowledge.state import STATE_FILE
+from knowledge.state import STATE_FILE, open_read_only
+from knowledge.state_stamp import state_digest
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 
 STATE = Path(".theurian/state")
@@ -24,6 +28,20 @@ def test_the_same_migrations_give_the_same_state_hash_wherever_they_are_applied(
     first = apply_migrations(copy_sample(tmp_path / "one")).pointer
     second = apply_migrations(copy_sample(tmp_path / "Another_Folder")).pointer
     assert first.state_hash == second.state_hash and first.state_file != second.state_file
+
+
+# Computed by the build before its state hash and stamp digest shared one read of each table (and before its
+# PRAGMAs): a change to how either is computed must leave both bytes as they were, or every state already built
+# reads as another (the pointer's hash) or as not as built (the stamp).
+SAMPLE_STATE_HASH = "3be687353816890dfa71f66e128a3290c77213d904ce9976802701f7a88e4959"
+SAMPLE_ROW_DIGEST = (18, "4ae5e6423dbdb57ba153628774aa27bce882b05fd2f6da4d51e3a63bb4ae5fc0")
+
+
+def test_the_sample_builds_the_state_hash_and_row_digest_it_always_has(tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    pointer = apply_migrations(root).pointer
+    with contextlib.closing(open_read_only(root, pointer)) as connection:
+        assert (pointer.state_hash, state_digest(connection)) == (SAMPLE_STATE_HASH, SAMPLE_ROW_DIGEST)
 
 
 def test_a_rebuild_after_deleting_the_state_gives_the_same_hash(tmp_path: Path) -> None:
@@ -50,6 +68,10 @@ def test_a_new_migration_builds_a_new_database_and_removes_the_old_name(tmp_path
      "item x.lonely is created but no migration gives it a revision (upsertRevision)"),
     (lambda w: (w.item("x.a", "A."), w.op(op="addAlias", alias="x.a", itemId="x.a"),
                 w.op(op="addAlias", alias="x.a", itemId="x.a")), 3, "alias x.a is already taken"),
+    (lambda w: (w.item("x.a", "A."), w.op(op="createItem", itemId="x.a", kind="api", namespace="n", owner="o")),
+     2, "item x.a already exists"),
+    (lambda w: (w.item("x.a", "A."), w.item("x.b", "B."),
+                w.op(**copy.deepcopy({**w.operations[1], "itemId": "x.b"}))), 4, "revision {revision} already exists"),
     (lambda w: (w.item("x.a", "A."), w.op(op="removeEvidence", itemId="x.a", sourceUri="u")), 2,
      "item x.a has no evidence from u"),
     (lambda w: (w.item("x.a", "A."), w.op(op="restoreItem", itemId="x.a")), 2,
@@ -68,7 +90,9 @@ def test_an_operation_that_cannot_apply_names_its_index_and_changes_nothing(tmp_
     with pytest.raises(MigrationInvalidError) as caught:
         apply_migrations(root)
     assert (caught.value.file_name, caught.value.operation_index) == (path.name, where)
-    assert caught.value.problem == problem
+    # A problem naming the first revision written (its id is made as the test runs).
+    assert caught.value.problem == (problem.format(revision=writer.operations[1]["revisionId"]) if "{" in problem
+                                    else problem)
     assert {p: (root / STATE / p).read_bytes() for p in _listing(root)} == before
 
 
@@ -176,3 +200,27 @@ def test_the_sweep_removes_what_a_killed_apply_left_with_its_companions_but_neve
     (root / STATE / f"{killed}.sqlite-wal").write_bytes(b"half")
     sweep(root / STATE, STATE_FILE, "knowledge-state-", (current,))
     assert _listing(root) == sorted(["knowledge-active.json", current, f"{current}-journal"])
+
+
+def test_the_built_state_is_fsynced_before_the_pointer_names_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite writes a build without syncing (`knowledge.state.create_database`): the one fsync of the finished
+    file must come before the pointer's replace, or a crash could leave a pointer naming a torn file."""
+    root = copy_sample(tmp_path / "sample").resolve()
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(source: str, target: str) -> None:
+        events.append(("replace", str(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    pointer = apply_migrations(root).pointer
+    built = ("fsync", str(root / STATE / pointer.state_file))
+    assert built in events
+    assert events.index(built) < events.index(("replace", str(root / STATE / "knowledge-active.json")))

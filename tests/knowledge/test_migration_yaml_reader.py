@@ -26,6 +26,11 @@ DOCUMENTS = [
     "1: one\n2.5: two\nfalse: three\n~: four\n",  # keys of every scalar kind
     "1: one\ntrue: again\n",  # 1 == True: the same key twice, to Python and to both readers
     "é: 日本語 🎉\nempty_map: {}\nempty_list: []\n", "! 123\n", "key: ! yes\n",
+    # Plain text whose first character no resolver pattern starts with (read as a string without asking the
+    # resolver) beside text whose first character one does.
+    "ids: [architecture.rule-1, sha256:ab, ../k/x.md, 01K3ABC, 1e3, Yes, on, OFF, y, n, .5, -1, +2, 0o17,"
+    " ~x, Null, NULL, nULL, 2026-1-1, <<x, a~, _1, ' x']\n",
+    "value: =\n",  # the `=` value tag, which the safe constructor refuses
 ]
 SCALARS = st.one_of(st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False),
                     st.text(max_size=12), st.dates())

@@ -5,7 +5,7 @@ from collections.abc import Callable
 
 import pytest
 
-from serve.refusal import ToolRefusal
+from serve.errors import ToolRefusal
 from serve.review_filters import MAX_PULL_REQUEST, FilterRules, describe_number
 from serve.tools import findings, review, review_similar
 

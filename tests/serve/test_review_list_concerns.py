@@ -15,9 +15,10 @@ import pytest
 import schemas
 from projection.review_concerns_query import MAX_LISTED_MEMBERS
 from serve.dispatch import Dispatcher
+from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools
-from serve.tools.review import MAX_FILTER_CHARS, MAX_PULL_REQUEST
+from serve.tools.review import MAX_FILTER_CHARS
 from serve.tools.review_concerns import (
     DEFAULT_LIST_CONCERNS_LIMIT,
     LIST_CONCERNS_UNAVAILABLE_REFUSAL,
