@@ -87,6 +87,7 @@ def test_every_summary_command_run_with_json_prints_one_parseable_document(
             (("review", "export"), lambda: ["--parquet", str(tmp_path / "export"), *p]),
             (("review", "search"), lambda: ["comment", *p]),
             (("review", "similar"), lambda: ["take the lock after the reads", *p]),
+            (("review", "concerns"), lambda: [*p]),
             (("findings", "build"), lambda: [*p]),
             (("findings", "list"), lambda: [*p]),
             (("migrate", "validate"), lambda: [*p]),

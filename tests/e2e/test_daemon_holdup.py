@@ -157,7 +157,7 @@ def test_a_flood_of_legacy_sessions_leaves_other_clients_served(flood_daemon: Ru
     assert "legacy session limit" in flood_daemon.log()
 
 
-def test_read_only_serves_the_eight_read_tools_on_both_routes_and_says_so(installation: Installation) -> None:
+def test_read_only_serves_the_nine_read_tools_on_both_routes_and_says_so(installation: Installation) -> None:
     writes = {"knowledge.proposeChange", "knowledge.generateMigrationDraft", "review.generateKnowledgeCandidate"}
     with running_daemon(installation, options=("--read-only",)) as daemon:
         dotted = sorted(t.name for t in list_tools(daemon.mcp_url))
@@ -165,7 +165,7 @@ def test_read_only_serves_the_eight_read_tools_on_both_routes_and_says_so(instal
         capabilities = call_tool(daemon.mcp_url, "system.capabilities", {}).structured
         refused = call_tool(daemon.mcp_url, "knowledge.proposeChange", {"projectId": "p"})
         log = daemon.log()
-    assert dotted == sorted(t.name for t in registered_tools() if t.name not in writes) and len(dotted) == 8
+    assert dotted == sorted(t.name for t in registered_tools() if t.name not in writes) and len(dotted) == 9
     assert compat == sorted(name.replace(".", "_") for name in dotted)
     assert capabilities is not None and capabilities["capabilities"]["writeTools"] is False
     assert capabilities["tools"] == dotted
