@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from tests.projection.review_records import pull_request, thread
-from tests.support.github_corpus import ALICE, Builder, Node, user
+from tests.support.github_corpus import Node, one_thread_pull_requests, user
 
 FOLDER = Path(__file__).resolve().parents[2] / "fixtures" / "concerns"
-_STATES = {"resolved": (True, False), "outdated": (False, True), "open": (False, False)}
 REVIEWERS = tuple(user(f"reviewer-{index}", f"U_kgDOReviewer{index}") for index in range(3))
 
 
@@ -63,20 +62,4 @@ def labels() -> dict[str, tuple[str | None, str, str]]:
 def pull_requests(repository: str, first_number: int, prefix: str = "Con") -> tuple[list[Node], dict[str, str]]:
     """Each thread as one merged, CI-green pull request of `repository` holding it (GitHub's GraphQL shape), and
     the map from each labelled thread id to the node id GitHub gives its thread."""
-    builder = Builder(repository, prefix)
-    pulls, node_ids = [], {}
-    for offset, item in enumerate(threads()):
-        number, minute = first_number + offset, 10_000 + offset * 10
-        reviewer = REVIEWERS[offset % len(REVIEWERS)]
-        pr = builder.pull_request(number, minute, title=f"Change {number}")
-        review = builder.review(pr, "COMMENTED", reviewer, minute - 5)
-        pr["reviews"]["nodes"] = [review]
-        first = builder.comment(pr, review, item["comments"][0], reviewer, minute - 5)
-        rest = [builder.comment(pr, review, body, ALICE, minute - 4 + index, reply_to=first)
-                for index, body in enumerate(item["comments"][1:])]
-        resolved, outdated = _STATES[item["state"]]
-        node = builder.thread(item["path"], [first, *rest], resolved=resolved, outdated=outdated)
-        node_ids[item["id"]] = node["id"]
-        pr["reviewThreads"]["nodes"] = [node]
-        pulls.append(pr)
-    return pulls, node_ids
+    return one_thread_pull_requests(threads(), repository, first_number, prefix, REVIEWERS)

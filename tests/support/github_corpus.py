@@ -92,6 +92,33 @@ class Builder:
         }
 
 
+_THREAD_STATES = {"resolved": (True, False), "outdated": (False, True), "open": (False, False)}
+
+
+def one_thread_pull_requests(items: list[dict[str, Any]], repository: str, first_number: int, prefix: str,
+                             reviewers: tuple[Node, ...] = (BOB,)) -> tuple[list[Node], dict[str, str]]:
+    """Each labelled thread (`id`, `comments`, `path`, `state`) as one pull request of `repository` holding it
+    (GitHub's GraphQL shape, for the fake), reviewed in turn by `reviewers` and answered by ALICE; and the map from
+    each labelled thread id to the node id GitHub gives its thread."""
+    builder = Builder(repository, prefix)
+    pulls, node_ids = [], {}
+    for offset, item in enumerate(items):
+        number, minute = first_number + offset, 10_000 + offset * 10
+        reviewer = reviewers[offset % len(reviewers)]
+        pr = builder.pull_request(number, minute, title=f"Change {number}")
+        review = builder.review(pr, "COMMENTED", reviewer, minute - 5)
+        pr["reviews"]["nodes"] = [review]
+        first = builder.comment(pr, review, item["comments"][0], reviewer, minute - 5)
+        rest = [builder.comment(pr, review, body, ALICE, minute - 4 + index, reply_to=first)
+                for index, body in enumerate(item["comments"][1:])]
+        resolved, outdated = _THREAD_STATES[item["state"]]
+        node = builder.thread(item["path"], [first, *rest], resolved=resolved, outdated=outdated)
+        node_ids[item["id"]] = node["id"]
+        pr["reviewThreads"]["nodes"] = [node]
+        pulls.append(pr)
+    return pulls, node_ids
+
+
 def _simple_threads(b: Builder, pr: Node, review: Node, count: int, comments_each: int, minute: int) -> None:
     for t in range(count):
         first = b.comment(pr, review, f"Please check case {t}.", BOB, minute)
