@@ -29,9 +29,11 @@ import projection.review_similar as similar
 from evidence.records import canonical_bytes, record_file_name, repository_folder
 from projection.review_build import build_review_store
 from projection.review_similar import SimilarFilter, SimilarIndex, find_similar, similar_index
+from serve.tools.review_similar import answer_similar
 from tests.projection.review_records import new_project, thread, write_lake
 from tests.support.similar_set import Situation, lake_records, situations, threads
 from theurian.embedding import bundled_model_files, load_model
+from theurian.stamped_store import VerifiedStores
 
 UNITS = int(os.environ.get("FIND_SIMILAR_BENCHMARK_UNITS", "100000"))
 BIG_UNITS = 1_000_000
@@ -211,10 +213,16 @@ def test_find_similar_speed_and_the_build_s_embedding_cost(tmp_path: Path) -> No
           f"{again.reused} reused)")
     queries = [case.text for case in situations()]
     print(f"measured at {_load()} (two cores)")
-    median, p95, cpu = _p95(lambda q: find_similar(root, q, SimilarFilter(), 5), queries)
+    # As the daemon answers: its verify-once cache (the store is verified on the first call, not on every one) and
+    # the concern lookup the tool adds to every answer.
+    stores = VerifiedStores()
+    started = time.perf_counter()
+    answer_similar(root, queries[0], SimilarFilter(), 5, stores)
+    print(f"first call (verifies the store once for the cache): {time.perf_counter() - started:.2f} s")
+    median, p95, cpu = _p95(lambda q: answer_similar(root, q, SimilarFilter(), 5, stores), queries)
     print(f"findSimilar at {UNITS} units (real store): median {median:.1f} ms, p95 {p95:.1f} ms (CPU p95 {cpu:.1f} ms)")
-    median, p95, cpu = _p95(lambda q: find_similar(root, q, SimilarFilter(repository="Bench/Repo-3",
-                                                                          thread_state="open"), 5), queries)
+    median, p95, cpu = _p95(lambda q: answer_similar(root, q, SimilarFilter(repository="Bench/Repo-3",
+                                                                            thread_state="open"), 5, stores), queries)
     print(f"  with repository + threadState filters: median {median:.1f} ms, p95 {p95:.1f} ms (CPU p95 {cpu:.1f} ms)")
     _, loaded = similar_index(root)
     _print_scans(loaded, model.embed(queries), queries)

@@ -176,7 +176,8 @@ def test_review_build_and_search_figures(tmp_path: Path, installation: Installat
         print(_line(name, _timed(lambda a=arguments: review_search(call, **a), 40)))  # type: ignore[misc]
         where = RecordFilter(repository=arguments.get("repository"), pull_request=arguments.get("pullRequest"),
                              q_folded=ascii_fold(arguments["q"]) if "q" in arguments else None)
-        scan = _timed(lambda w=where: read_records(root, w, 21, indexed=False), 40)  # type: ignore[misc]
+        scan = _timed(lambda w=where: read_records(root, w, 21, indexed=False,  # type: ignore[misc]
+                                                   stores=call.settings.stores), 40)
         print(_line("  brute scan", scan))
 
     print("review.search through the daemon (one client connection, limit 20):")
