@@ -16,6 +16,7 @@ from projection.review_build import build_review_store
 from projection.review_reuse import FILES_DIR
 from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, store_path
 from tests.projection.review_records import new_project, pull_request, review, settle, thread, write_lake
+from tests.support import concern_set
 from tests.support.fake_model import write_fake_model
 from theurian.installation import HOME_OVERRIDE_ENV, installation_config_path, state_dir
 
@@ -135,3 +136,20 @@ def test_a_store_and_file_record_carried_to_another_installation_lend_nothing(
     shutil.copytree(carried, state_dir() / FILES_DIR)  # the record too, as a copied home folder would carry it
     summary = build_review_store(root)
     assert (summary.records, summary.records_reused) == (len(records), 0)
+
+
+def test_an_incremental_build_finds_the_concerns_a_full_build_finds_reading_the_taken_over_members_facts(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, concern_set.lake_records())
+    settle(root)
+    build_review_store(root)
+    write_lake(root, [thread("Acme/Gamma", 900, "PRRT_unrelated", bodies=("a thread unlike the others",))])
+    incremental = build_review_store(root)
+    assert incremental.records_reused > 0 and incremental.concerns > 0
+    # The members were taken over unread: their first-seen times, the anchors (so the ids) and the gate counts come
+    # from their files, read for the clustering alone.
+    taken_over = _tables(root)
+    full = build_review_store(root, full=True)
+    assert full.records_reused == 0 and full.concerns == incremental.concerns
+    assert _tables(root) == taken_over
