@@ -7,6 +7,7 @@
     ├── FindingsStoreUnavailable          the findings store cannot be served: `reason`, as above
     ├── ReviewLakeNotAFolder              `.theurian/review` exists but is not a folder (the build refuses)
     ├── ReviewStoreIsAFolder              a folder sits where the review store is published
+    ├── LakeChangedDuringBuildError       a record file the build took over changed or vanished while it ran
     ├── GitHistoryError                   the project's history cannot be read through git (findings build)
     ├── ThreadNotAvailableError           no stored review thread under that repository and recordKey
     ├── ConcernNotAvailableError          no concern under that concernId in the store built now
@@ -67,6 +68,18 @@ class ReviewLakeNotAFolder(TheurianError):  # noqa: N818 - it names what the lak
 
 class ReviewStoreIsAFolder(TheurianError):  # noqa: N818 - it names what the store's place holds
     """A folder sits where the store goes: no file can replace it, and removing it is the operator's call."""
+
+
+class LakeChangedDuringBuildError(TheurianError):
+    """A record file an incremental build took over unread changed or vanished before the build read it for the
+    concern clustering: the store it would make would not be the lake's, so nothing is published."""
+
+    def __init__(self, record_path: str) -> None:
+        super().__init__(
+            f"the evidence file .theurian/review/{record_path} changed or vanished while the review store was being "
+            "built (an ingest or a scan ran beside the build?), so no store was published and the old one is kept. "
+            "Run `theurian review build` again once the ingest is done."
+        )
 
 
 class GitHistoryError(TheurianError):

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import hmac
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,10 +30,12 @@ from typing import TYPE_CHECKING, Any, Final
 import duckdb
 import orjson
 
+from evidence.errors import NotRegularFile
 from evidence.lake_read import read_record_file
-from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED
+from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED, content_hash
 from knowledge.promotion_gate import MET, stored_signals
 from projection.concern_clusters import PARTS_PER_BILLION, cluster
+from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, RecordFacts, record_facts
 from projection.review_similar import STOP_WORDS
@@ -216,6 +219,14 @@ class _Facts:
         if known is not None:
             return known
         if ordinal not in self._read:
-            record_path = self.projected[ordinal].sort_key[3]
-            self._read[ordinal] = record_facts(orjson.loads(read_record_file(self._lake, record_path)))
+            item = self.projected[ordinal]
+            record_path = item.sort_key[3]
+            try:
+                data = read_record_file(self._lake, record_path)
+            except (NotRegularFile, OSError):
+                raise LakeChangedDuringBuildError(record_path) from None
+            # The bytes the store it replaces was built from, or the facts would be another record's.
+            if not hmac.compare_digest(content_hash(data), item.content_sha256):
+                raise LakeChangedDuringBuildError(record_path)
+            self._read[ordinal] = record_facts(orjson.loads(data))
         return self._read[ordinal]

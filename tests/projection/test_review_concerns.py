@@ -11,8 +11,11 @@ from typing import Any
 import duckdb
 import pytest
 
+from evidence.records import content_hash
+from projection.errors import LakeChangedDuringBuildError
 from projection.review_build import build_review_store
-from projection.review_concerns import CONCERN_ID_HEX, CONCERN_ID_PREFIX, MIN_PULL_REQUESTS, concern_id
+from projection.review_concerns import CONCERN_ID_HEX, CONCERN_ID_PREFIX, MIN_PULL_REQUESTS, _Facts, concern_id
+from projection.review_rows import project
 from projection.review_store import ReviewStoreUnavailable, open_store, store_path
 from tests.projection.review_records import new_project, thread, write_lake
 from tests.support.concern_set import labels, lake_records, threads
@@ -145,3 +148,20 @@ def test_a_concern_row_edited_in_the_store_is_refused_as_damaged(labelled: Path,
     with pytest.raises(ReviewStoreUnavailable) as refused:
         open_store(root)
     assert refused.value.reason.startswith("damaged")
+
+
+def test_a_taken_over_member_whose_file_changed_or_vanished_during_the_build_stops_it_with_a_clear_error(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    record = thread("Acme/Alpha", 1, "PRRT_taken", bodies=("take the locks in one order",))
+    [relative] = write_lake(root, [record])
+    lake = (root / ".theurian/review").resolve()
+    data = (lake / relative).read_bytes()
+    taken_over = project(relative, record, None, content_hash(data))._replace(facts=None)  # as reuse makes it
+    assert _Facts([taken_over], lake).of(0).created_at is not None  # unchanged: read for its facts
+    (lake / relative).write_bytes(data.replace(b"one order", b"any order"))
+    with pytest.raises(LakeChangedDuringBuildError, match="changed or vanished"):
+        _Facts([taken_over], lake).of(0)
+    (lake / relative).unlink()
+    with pytest.raises(LakeChangedDuringBuildError, match="Run `theurian review build` again"):
+        _Facts([taken_over], lake).of(0)
