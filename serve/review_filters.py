@@ -32,7 +32,8 @@ class FilterRules:
     `max_chars` bounds every string filter; `max_chars_name` and `limit_name`, when set, are the constant names a
     refusal shows beside those bounds; `nul_reason` is what follows "contains a NUL (U+0000)" in the tool's words;
     `renders_numbers` says whether a refusal of `limit` or `pullRequest` shows the number sent (described by
-    `describe_number`) or only the range.
+    `describe_number`) or only the range. `surrogates` makes the tool refuse a lone surrogate itself even where the
+    input tier would answer it first (a tool whose checks the CLI also calls, where no input tier runs).
     """
 
     tool: str
@@ -43,6 +44,7 @@ class FilterRules:
     renders_numbers: bool
     max_chars_name: str | None = None
     limit_name: str | None = None
+    surrogates: bool = False
 
     def text(self, key: str, value: str) -> None:
         """Refuse a string filter past `max_chars`, holding a NUL, or (for a tool that answers them itself rather
@@ -54,7 +56,7 @@ class FilterRules:
             )
         if "\x00" in value:
             raise ToolRefusal(f"{self.tool}: `{key}` contains a NUL (U+0000){self.nul_reason}")
-        if self.tool in TOOLS_ANSWERING_SURROGATES and not is_utf8(value):
+        if (self.surrogates or self.tool in TOOLS_ANSWERING_SURROGATES) and not is_utf8(value):
             raise ToolRefusal(
                 f"{self.tool}: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
                 "and no stored value holds; send well-formed text."

@@ -16,13 +16,12 @@ from projection.review_concerns_query import ConcernFilter, ConcernMember, Store
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import describe_value
-from serve.review_filters import MAX_PULL_REQUEST
+from serve.review_filters import MAX_PULL_REQUEST, FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS
 from theurian.hidden_characters import labelled
 from theurian.safety import SAFETY_TRIPLE
-from theurian.text import ascii_fold, is_utf8
+from theurian.text import ascii_fold
 
 TOOL_NAME: Final = "review.listConcerns"
 MAX_LIST_CONCERNS_LIMIT: Final = 20
@@ -61,23 +60,17 @@ def review_list_concerns(
     return concerns_response(found, page)
 
 
+FILTERS: Final = FilterRules(
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
+    default_limit=DEFAULT_LIST_CONCERNS_LIMIT, max_limit=MAX_LIST_CONCERNS_LIMIT, limit_name="MAX_LIST_CONCERNS_LIMIT",
+    nul_reason=", which no stored value holds.", renders_numbers=False,
+    surrogates=True,  # `theurian review concerns` calls these checks with no input tier before them
+)
+
+
 def checked_filter(repository: str | None, min_pull_requests: int | None, q: str | None) -> ConcernFilter:
     """The filters, each refused (naming its bound) rather than repaired."""
-    for key, value in (("repository", repository), ("q", q)):
-        if value is None:
-            continue
-        if len(value) > MAX_FILTER_CHARS:
-            raise ToolRefusal(
-                f"{TOOL_NAME}: `{key}` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters; "
-                f"{describe_value(value, MAX_FILTER_CHARS)} was sent. Shorten it or omit the filter."
-            )
-        if "\x00" in value:
-            raise ToolRefusal(f"{TOOL_NAME}: `{key}` contains a NUL (U+0000), which no stored value holds.")
-        if not is_utf8(value):
-            raise ToolRefusal(
-                f"{TOOL_NAME}: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode and no "
-                "stored value holds; send well-formed text."
-            )
+    FILTERS.texts({"repository": repository, "q": q})
     if min_pull_requests is not None and not 1 <= min_pull_requests <= MAX_PULL_REQUEST:
         raise ToolRefusal(
             f"{TOOL_NAME}: `minPullRequests` must be between 1 and {MAX_PULL_REQUEST}. Send a count in that range, "
@@ -87,14 +80,8 @@ def checked_filter(repository: str | None, min_pull_requests: int | None, q: str
 
 
 def checked_limit(limit: int | None) -> int:
-    if limit is None:
-        return DEFAULT_LIST_CONCERNS_LIMIT
-    if not 1 <= limit <= MAX_LIST_CONCERNS_LIMIT:
-        raise ToolRefusal(
-            f"{TOOL_NAME}: `limit` must be between 1 and MAX_LIST_CONCERNS_LIMIT ({MAX_LIST_CONCERNS_LIMIT}); the "
-            f"default is {DEFAULT_LIST_CONCERNS_LIMIT}. Nothing was clamped; send a limit in that range."
-        )
-    return limit
+    """The page size, DEFAULT_LIST_CONCERNS_LIMIT when none is sent; refused outside 1..MAX_LIST_CONCERNS_LIMIT."""
+    return FILTERS.limit(limit)
 
 
 def concerns_response(found: list[StoredConcern], page: int) -> dict[str, Any]:

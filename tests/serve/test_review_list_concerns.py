@@ -15,6 +15,7 @@ import pytest
 import schemas
 from projection.review_concerns_query import MAX_LISTED_MEMBERS
 from serve.dispatch import Dispatcher
+from serve.errors import ToolRefusal
 from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools
@@ -24,6 +25,7 @@ from serve.tools.review_concerns import (
     LIST_CONCERNS_UNAVAILABLE_REFUSAL,
     MAX_LIST_CONCERNS_LIMIT,
     TOOL_NAME,
+    checked_filter,
     review_list_concerns,
 )
 from serve.validation import InputValidator
@@ -155,3 +157,10 @@ def test_find_similar_names_the_concern_of_each_record_and_null_for_the_rest(pro
     assert all(record["concernId"] == members.get(record["recordKey"]) for record in records)
     assert any(record["concernId"] is None for record in records)
     assert any(record["concernId"] is not None for record in records)
+
+
+@pytest.mark.parametrize("key", ["repository", "q"])
+def test_the_checks_the_cli_calls_refuse_a_lone_surrogate_where_no_input_tier_runs(key: str) -> None:
+    arguments: dict[str, str | None] = {"repository": None, "q": None, key: "lock\ud800"}
+    with pytest.raises(ToolRefusal, match=r"lone surrogate \(U\+D800-U\+DFFF\)"):
+        checked_filter(arguments["repository"], None, arguments["q"])
