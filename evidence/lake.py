@@ -139,15 +139,6 @@ class Lake:
             write_bytes_durably(prepared.path, prepared.data)
         return prepared.result()
 
-    def mark_missing(self, repository: str, kind: str, key: str, run_id: str) -> bool:
-        """Mark a stored record missing upstream since `run_id`; False if absent or already marked."""
-        record = self.load(repository, kind, key)
-        if record is None or "missingUpstreamSince" in record:
-            return False
-        record["missingUpstreamSince"] = run_id
-        self.put(record)
-        return True
-
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
         """Hold this lake for one ingest: an exclusive, non-waiting `flock` on the lake folder itself.

@@ -48,16 +48,6 @@ def test_an_invalid_record_is_refused_and_nothing_is_written(project: Path) -> N
     assert not any((project / ".theurian").rglob("*.json"))
 
 
-def test_marking_missing_keeps_the_record_and_the_first_run_that_missed_it(project: Path) -> None:
-    lake = Lake(project)
-    record = next(r for r in fixture_records() if r["kind"] == "review-submission")
-    lake.put(record)
-    args = (record["repository"], "review-submission", record["recordKey"])
-    assert lake.mark_missing(*args, "01K4YQ7N2B3C4D5E6F7G8H9JKA")
-    assert not lake.mark_missing(*args, "01K4YQ7N2B3C4D5E6F7G8H9JKB")
-    assert lake.load(*args) == record | {"missingUpstreamSince": "01K4YQ7N2B3C4D5E6F7G8H9JKA"}
-
-
 def test_the_reader_reports_bad_files_by_path_and_goes_on(project: Path) -> None:
     lake = Lake(project)
     records = fixture_records()

@@ -173,5 +173,6 @@ def test_pull_requests_not_seen_skips_those_the_pages_answered_and_those_already
     repository, key = fetched.pull_request["repository"], fetched.pull_request["recordKey"]
     assert pull_requests_not_seen(lake, repository, {key}) == []
     assert pull_requests_not_seen(lake, repository, set()) == [key]
-    assert lake.mark_missing(repository, KIND_PULL_REQUEST, key, RUN_1)
+    with RecordBatch(lake) as batch:
+        assert batch.mark_missing(repository, KIND_PULL_REQUEST, key, RUN_1)
     assert pull_requests_not_seen(lake, repository, set()) == []
