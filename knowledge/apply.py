@@ -74,6 +74,9 @@ class MigrationStatus:
     applied: list[Applied]
     pending: list[str]
     edited: list[str]  # applied files whose bytes changed since (or that are gone)
+    # The active state is not this installation's build, or is damaged: its history is not trusted, so every
+    # migration reads as pending, and `migrate apply` rebuilds the state from all of them.
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,13 +125,13 @@ def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool
 
 def migration_status(root: Path) -> MigrationStatus:
     """Which files the active state applied, which are pending, and which applied ones were edited."""
-    _, applied, _ = recorded_migrations(root)
+    _, applied, damaged = recorded_migrations(root)
     files = migration_files(root)
     done = {a.file_name for a in applied}
     edited = [
         a.file_name for a in applied if a.file_name not in files or _checksum(root, a.file_name) != a.checksum
     ]
-    return MigrationStatus(applied, [name for name in files if name not in done], edited)
+    return MigrationStatus(applied, [name for name in files if name not in done], edited, refused=damaged)
 
 
 def apply_migrations(root: Path) -> ApplyOutcome:

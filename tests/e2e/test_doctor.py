@@ -3,9 +3,11 @@ each broken state a test can make named, with its cure."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
@@ -93,6 +95,13 @@ def _edit_applied_migration(project: Path) -> None:
     migration.write_text(migration.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
 
 
+def _edit_state_with_sqlite3(project: Path) -> None:
+    state = project / ".theurian/state"
+    pointer = json.loads((state / "knowledge-active.json").read_text(encoding="utf-8"))
+    with contextlib.closing(sqlite3.connect(state / pointer["stateFile"])) as connection, connection:
+        connection.execute("UPDATE revisions SET body = 'Planted.'")
+
+
 def _chmod(path: str, mode: int) -> Callable[[Installation, Path], None]:
     return lambda installation, project: (installation.home / path).chmod(mode)
 
@@ -111,6 +120,10 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                     "MIGRATION_CHECKSUM_MISMATCH", "restore the applied file as it was"),
     "knowledge state removed": (lambda i, p: (p / ".theurian/state/knowledge-active.json").unlink(),
                                 "sample: knowledge state", "2 migration(s) pending", "`theurian migrate apply`"),
+    # Not "N migration(s) pending": every migration was applied, into a state this installation cannot vouch for.
+    "knowledge state edited with sqlite3": (lambda i, p: _edit_state_with_sqlite3(p), "sample: knowledge state",
+                                            "not this installation's build, or is damaged",
+                                            "`theurian migrate apply` (rebuilds it"),
     "index removed": (lambda i, p: (p / ".theurian/state/knowledge-index.json").unlink(),
                       "sample: retrieval index", "not built", "`theurian index build`"),
     "lake removed": (lambda i, p: shutil.rmtree(p / ".theurian/review"), "sample: evidence lake", "empty",

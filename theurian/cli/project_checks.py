@@ -154,6 +154,11 @@ def _knowledge(root: Path) -> list[Check]:
         state = Check("knowledge state", FAIL, f"applied migration edited since: {status.edited[0]} "
                                                "(MIGRATION_CHECKSUM_MISMATCH)",
                       "restore the applied file as it was (git checkout), and write a new migration instead")
+    elif status.refused:
+        # Not "N pending": the migrations were applied, but into a state this installation cannot vouch for.
+        state = Check("knowledge state", FAIL, "the active state is not this installation's build, or is damaged; "
+                                               "its history is not trusted",
+                      "`theurian migrate apply` (rebuilds it from every migration)")
     elif status.pending:
         state = Check("knowledge state", FAIL, f"{len(status.pending)} migration(s) pending",
                       "`theurian migrate apply`")
