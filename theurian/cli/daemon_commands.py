@@ -6,7 +6,6 @@ another of this installation's runs (the form a service manager starts).
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import timedelta
 from typing import Annotated
@@ -41,7 +40,7 @@ def start(
         return
     record = daemon_control.start_background(host, port)
     if as_json:
-        echo_summary("daemon start", {"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
+        echo_summary({"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
                                       "version": record.version, "log": str(daemon_state.log_path())})
         return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
@@ -59,7 +58,7 @@ def stop(
     Exit 4 when no daemon is running."""
     stopped = daemon_control.stop(timeout)
     if as_json:
-        echo_summary("daemon stop", {"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
+        echo_summary({"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
                                      "killed": stopped.killed}, ok=not stopped.killed)
     if stopped.killed:
         typer.echo(f"theurian daemon (pid {stopped.record.pid}) did not stop within {timeout:g} s: killed it "
@@ -70,14 +69,14 @@ def stop(
 
 
 @app.command("status")
-def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def status(as_json: JsonSummaryOption = False) -> None:
     """Whether the daemon runs: pid, address, uptime, version, projects served.
 
     Exit 0 running and answering; 1 recorded but dead or not answering /health; 3 not running."""
     report = daemon_control.status()
     projects = [r.project_id for r in registry.read().registrations]
     if as_json:
-        typer.echo(json.dumps(_document(report, projects), indent=2, ensure_ascii=False))
+        echo_summary(_document(report, projects), ok=report.exit_code == 0)
     else:
         _print(report, projects)
     raise typer.Exit(report.exit_code)

@@ -25,12 +25,12 @@ def init(
         created = init_project(root)
     except AlreadyInPlaceError as exc:
         if as_json:
-            echo_summary("init", {"projectRoot": str(root), "changed": False, "message": exc.message})
+            echo_summary({"projectRoot": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
     if as_json:
-        echo_summary("init", {"projectRoot": str(root), "changed": True, "created": str(created),
+        echo_summary({"projectRoot": str(root), "changed": True, "created": str(created),
                               "nextSteps": [f"theurian project register {path}"]})
         return
     typer.echo(f"created {created}")
