@@ -183,6 +183,8 @@ def test_a_refusal_under_json_prints_the_same_shape_on_stdout_beside_its_one_std
     code, document = _refused(installation, "review", "search", "lock", "--project", str(project))
     assert code == 1 and document["command"] == "review search" and document["ok"] is False
     assert "is not registered" in document["summary"]["error"]
+    code, document = _refused(installation, "daemon", "start", "--foreground", "--port", str(free_port()))
+    assert code == 2 and document["summary"]["error"].startswith("--foreground serves until Ctrl-C")
 
 
 def test_a_command_line_click_cannot_parse_prints_no_document(installation: Installation, tmp_path: Path) -> None:

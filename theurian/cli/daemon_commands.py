@@ -16,6 +16,7 @@ from theurian import daemon_control, daemon_state, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.serve_command import DEFAULT_HOST, DEFAULT_PORT
 from theurian.daemon_control import Status
+from theurian.errors import UsageError
 
 app = typer.Typer(help="Run the MCP daemon in the background and look after it.", no_args_is_help=True)
 
@@ -33,6 +34,8 @@ def start(
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
     if foreground:
+        if as_json:  # it serves until Ctrl-C, which prints no summary: a script waiting for one would wait forever
+            raise UsageError("--foreground serves until Ctrl-C and prints no summary: leave out --json")
         daemon_control.refuse_if_running()
         from theurian.cli.serve_command import serve
 
