@@ -44,7 +44,7 @@ def start(
     record = daemon_control.start_background(host, port)
     if as_json:
         echo_summary({"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
-                                      "version": record.version, "log": str(daemon_state.log_path())})
+                      "version": record.version, "log": str(daemon_state.log_path())})
         return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
     typer.echo("clients send Authorization: Bearer <token>; `theurian auth token` prints it")
@@ -62,7 +62,7 @@ def stop(
     stopped = daemon_control.stop(timeout)
     if as_json:
         echo_summary({"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
-                                     "killed": stopped.killed}, ok=not stopped.killed)
+                      "killed": stopped.killed}, ok=not stopped.killed)
     if stopped.killed:
         typer.echo(f"theurian daemon (pid {stopped.record.pid}) did not stop within {timeout:g} s: killed it "
                    "(calls in flight were cut off)", err=True)

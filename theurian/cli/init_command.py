@@ -31,7 +31,7 @@ def init(
         return
     if as_json:
         echo_summary({"projectRoot": str(root), "changed": True, "created": str(created),
-                              "nextSteps": [f"theurian project register {path}"]})
+                      "nextSteps": [f"theurian project register {path}"]})
         return
     typer.echo(f"created {created}")
     typer.echo(f"next: theurian project register {path}")

@@ -34,14 +34,12 @@ def register(
         registration = registry.register(root, chosen)
     except AlreadyInPlaceError as exc:
         if as_json:
-            echo_summary({"projectId": chosen, "rootPath": str(root), "changed": False,
-                                              "message": exc.message})
+            echo_summary({"projectId": chosen, "rootPath": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
     if as_json:
-        echo_summary({"projectId": registration.project_id,
-                                          "rootPath": str(registration.root), "changed": True})
+        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True})
         return
     typer.echo(f"registered {registration.project_id} -> {registration.root}")
 
