@@ -69,7 +69,8 @@ def test_a_stored_thread_goes_from_review_search_to_an_applied_inferred_item(
                                                                              record["recordPath"])
 
     listed = module_installation.cli("propose", "list", "--project", str(root), "--json", check=True)
-    assert {"proposalId": proposal, "status": "pending"}.items() <= json.loads(listed.stdout)[0].items()
+    listed_proposal = json.loads(listed.stdout)["summary"]["proposals"][0]
+    assert {"proposalId": proposal, "status": "pending"}.items() <= listed_proposal.items()
     accepted = module_installation.cli("propose", "accept", proposal, "--project", str(root), check=True)
     assert drafted.structured["migrationFile"] in accepted.stdout
     again = module_installation.cli("propose", "accept", proposal, "--project", str(root))

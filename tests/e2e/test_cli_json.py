@@ -1,6 +1,7 @@
-"""Every command that prints a summary has `--json`: a walk over the whole CLI runs each one through the real
-console script and parses what it prints; each command whose `--json` names the shared shape prints exactly
-{"command", "ok", "summary"} (theurian/cli/json_summary.py)."""
+"""Every command that prints a summary has `--json`, and every `--json` prints exactly {"command", "ok", "summary"}
+(theurian/cli/json_summary.py): a walk over the whole CLI runs each one through the real console script and parses
+what it prints, `ok` true exactly when it exits 0; a refusal under `--json` prints the same shape on stdout beside
+its one line on stderr."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from tests.support.daemon import free_port
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
-from theurian.cli.json_summary import SUMMARY_KEYS
+from theurian.cli.json_summary import SHAPE_HELP, SUMMARY_KEYS
 from theurian.cli.main import app
 
 # Commands that print no summary, and why: each prints one thing a script reads as it is, or runs in the foreground.
@@ -27,7 +28,6 @@ NO_SUMMARY = {
     ("daemon", "logs"): "the daemon's log lines as they are",
     ("auth", "token"): "the token alone, for `$(theurian auth token)`",
 }
-SHAPE_HELP = '{"command", "ok", "summary"}'
 
 
 def _leaves() -> dict[tuple[str, ...], Any]:
@@ -49,15 +49,26 @@ def _json_option(command: Any) -> Any:
     return next((p for p in command.params if "--json" in getattr(p, "opts", [])), None)
 
 
-def test_every_command_but_the_ones_that_print_no_summary_has_json() -> None:
+def test_every_command_but_the_ones_that_print_no_summary_has_the_one_json_option() -> None:
     leaves = _leaves()
     assert set(NO_SUMMARY) <= set(leaves)
     lacking = sorted(" ".join(path) for path, command in leaves.items()
                      if path not in NO_SUMMARY and _json_option(command) is None)
     assert lacking == []
+    # Each is json_summary's own option (its help names the shape), so each prints through its one helper.
+    others = sorted(" ".join(path) for path, command in leaves.items()
+                    if path not in NO_SUMMARY and SHAPE_HELP not in (_json_option(command).help or ""))
+    assert others == []
 
 
-def test_every_summary_command_run_with_json_prints_one_parseable_document(
+def _assert_shape(document: Any, path: tuple[str, ...], returncode: int) -> None:
+    assert tuple(document) == SUMMARY_KEYS, (path, document)
+    assert document["command"] == " ".join(path), document
+    assert document["ok"] is (returncode == 0), (path, returncode, document)
+    assert isinstance(document["summary"], dict), path
+
+
+def test_every_summary_command_run_with_json_prints_exactly_command_ok_and_summary(
         installation: Installation, tmp_path: Path) -> None:
     shop = new_shop(tmp_path / "shop")
     fresh = tmp_path / "fresh"
@@ -126,14 +137,13 @@ def test_every_summary_command_run_with_json_prints_one_parseable_document(
             # doctor exits 1 when a check fails (here: no GitHub token check, a daemon stopped): it still reports.
             assert result.returncode == 0 or path == ("doctor",), (path, result.stderr)
             document = json.loads(result.stdout)
+            _assert_shape(document, path, result.returncode)
+            assert "error" not in document["summary"], (path, document)
             if path[0] == "propose" and path[1] in ("change", "migration"):
-                drafted.append(document["proposalId"])
-            if SHAPE_HELP in (_json_option(leaves[path]).help or ""):
-                assert tuple(document) == SUMMARY_KEYS, path
-                assert document["command"] == " ".join(path) and document["ok"] is True, document
-                assert isinstance(document["summary"], dict)
-            else:
-                assert isinstance(document, dict | list), path
+                drafted.append(document["summary"]["proposalId"])
+            if path == ("doctor",):  # its failing checks are what make it exit 1
+                assert document["ok"] is False and any(
+                    c["level"] == "fail" for c in document["summary"]["checks"]), document
 
 
 def test_a_set_up_step_that_finds_its_work_done_is_ok_and_says_nothing_changed(
@@ -149,3 +159,43 @@ def test_a_set_up_step_that_finds_its_work_done_is_ok_and_says_nothing_changed(
     assert allowed == {"command": "review allow", "ok": True,
                        "summary": {"repository": "Acme/Widgets", "changed": False,
                                    "message": allowed["summary"]["message"]}}
+
+
+def _refused(installation: Installation, *arguments: str) -> tuple[int, dict[str, Any]]:
+    """A refused command's exit code and the document it printed; its one stderr line says what the document
+    says."""
+    result = installation.cli(*arguments, "--json")
+    (line,) = result.stderr.splitlines()
+    document = json.loads(result.stdout)
+    assert document["summary"]["error"] == line.removeprefix("theurian: "), (line, document)
+    assert document["summary"]["exitCode"] == result.returncode != 0
+    return result.returncode, document
+
+
+def test_a_refusal_under_json_prints_the_same_shape_on_stdout_beside_its_one_stderr_line(
+        installation: Installation, tmp_path: Path) -> None:
+    project = tmp_path / "empty"
+    project.mkdir()
+    installation.cli("init", str(project), check=True)
+    code, document = _refused(installation, "review", "ingest", "--project", str(project))
+    assert code == 2 and document["command"] == "review ingest" and document["ok"] is False
+    assert document["summary"]["error"].startswith("the review allowlist is empty")
+    code, document = _refused(installation, "review", "search", "lock", "--project", str(project))
+    assert code == 1 and document["command"] == "review search" and document["ok"] is False
+    assert "is not registered" in document["summary"]["error"]
+    code, document = _refused(installation, "daemon", "start", "--foreground", "--port", str(free_port()))
+    assert code == 2 and document["summary"]["error"].startswith("--foreground serves until Ctrl-C")
+
+
+def test_a_command_line_click_cannot_parse_prints_no_document(installation: Installation, tmp_path: Path) -> None:
+    result = installation.cli("review", "build", "--jobs", "0", "--project", str(tmp_path), "--json")
+    assert result.returncode == 2 and result.stdout == "" and "--jobs" in result.stderr
+
+
+def test_setup_client_with_json_prints_the_client_line_in_the_summary(installation: Installation) -> None:
+    result = installation.cli("setup", "--client", "claude-code", "--port", "7777", "--json", check=True)
+    document = json.loads(result.stdout)
+    _assert_shape(document, ("setup",), result.returncode)
+    plain = installation.cli("setup", "--client", "claude-code", "--port", "7777", check=True).stdout
+    assert document["summary"] == {"client": "claude-code", "mcpUrl": "http://127.0.0.1:7777/mcp",
+                                   "line": plain.rstrip("\n")}

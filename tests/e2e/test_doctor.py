@@ -58,7 +58,7 @@ def _doctor(installation: Installation, *args: str) -> tuple[int, dict[str, dict
     result = installation.cli("doctor", "--json", *args, timeout=120)
     document = json.loads(result.stdout)
     assert document["ok"] is (result.returncode == 0)
-    return result.returncode, {c["check"]: c for c in document["checks"]}
+    return result.returncode, {c["check"]: c for c in document["summary"]["checks"]}
 
 
 def test_every_check_passes_on_the_demo_project_with_its_daemon_running(running: tuple[Installation, Path]) -> None:
@@ -164,13 +164,13 @@ def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation
     with FakeGitHub(load_fixture()).running() as fake:
         env = {"GITHUB_TOKEN": "test-token", "GITHUB_API_URL": fake.url}
         result = installation.cli("doctor", "--json", "--online", extra_env=env, timeout=120)
-    checks = {c["check"]: c for c in json.loads(result.stdout)["checks"]}
+    checks = {c["check"]: c for c in json.loads(result.stdout)["summary"]["checks"]}
     assert checks["github token"] == {"check": "github token", "level": "ok",
                                       "state": "GITHUB_TOKEN is set (not shown)", "cure": ""}
     assert checks["github api"]["level"] == "ok" and "points left" in checks["github api"]["state"]
     assert "test-token" not in result.stdout
     offline = installation.cli("doctor", "--json", "--online", timeout=120)
-    github = {c["check"]: c for c in json.loads(offline.stdout)["checks"]}["github token"]
+    github = {c["check"]: c for c in json.loads(offline.stdout)["summary"]["checks"]}["github token"]
     assert github["level"] == "fail" and github["cure"].startswith("export GITHUB_TOKEN")
 
 
@@ -180,7 +180,7 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
         copy: tuple[Installation, Path]) -> None:
     installation, project = copy
     result = installation.cli("project", "status", "sample", "--json", check=True)
-    [document] = json.loads(result.stdout)["projects"]
+    [document] = json.loads(result.stdout)["summary"]["projects"]
     # The demo ingests two repositories: Acme/Widgets and the paraphrase set review.findSimilar is shown on.
     by_name = {r["repository"]: r for r in document["repositories"]}
     assert sorted(by_name) == ["Acme/Reviews", "Acme/Widgets"]
@@ -201,11 +201,11 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
 def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Installation, Path]) -> None:
     installation, project = copy
     args = ("index", "status", "--project", str(project), "--json")
-    assert json.loads(installation.cli(*args, check=True).stdout)["state"] == "current"
+    assert json.loads(installation.cli(*args, check=True).stdout)["summary"]["state"] == "current"
     pointer = project / ".theurian/state/knowledge-index.json"
     document = json.loads(pointer.read_text(encoding="utf-8"))
     pointer.write_text(json.dumps(document | {"stateHash": "0" * 64}), encoding="utf-8")
-    stale = json.loads(installation.cli(*args, check=True).stdout)
+    stale = json.loads(installation.cli(*args, check=True).stdout)["summary"]
     assert stale["state"] == "stale" and stale["indexedState"] == "0" * 64
     pointer.unlink()
     assert installation.cli("index", "status", "--project", str(project), check=True).stdout.strip() == (
@@ -220,7 +220,9 @@ def test_migrate_validate_checks_everything_and_applies_nothing(copy: tuple[Inst
     assert valid.stdout.strip() == "2 migration(s) valid, 0 pending; nothing was applied"
     _edit_applied_migration(project)
     edited = installation.cli("migrate", "validate", "--project", str(project), "--json")
-    assert edited.returncode == 1 and json.loads(edited.stdout)["error"]["code"] == "MIGRATION_CHECKSUM_MISMATCH"
+    refusal = json.loads(edited.stdout)
+    assert edited.returncode == 1 and refusal["ok"] is False
+    assert refusal["summary"]["code"] == "MIGRATION_CHECKSUM_MISMATCH"
     assert sorted(p.name for p in state.iterdir()) == before
 
 

@@ -54,7 +54,7 @@ def test_start_returns_once_the_daemon_answers_and_status_reports_it(installatio
     assert httpx.get(f"http://127.0.0.1:{started}/health", timeout=5).status_code == 200
     status = installation.cli("daemon", "status", "--json")
     assert status.returncode == STATUS_RUNNING, status.stderr
-    document = json.loads(status.stdout)
+    document = json.loads(status.stdout)["summary"]
     assert document["state"] == "running" and document["pid"] == record["pid"]
     assert document["url"] == f"http://127.0.0.1:{started}/mcp"
     assert document["version"] and document["uptimeSeconds"] >= 0 and document["projects"] == []
@@ -153,7 +153,7 @@ def test_a_record_left_by_a_dead_daemon_is_reported_and_does_not_block_a_start(i
 
 def test_a_foreground_serve_is_seen_by_status_and_refuses_a_background_start(installation: Installation) -> None:
     with running_daemon(installation) as daemon:
-        status = json.loads(installation.cli("daemon", "status", "--json").stdout)
+        status = json.loads(installation.cli("daemon", "status", "--json").stdout)["summary"]
         assert status["state"] == "running" and status["pid"] == daemon.process.pid
         refused = installation.cli("daemon", "start", "--port", str(free_port()), timeout=60)
         assert refused.returncode == EXIT_ALREADY_IN_PLACE and f"pid {daemon.process.pid}" in refused.stderr

@@ -39,7 +39,7 @@ def test_the_three_drafts_list_reject_and_accept_at_the_command_line(installatio
         shop.fix_commit, "--item-id", args["itemId"], "--title", args["title"], "--body-file", str(body),
         "--kind", "convention", "--category", "reliability-rule", "--owner", "orders-team", "--author", "me",
         "--evidence", "the thread asked for it", *where, "--json", check=True)
-    payloads = [json.loads(result.stdout) for result in (change, migration, candidate)]
+    payloads = [json.loads(result.stdout)["summary"] for result in (change, migration, candidate)]
     for payload in payloads:
         PROPOSAL_SCHEMA.validate(payload)
     trail = json.loads((shop.root / payloads[2]["evidenceFile"]).read_text(encoding="utf-8"))
@@ -65,7 +65,10 @@ def test_refusals_are_one_line_with_an_exit_code_and_a_conflict_prints_its_envel
     conflict = installation.cli("propose", "change", shop.item_id, "--expected-revision", "01K30000000000000000000999",
                                 "--body-file", str(body), "--author", "me", *where, "--json")
     assert conflict.returncode == 1
-    assert json.loads(conflict.stdout)["error"]["code"] == "REVISION_CONFLICT"
+    envelope = json.loads(conflict.stdout)
+    assert (envelope["command"], envelope["ok"]) == ("propose change", False)
+    assert envelope["summary"]["code"] == "REVISION_CONFLICT"
+    assert envelope["summary"]["error"] == conflict.stderr.strip().removeprefix("theurian: ")
     unknown = installation.cli("propose", "accept", "01K9ZZZZZZZZZZZZZZZZZZZZZZ", *where)
     bad_category = installation.cli("propose", "candidate", "--repository", REPOSITORY, "--record-key", THREAD_KEY,
                                     "--fix-commit", shop.fix_commit, "--item-id", "a.b", "--title", "t",
@@ -100,7 +103,7 @@ def _drafted_migration(installation: Installation, shop_root: Path, tmp_path: Pa
     result = installation.cli("propose", "migration", "--operations-file", str(operations), "--author", "me",
                               "--description", "Alias the lock order", "--project", str(shop_root), "--json",
                               check=True)
-    payload: dict[str, str] = json.loads(result.stdout)
+    payload: dict[str, str] = json.loads(result.stdout)["summary"]
     return payload
 
 

@@ -82,12 +82,14 @@ def _cli(installation: Installation, shop: Path, words: list[str], *flags: str) 
 
 def _same_answer(installation: Installation, daemon: RunningDaemon, shop: Path, words: list[str], tool: str,
                  arguments: dict[str, Any]) -> dict[str, Any]:
-    """The daemon's structured answer to `tool`, after checking `theurian <words> --json` prints exactly it."""
+    """The daemon's structured answer to `tool`, after checking `theurian <words> --json` prints exactly it as its
+    summary."""
     answer = call_tool(daemon.mcp_url, tool, {"projectId": PROJECT_ID} | arguments)
     assert not answer.is_error, answer.text
     printed = _cli(installation, shop, words, "--json")
     assert printed.returncode == 0, printed.stderr
-    assert answer.structured is not None and json.loads(printed.stdout) == answer.structured
+    assert answer.structured is not None
+    assert json.loads(printed.stdout) == {"command": " ".join(words[:2]), "ok": True, "summary": answer.structured}
     return answer.structured
 
 
@@ -110,7 +112,8 @@ def test_a_refusal_is_the_daemons_refusal_word_for_word(
     assert printed.returncode == 1 and printed.stdout == ""
     assert printed.stderr.splitlines() == [f"theurian: {answer.text}"]
     as_json = _cli(module_installation, shop, words, "--json")
-    assert as_json.returncode == 1 and json.loads(as_json.stdout) == {"error": answer.text}
+    assert as_json.returncode == 1 and json.loads(as_json.stdout) == {
+        "command": " ".join(words[:2]), "ok": False, "summary": {"error": answer.text, "exitCode": 1}}
 
 
 @pytest.mark.parametrize(("words", "tool", "arguments"), [
@@ -125,7 +128,7 @@ def test_a_value_exactly_at_its_bound_is_answered_not_refused(
 
 def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: Installation, shop: Path) -> None:
     words = ["review", "search", "--limit", "5"]
-    records = json.loads(_cli(module_installation, shop, words, "--json").stdout)["records"]
+    records = json.loads(_cli(module_installation, shop, words, "--json").stdout)["summary"]["records"]
     printed = _cli(module_installation, shop, words, "--csv")
     assert printed.returncode == 0, printed.stderr
     rows = list(csv.DictReader(io.StringIO(printed.stdout)))

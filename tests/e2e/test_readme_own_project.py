@@ -118,7 +118,7 @@ def test_the_readme_lines_end_with_a_daemon_where_every_tool_answers(installatio
             installation.cli("propose", "accept", proposal, "--project", str(root), check=True)
             refreshed = installation.cli("sync", "--project", str(root), "--json", extra_env=fake_env | {
                 "GITHUB_TOKEN": TOKEN}, check=True)
-            stages = {s["stage"]: s["outcome"] for s in json.loads(refreshed.stdout)["stages"]}
+            stages = {s["stage"]: s["outcome"] for s in json.loads(refreshed.stdout)["summary"]["stages"]}
             assert (stages["migrate apply"], stages["index build"]) == ("done", "done"), stages
             item = "reliability.lock-after-reads"
             [got] = call_tools(daemon.mcp_url, [("knowledge.get", project | {"itemId": item})])

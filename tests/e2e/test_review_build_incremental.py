@@ -29,12 +29,13 @@ def test_a_second_build_takes_the_unchanged_records_over_and_full_reads_them_aga
                       thread("Acme/Alpha", 1, "PRRT_1", bodies=("the cache is stale",))])
     settle(root)
     first = installation.cli("review", "build", "--project", str(root), "--json", check=True)
-    assert json.loads(first.stdout)["recordsReused"] == 0
+    assert json.loads(first.stdout)["summary"]["recordsReused"] == 0
     digest = _stamped_digest(root)
     second = installation.cli("review", "build", "--project", str(root), check=True)
     assert "records: 0 read from the lake, 2 unchanged taken over from the store it replaces" in second.stdout
     assert _stamped_digest(root) == digest
     full = installation.cli("review", "build", "--project", str(root), "--full", "--json", check=True)
-    assert (json.loads(full.stdout)["recordsReused"], json.loads(full.stdout)["records"]) == (0, 2)
+    full_summary = json.loads(full.stdout)["summary"]
+    assert (full_summary["recordsReused"], full_summary["records"]) == (0, 2)
     assert _stamped_digest(root) == digest
     assert first.stderr == second.stderr == full.stderr == ""

@@ -71,7 +71,7 @@ def test_the_cli_lists_the_same_concerns_as_the_tool(module_installation: Instal
     root: Path = project["root"]
     as_json = module_installation.cli("review", "concerns", "--limit", "20", "--json", "--project", str(root),
                                       check=True)
-    assert json.loads(as_json.stdout) == _listed(module_daemon)
+    assert json.loads(as_json.stdout)["summary"] == _listed(module_daemon)
     table = module_installation.cli("review", "concerns", "--project", str(root), check=True)
     lines = table.stdout.strip().splitlines()
     assert lines[0].split() == ["concern", "PRs", "revs", "repos", "members", "gate", "excerpt"]
@@ -146,7 +146,7 @@ def test_propose_candidate_with_concern_drafts_what_the_tool_drafts(module_daemo
         "convention.from-the-cli", "--title", "Written down", "--body-file", str(body), "--kind", "convention",
         "--category", "coding-convention", "--owner", "o", "--author", "a", "--json", "--project", str(root),
         check=True)
-    payload = json.loads(drafted.stdout)
+    payload = json.loads(drafted.stdout)["summary"]
     PROPOSAL_SCHEMA.validate(payload)
     trail = json.loads((root / payload["evidenceFile"]).read_text(encoding="utf-8"))
     assert trail["draftedBy"] == "theurian propose candidate"

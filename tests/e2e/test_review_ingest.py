@@ -125,7 +125,7 @@ def test_the_hard_cases_are_stored_whole(ingested: tuple[Path, FakeGitHub, Any])
 
 def test_the_summary_json_and_the_manifest_account_for_the_run(ingested: tuple[Path, FakeGitHub, Any]) -> None:
     project, fake, result = ingested
-    (run,) = json.loads(result.stdout)["runs"]
+    (run,) = json.loads(result.stdout)["summary"]["runs"]
     assert run["status"] == "completed" and run["repository"] == PUBLIC_REPOSITORY
     assert run["requests"] == fake.requests and run["graphqlPoints"] == fake.graphql_points
     assert run["per100PullRequests"] == {"points": round(fake.graphql_points * 100 / run["pullRequests"], 1),
@@ -149,7 +149,7 @@ def test_status_shows_records_by_kind_and_the_last_run(ingested: tuple[Path, Fak
                                                        module_installation: Installation) -> None:
     project, _, _ = ingested
     result = module_installation.cli("review", "status", "--json", "--project", str(project), check=True)
-    (row,) = json.loads(result.stdout)["repositories"]
+    (row,) = json.loads(result.stdout)["summary"]["repositories"]
     assert row["records"] == Lake(project).record_counts(PUBLIC_REPOSITORY)
     assert row["lastRun"]["status"] == "completed" and row["records"]["pull-request"] == 105
 
@@ -162,13 +162,13 @@ def test_a_second_run_rewrites_nothing(installation: Installation, fake: FakeGit
     incremental = ingest(installation, project, fake, "--json")
     assert fake.requests - requests == 1
     # Nothing updated since the last run: no pull request read, so no rate per 100 of them to state.
-    assert json.loads(incremental.stdout)["runs"][0]["pullRequests"] == 0
-    assert json.loads(incremental.stdout)["runs"][0]["per100PullRequests"] is None
+    assert json.loads(incremental.stdout)["summary"]["runs"][0]["pullRequests"] == 0
+    assert json.loads(incremental.stdout)["summary"]["runs"][0]["per100PullRequests"] is None
     full = ingest(installation, project, fake, "--full", "--json")
     for result in (incremental, full):
-        (run,) = json.loads(result.stdout)["runs"]
+        (run,) = json.loads(result.stdout)["summary"]["runs"]
         assert all(c["created"] == c["updated"] == c["missingUpstream"] == 0 for c in run["counts"].values())
-    assert json.loads(full.stdout)["runs"][0]["counts"]["pull-request"]["unchanged"] == 6
+    assert json.loads(full.stdout)["summary"]["runs"][0]["counts"]["pull-request"]["unchanged"] == 6
     assert {p: p.stat().st_mtime_ns for p in before} == before
 
 
@@ -182,7 +182,7 @@ def test_an_upstream_edit_is_counted_as_updated_and_a_delete_loses_nothing(
     pr["updatedAt"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     result = ingest(installation, project, fake, "--json")
     assert result.returncode == 0, result.stderr
-    (run,) = json.loads(result.stdout)["runs"]
+    (run,) = json.loads(result.stdout)["summary"]["runs"]
     assert run["pullRequests"] == 1
     assert run["counts"]["review-thread"]["updated"] == 1 and run["counts"]["review-thread"]["missingUpstream"] == 1
     assert run["commentsMissingUpstream"] == 1

@@ -42,13 +42,13 @@ def test_the_ingest_runs_as_the_configured_app_installation_and_doctor_says_so(
     with _fake(keys[1]).running() as fake:
         code, stdout, stderr = _ingest(installation, project, fake)
         assert code == 0, stderr
-        [run] = json.loads(stdout)["runs"]
+        [run] = json.loads(stdout)["summary"]["runs"]
         assert run["status"] == "completed" and run["pullRequests"] == 6
         assert fake.app is not None and len(fake.app.exchanges) == 1
         assert set(fake.authorizations) == {f"token {token}" for token in fake.app.tokens}
         doctor = installation.cli("doctor", "--json", "--online", extra_env={"GITHUB_API_URL": fake.url,
                                                                             "GITHUB_TOKEN": "ghp_not_used"})
-    checks = {c["check"]: c for c in json.loads(doctor.stdout)["checks"]}
+    checks = {c["check"]: c for c in json.loads(doctor.stdout)["summary"]["checks"]}
     assert checks["github app"] == {
         "check": "github app", "level": "ok", "cure": "",
         "state": f"signs in as GitHub App {APP_ID}, installation {INSTALLATION_ID} (key {key_file}); "
@@ -70,7 +70,7 @@ def test_a_wrong_key_is_refused_in_one_line_and_nothing_is_ingested(
     [line] = [line for line in stderr.splitlines() if "JSON web token" in line]
     assert f"{key_file} is not the private key of GitHub App {APP_ID}" in line
     assert fake.requests == 0 and not list((project / ".theurian/review").glob("sha256-*"))
-    checks = {c["check"]: c for c in json.loads(online.stdout)["checks"]}
+    checks = {c["check"]: c for c in json.loads(online.stdout)["summary"]["checks"]}
     assert checks["github app"]["level"] == "ok"  # the key is a good RSA key: only GitHub can tell it is not the app's
     assert checks["github api"]["level"] == "fail" and "JSON web token" in checks["github api"]["state"]
 
@@ -87,5 +87,5 @@ def test_a_key_file_open_to_others_is_refused_before_any_request_and_doctor_name
     assert f"has mode 0644, open to other users; a private key must be its owner's alone: chmod 600 {key_file}" \
         in stderr
     doctor = installation.cli("doctor", "--json")
-    check = {c["check"]: c for c in json.loads(doctor.stdout)["checks"]}["github app"]
+    check = {c["check"]: c for c in json.loads(doctor.stdout)["summary"]["checks"]}["github app"]
     assert check["level"] == "fail" and "chmod 600" in check["state"]

@@ -28,7 +28,7 @@ def hand_edit_allowlist(project: Path, *entries: str) -> None:
 
 
 def summary_runs(result: Any) -> list[dict[str, Any]]:
-    runs: list[dict[str, Any]] = json.loads(result.stdout)["runs"]
+    runs: list[dict[str, Any]] = json.loads(result.stdout)["summary"]["runs"]
     return runs
 
 
@@ -81,7 +81,7 @@ def test_a_directory_named_like_a_manifest_is_skipped_and_named_by_status_and_in
     assert status.returncode == 0, status.stderr
     assert f"{RUNS.as_posix()}/01K4YQ7N2B3C4D5E6F7G8H9JK0.json" in status.stdout
     assert "Is a directory" not in status.stdout + status.stderr
-    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project)).stdout)
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project)).stdout)["summary"]
     assert as_json["unreadableEntries"] == [f"{RUNS.as_posix()}/01K4YQ7N2B3C4D5E6F7G8H9JK0.json"]
     result = ingest(installation, project, fake)
     assert result.returncode == 0, result.stderr

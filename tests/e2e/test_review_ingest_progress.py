@@ -85,6 +85,6 @@ def test_output_that_is_not_a_terminal_stays_plain_lines(installation: Installat
     assert lines and all(FIGURES.search(line) and line.startswith(f"{PUBLIC_REPOSITORY}: ") for line in lines)
     last = FIGURES.search(lines[-1])
     assert last is not None and (int(last[1]), int(last[2])) == (PULL_REQUESTS, PULL_REQUESTS)
-    (run,) = json.loads(result.stdout)["runs"]
+    (run,) = json.loads(result.stdout)["summary"]["runs"]
     written = sum(c["created"] + c["updated"] for c in run["counts"].values())
     assert (int(last[3]), int(last[4])) == (written, run["graphqlPoints"])

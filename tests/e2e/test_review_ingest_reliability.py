@@ -96,7 +96,7 @@ def test_502s_secondary_rate_limits_and_rate_limited_answers_yield_the_same_lake
         result = ingest(installation, project, faulty, "--json")
         assert result.returncode == 0, result.stderr
         assert faulty.faults_served >= 3
-        (run,) = orjson.loads(result.stdout)["runs"]
+        (run,) = orjson.loads(result.stdout)["summary"]["runs"]
         assert run["retries"] == faulty.faults_served
     assert record_files(project) == reference.files
 

@@ -36,7 +36,7 @@ def stored(project: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 def only_run(result: Any) -> dict[str, Any]:
     assert result.returncode == 0, result.stderr
-    (run,) = json.loads(result.stdout)["runs"]
+    (run,) = json.loads(result.stdout)["summary"]["runs"]
     return dict(run)
 
 

@@ -18,7 +18,8 @@ from tests.support.installation import Installation
 
 def _status(installation: Installation, project: Path) -> tuple[str, list[dict[str, object]]]:
     text = installation.cli("review", "status", "--project", str(project), check=True).stdout
-    rows = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    rows = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
+                                       check=True).stdout)["summary"]
     return text, rows["repositories"]
 
 
@@ -78,7 +79,8 @@ def test_a_repository_folder_that_is_a_link_is_not_listed_but_named_unreadable_a
     assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY]
     assert text.startswith(f"{FIXTURE_REPOSITORY}: ")
     assert f"unreadable entry skipped: {linked} " in text  # `review build` refuses this lake: status says why
-    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
+                                          check=True).stdout)["summary"]
     assert as_json["unreadableEntries"] == [linked]
 
 
@@ -95,7 +97,8 @@ def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is
     text, rows = _status(installation, project)
     assert [row["repository"] for row in rows] == [FIXTURE_REPOSITORY, None]
     assert rows[1]["records"] == {"pull-request": 0, "review-submission": 0, "review-thread": 0}
-    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
+                                          check=True).stdout)["summary"]
     assert as_json["unreadableEntries"] == [f".theurian/review/{stray.name}/pull-request"]
     assert f"unreadable entry skipped: .theurian/review/{stray.name}/pull-request" in text
 
@@ -149,5 +152,6 @@ def test_an_allowlisted_repository_whose_folder_is_linked_out_is_named_once_and_
     folder.symlink_to(tmp_path / "outside", target_is_directory=True)  # out of the lake: the build refuses it
     text, rows = _status(installation, project)
     assert rows[0]["records"] == {"pull-request": 0, "review-submission": 0, "review-thread": 0}
-    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project), check=True).stdout)
+    as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
+                                          check=True).stdout)["summary"]
     assert as_json["unreadableEntries"] == [f".theurian/review/{folder.name}"]  # the link to mend, once

@@ -121,7 +121,7 @@ def test_ingesting_planted_credentials_leaves_none_under_theurian_and_the_summar
     project, result = redacted
     assert_no_needle(everything_under(project), ".theurian/")
     assert_no_needle(result.stdout + result.stderr, "the ingest's output")
-    (run,) = orjson.loads(result.stdout)["runs"]
+    (run,) = orjson.loads(result.stdout)["summary"]["runs"]
     expected = dict.fromkeys(KINDS, 5) | {"github-token": 6}  # title, body, review, comment, hunk; + the split one
     assert run["secrets"]["policy"] == "redact" and run["secrets"]["findings"] == expected
     named = {(r["kind"], r["recordKey"]): r for r in run["secrets"]["records"]}
@@ -163,7 +163,7 @@ def test_a_re_run_leaves_every_redacted_record_byte_identical(
     before = record_files(project)
     with FakeGitHub(corpus).running() as fake:
         result = ingest(module_installation, project, fake, "--full", "--json")
-    (run,) = orjson.loads(result.stdout)["runs"]
+    (run,) = orjson.loads(result.stdout)["summary"]["runs"]
     assert {kind: counts["updated"] + counts["created"] for kind, counts in run["counts"].items()} == {
         "pull-request": 0, "review-submission": 0, "review-thread": 0}
     assert record_files(project) == before
@@ -204,7 +204,7 @@ def test_block_leaves_each_record_holding_a_secret_out_and_names_it(
     with FakeGitHub(corpus).running() as fake:
         result = ingest(module_installation, project, fake, "--json")
     assert result.returncode == 0, result.stderr
-    (run,) = orjson.loads(result.stdout)["runs"]
+    (run,) = orjson.loads(result.stdout)["summary"]["runs"]
     blocked = {(r["kind"], r["recordKey"]) for r in run["secrets"]["records"] if r["action"] == "blocked"}
     assert len(blocked) == 3 * len(KINDS) + 1
     stored = {(e.record["kind"], e.record["recordKey"]) for e in iter_records(project) if e.record}
@@ -253,7 +253,7 @@ def test_review_scan_redacts_and_pseudonymises_an_older_lake_even_killed_part_wa
 
     before = record_files(older)
     dry = module_installation.cli("review", "scan", "--dry-run", "--json", "--project", str(older), check=True)
-    report = json.loads(dry.stdout)
+    report = json.loads(dry.stdout)["summary"]
     target = record_files(direct)
     assert report["dryRun"] is True and report["removed"] == []
     assert set(report["rewritten"]) == {path for path, data in before.items() if target[path] != data}
@@ -279,7 +279,7 @@ def test_review_scan_redacts_and_pseudonymises_an_older_lake_even_killed_part_wa
     assert record_files(older) == target
     assert list((older / ".theurian/review").rglob("*.tmp")) == []
     again = module_installation.cli("review", "scan", "--json", "--project", str(older), check=True)
-    assert json.loads(again.stdout)["rewritten"] == []
+    assert json.loads(again.stdout)["summary"]["rewritten"] == []
     assert_no_needle(b"".join(record_files(older).values()), "the scanned lake")
 
 
@@ -299,7 +299,7 @@ def test_pseudonyms_replace_every_login_stay_stable_across_runs_and_are_served(
         for actor in _actors(entry.record):
             assert PSEUDONYM_PATTERN.fullmatch(actor["login"]) and actor["id"] == actor["login"]
     status = module_installation.cli("review", "status", "--json", "--project", str(project), check=True)
-    (row,) = json.loads(status.stdout)["repositories"]
+    (row,) = json.loads(status.stdout)["summary"]["repositories"]
     assert row["content"]["redactions"] > 0 and row["content"]["hiddenCharacters"]["bidi-control"] >= 1
     module_installation.cli("project", "register", str(project), "--id", "pseudonyms", check=True)
     module_installation.cli("review", "build", "--project", str(project), check=True)

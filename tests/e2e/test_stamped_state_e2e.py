@@ -57,7 +57,7 @@ def test_a_revision_body_edited_with_sqlite3_is_refused_with_the_cure_and_the_cu
     ], mode)
     assert [(answer.is_error, answer.text) for answer in refused] == [(True, _refusal(project_id))] * 3
     applied = module_installation.cli("migrate", "apply", "--project", str(root), "--json", check=True)
-    assert json.loads(applied.stdout)["rebuilt"] is True  # the planted state is not taken as nothing pending
+    assert json.loads(applied.stdout)["summary"]["rebuilt"] is True  # the planted state is not taken as nothing pending
     [served] = call_tools(module_daemon.mcp_url, [("knowledge.get", {"projectId": project_id, "itemId": ITEM})],
                           mode)
     assert not served.is_error and (served.structured or {})["body"] == body

@@ -1,6 +1,6 @@
 """`theurian sync` through the real CLI: the five stages in order, each skipped with its reason when it has nothing to
-do, a failed stage reported with the exit code saying so, `--json` holding each stage's own `--json` object, and a
-Ctrl-C that stops it with exit 130."""
+do, a failed stage reported with the exit code saying so, `--json` holding each stage's own `--json` summary, and
+a Ctrl-C that stops it with exit 130."""
 
 from __future__ import annotations
 
@@ -29,8 +29,10 @@ def _sync(installation: Installation, root: Path, *args: str,
 
 def _stages(result: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
     document = json.loads(result.stdout)
-    assert [stage["stage"] for stage in document["stages"]] == list(STAGES)
-    return {stage["stage"]: stage for stage in document["stages"]}
+    assert (document["command"], document["ok"]) == ("sync", result.returncode == 0), document
+    stages = document["summary"]["stages"]
+    assert [stage["stage"] for stage in stages] == list(STAGES)
+    return {stage["stage"]: stage for stage in stages}
 
 
 def _git_project(installation: Installation, root: Path) -> Path:
@@ -57,7 +59,7 @@ def test_a_fresh_project_skips_what_has_nothing_to_do_and_says_why(installation:
     assert again["index build"]["outcome"] == "skipped" and "already covers state" in again["index build"]["reason"]
 
 
-def test_each_stage_holds_the_object_its_own_command_prints_with_json(installation: Installation,
+def test_each_stage_holds_the_summary_its_own_command_prints_with_json(installation: Installation,
                                                                         tmp_path: Path) -> None:
     root = _git_project(installation, tmp_path / "p")
     with FakeGitHub(small_corpus(load_fixture())).running() as fake:
@@ -74,7 +76,7 @@ def test_each_stage_holds_the_object_its_own_command_prints_with_json(installati
     for name, result in own.items():
         assert result.returncode == 0, (name, result.stderr)
         summary = stages[name]["summary"]
-        assert set(json.loads(result.stdout)) == set(summary), name
+        assert set(json.loads(result.stdout)["summary"]) == set(summary), name
     assert stages["review ingest"]["summary"]["runs"][0]["status"] == "completed"
     assert stages["review build"]["summary"]["records"] > 0
     assert stages["findings build"]["summary"]["findings"] == 1
@@ -106,7 +108,7 @@ def test_a_migrate_apply_that_fails_skips_the_index_build_naming_why(installatio
     assert stages["migrate apply"]["outcome"] == "failed" and stages["migrate apply"]["error"]
     assert stages["index build"]["outcome"] == "skipped"
     assert stages["index build"]["reason"].startswith("migrate apply failed")
-    assert json.loads(result.stdout)["failed"] == ["migrate apply"]
+    assert json.loads(result.stdout)["summary"]["failed"] == ["migrate apply"]
 
 
 def test_ctrl_c_during_the_ingest_stops_the_sync_with_exit_130_and_runs_no_later_stage(

@@ -25,7 +25,8 @@ def test_apply_applies_pending_migrations_in_order_and_status_lists_them(install
     applied = installation.cli("migrate", "apply", "--project", str(root), check=True).stdout.splitlines()
     assert applied[0] == "applied 01K1A0000000000000000000M1-seed-knowledge.yaml"
     assert applied[1] == "applied 01K1B0000000000000000000M2-shorter-tokens.yaml"
-    after = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json", check=True).stdout)
+    after = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json",
+                                        check=True).stdout)["summary"]
     assert [a["file"] for a in after["applied"]] == [line.split("\t")[1] for line in before]
     assert after["pending"] == [] and after["edited"] == []
     pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
@@ -57,7 +58,10 @@ def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installatio
     assert result.returncode == 1
     assert "MIGRATION_CHECKSUM_MISMATCH" in result.stderr and edited.name in result.stderr
     assert "Traceback" not in result.stderr
-    envelope = json.loads(result.stdout)["error"]
+    refusal = json.loads(result.stdout)
+    assert refusal["command"] == "migrate apply" and refusal["ok"] is False
+    envelope = refusal["summary"]
+    assert envelope["error"] == result.stderr.strip().removeprefix("theurian: ") and envelope["exitCode"] == 1
     assert envelope["code"] == "MIGRATION_CHECKSUM_MISMATCH" and envelope["details"]["file"] == edited.name
     assert _state_files(root) == files
     status = installation.cli("migrate", "status", "--project", str(root), check=True).stdout
@@ -75,7 +79,7 @@ def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation
     path = writer.write("stale-edit")
     result = installation.cli("migrate", "apply", "--project", str(root), "--json")
     assert result.returncode == 1 and "REVISION_CONFLICT" in result.stderr and path.name in result.stderr
-    details = json.loads(result.stdout)["error"]["details"]
+    details = json.loads(result.stdout)["summary"]["details"]
     assert details == {"itemId": "architecture.auth-policy", "expected": "01K1A0000000000000000000R1",
                        "actual": "01K1B0000000000000000000R5", "file": path.name, "operationIndex": 0}
     assert _state_files(root) == files
@@ -112,8 +116,8 @@ def test_a_body_whose_hash_does_not_match_is_refused_before_anything_applies(ins
 def test_index_build_publishes_a_build_id_and_the_state_hash_it_was_built_from(installation: Installation,
                                                                               tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    state_hash = json.loads(installation.cli("migrate", "apply", "--project", str(root), "--json", check=True).stdout)[
-        "stateHash"]
+    state_hash = json.loads(installation.cli("migrate", "apply", "--project", str(root), "--json",
+                                             check=True).stdout)["summary"]["stateHash"]
     out = installation.cli("index", "build", "--project", str(root), check=True).stdout
     published = json.loads((root / STATE / "knowledge-index.json").read_text(encoding="utf-8"))
     assert out.strip() == (f"index {published['buildId']} built from state {state_hash} "

@@ -27,6 +27,6 @@ def rotate(as_json: JsonSummaryOption = False) -> None:
     typer.echo(f"rotated the access token in {access_token.token_path()}; the old one no longer works: give "
                "every client the new one (`theurian setup --client ...` prints its line)", err=True)
     if as_json:  # the token is what a script rotating it needs next: the summary carries it
-        echo_summary("auth rotate", {"tokenFile": str(access_token.token_path()), "token": new})
+        echo_summary({"tokenFile": str(access_token.token_path()), "token": new})
         return
     typer.echo(new)

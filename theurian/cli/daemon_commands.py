@@ -6,7 +6,6 @@ another of this installation's runs (the form a service manager starts).
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import timedelta
 from typing import Annotated
@@ -17,6 +16,7 @@ from theurian import daemon_control, daemon_state, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.serve_command import DEFAULT_HOST, DEFAULT_PORT
 from theurian.daemon_control import Status
+from theurian.errors import UsageError
 
 app = typer.Typer(help="Run the MCP daemon in the background and look after it.", no_args_is_help=True)
 
@@ -34,6 +34,8 @@ def start(
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
     if foreground:
+        if as_json:  # it serves until Ctrl-C, which prints no summary: a script waiting for one would wait forever
+            raise UsageError("--foreground serves until Ctrl-C and prints no summary: leave out --json")
         daemon_control.refuse_if_running()
         from theurian.cli.serve_command import serve
 
@@ -41,8 +43,8 @@ def start(
         return
     record = daemon_control.start_background(host, port)
     if as_json:
-        echo_summary("daemon start", {"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
-                                      "version": record.version, "log": str(daemon_state.log_path())})
+        echo_summary({"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
+                      "version": record.version, "log": str(daemon_state.log_path())})
         return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
     typer.echo("clients send Authorization: Bearer <token>; `theurian auth token` prints it")
@@ -59,8 +61,8 @@ def stop(
     Exit 4 when no daemon is running."""
     stopped = daemon_control.stop(timeout)
     if as_json:
-        echo_summary("daemon stop", {"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
-                                     "killed": stopped.killed}, ok=not stopped.killed)
+        echo_summary({"pid": stopped.record.pid, "seconds": round(stopped.seconds, 1),
+                      "killed": stopped.killed}, ok=not stopped.killed)
     if stopped.killed:
         typer.echo(f"theurian daemon (pid {stopped.record.pid}) did not stop within {timeout:g} s: killed it "
                    "(calls in flight were cut off)", err=True)
@@ -70,14 +72,14 @@ def stop(
 
 
 @app.command("status")
-def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def status(as_json: JsonSummaryOption = False) -> None:
     """Whether the daemon runs: pid, address, uptime, version, projects served.
 
     Exit 0 running and answering; 1 recorded but dead or not answering /health; 3 not running."""
     report = daemon_control.status()
     projects = [r.project_id for r in registry.read().registrations]
     if as_json:
-        typer.echo(json.dumps(_document(report, projects), indent=2, ensure_ascii=False))
+        echo_summary(_document(report, projects), ok=report.exit_code == 0)
     else:
         _print(report, projects)
     raise typer.Exit(report.exit_code)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
 from theurian import registry
 from theurian.cli.doctor_checks import daemon_checks, github_checks, installation_checks
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_checks import FAIL, Check, project_checks
 from theurian.errors import TheurianError
 
@@ -16,7 +16,7 @@ _MARKS = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
 
 
 def doctor(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON: {\"ok\", \"checks\": [...]}.")] = False,
+    as_json: JsonSummaryOption = False,
     online: Annotated[bool, typer.Option(
         "--online", help="Also ask the GitHub API whether it answers, and the rate budget left.")] = False,
 ) -> None:
@@ -27,9 +27,8 @@ def doctor(
     checks = [*installation_checks(), *daemon_checks(), *_projects(), *github_checks(online)]
     failed = any(c.level == FAIL for c in checks)
     if as_json:
-        document = {"ok": not failed,
-                    "checks": [{"check": c.name, "level": c.level, "state": c.state, "cure": c.cure} for c in checks]}
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_summary({"checks": [{"check": c.name, "level": c.level, "state": c.state, "cure": c.cure}
+                                 for c in checks]}, ok=not failed)
     else:
         _table(checks)
     raise typer.Exit(1 if failed else 0)

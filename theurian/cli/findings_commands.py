@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import typer
 
 from projection.findings_build import BuildSummary, build_findings_store
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 from theurian.places import path_escape_refusal
@@ -19,14 +19,17 @@ app = typer.Typer(help="The findings store review.findings answers from.", no_ar
 @app.command("build")
 def build(
     project: ProjectOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Rebuild the findings store from every commit reachable from HEAD, and report what was skipped.
 
     The new store replaces the old one atomically; malformed Review-Finding lines are counted, not stored.
     """
     summary = run_findings_build(project_root(project))
-    typer.echo(json.dumps(findings_document(summary), indent=2) if as_json else summary.describe())
+    if as_json:
+        echo_summary(findings_document(summary))
+    else:
+        typer.echo(summary.describe())
 
 
 def run_findings_build(root: Path) -> BuildSummary:
@@ -44,7 +47,7 @@ def run_findings_build(root: Path) -> BuildSummary:
 
 
 def findings_document(summary: BuildSummary) -> dict[str, Any]:
-    """What `findings build --json` prints (and `sync --json` holds for its findings stage)."""
+    """The summary `findings build --json` prints (and `sync --json` holds for its findings stage)."""
     return {
         "store": summary.store,
         "buildId": summary.build_id,

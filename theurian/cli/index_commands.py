@@ -3,11 +3,11 @@ installation's embedding model, optionally a RAPTOR summary tree) over the activ
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.installation import disclosure_ceiling
 
@@ -25,7 +25,7 @@ def build(
     raptor: Annotated[
         bool, typer.Option("--raptor", help="Also build the extractive summary tree (the summary channel).")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
 
@@ -34,11 +34,14 @@ def build(
     from knowledge.index import build_index  # loads only for this command
 
     published = build_index(project_root(project), disclosure_ceiling(), raptor=raptor)
-    typer.echo(json.dumps(index_document(published)) if as_json else index_line(published))
+    if as_json:
+        echo_summary(index_document(published))
+    else:
+        typer.echo(index_line(published))
 
 
 def index_document(published: IndexPointer) -> dict[str, Any]:
-    """What `index build --json` prints (and `sync --json` holds for its index stage)."""
+    """The summary `index build --json` prints (and `sync --json` holds for its index stage)."""
     return {"buildId": published.build_id, "stateHash": published.state_hash,
             "disclosureCeiling": published.disclosure_ceiling, "channels": list(published.channels),
             "embeddingModel": published.model.name if published.model else None}
@@ -53,7 +56,7 @@ def index_line(published: IndexPointer) -> str:
 @app.command("status")
 def status(
     project: ProjectOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Whether the index is the one knowledge.search ranks with: current, stale, built under another disclosure
     ceiling, or not built."""
@@ -62,12 +65,12 @@ def status(
     report = index_status(project_root(project), disclosure_ceiling())
     if as_json:
         index = report.index
-        typer.echo(json.dumps({
+        echo_summary({
             "state": report.state,
             "buildId": index.build_id if index else None,
             "indexedState": index.state_hash if index else None,
             "activeState": report.active.state_hash if report.active else None,
             "disclosureCeiling": index.disclosure_ceiling if index else None,
-        }))
+        })
         return
     typer.echo(report.describe())

@@ -25,13 +25,13 @@ def init(
         created = init_project(root)
     except AlreadyInPlaceError as exc:
         if as_json:
-            echo_summary("init", {"projectRoot": str(root), "changed": False, "message": exc.message})
+            echo_summary({"projectRoot": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
     if as_json:
-        echo_summary("init", {"projectRoot": str(root), "changed": True, "created": str(created),
-                              "nextSteps": [f"theurian project register {path}"]})
+        echo_summary({"projectRoot": str(root), "changed": True, "created": str(created),
+                      "nextSteps": [f"theurian project register {path}"]})
         return
     typer.echo(f"created {created}")
     typer.echo(f"next: theurian project register {path}")

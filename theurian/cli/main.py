@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 from typer._click.exceptions import ClickException  # typer vendors click; its errors are these
@@ -27,6 +27,7 @@ from theurian.cli import (
     sync_command,
 )
 from theurian.cli.error_text import escape_text, os_error_text
+from theurian.cli.json_summary import echo_refusal
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.text import is_utf8, one_line
 
@@ -102,25 +103,28 @@ def run() -> None:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except PathEscapeError as exc:
-        typer.echo(f"theurian: {one_line(escape_text(exc))}", err=True)
-        sys.exit(exc.exit_code)
+        _refuse(escape_text(exc), exc.exit_code, exc)
     except TheurianError as exc:
-        typer.echo(f"theurian: {one_line(exc.message)}", err=True)
-        sys.exit(exc.exit_code)
+        _refuse(exc.message, exc.exit_code, exc)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except typer.Abort:
-        typer.echo("theurian: aborted", err=True)
-        sys.exit(EXIT_FAILED)
+    except typer.Abort as exc:
+        _refuse("aborted", EXIT_FAILED, exc)
     except KeyboardInterrupt:
         sys.exit(EXIT_INTERRUPTED)
     except OSError as exc:  # the file system said no: say what and where, on one line
-        typer.echo(f"theurian: {one_line(os_error_text(exc))}", err=True)
-        sys.exit(EXIT_FAILED)
+        _refuse(os_error_text(exc), EXIT_FAILED, exc)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
         sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
-        typer.echo(f"theurian: {one_line(f'unexpected failure ({type(exc).__name__}: {exc})')}", err=True)
-        sys.exit(EXIT_FAILED)
+        _refuse(f"unexpected failure ({type(exc).__name__}: {exc})", EXIT_FAILED, exc)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _refuse(text: str, exit_code: int, error: BaseException) -> NoReturn:
+    """One line on stderr and the exit code; under `--json`, the refusal's document on stdout as well."""
+    line = one_line(text)
+    typer.echo(f"theurian: {line}", err=True)
+    echo_refusal(line, exit_code, error)
+    sys.exit(exit_code)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from knowledge.errors import KnowledgeError
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 
 if TYPE_CHECKING:
@@ -18,11 +17,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (errors too, as {"error": ...}).')]
-
-
 @app.command("apply")
-def apply(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+def apply(project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Validate every migration and body hash, then apply the pending ones into a new state database.
 
     Nothing changes when any migration is invalid, an applied one was edited (MIGRATION_CHECKSUM_MISMATCH)
@@ -30,22 +26,16 @@ def apply(project: ProjectOption = None, as_json: JsonOption = False) -> None:
     """
     from knowledge.apply import apply_migrations  # jsonschema and yaml load only for this command
 
-    root = project_root(project)
-    try:
-        outcome = apply_migrations(root)
-    except KnowledgeError as exc:
-        if as_json:
-            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
-        raise
+    outcome = apply_migrations(project_root(project))
     if as_json:
-        typer.echo(json.dumps(apply_document(outcome)))
+        echo_summary(apply_document(outcome))
         return
     for line in apply_lines(outcome):
         typer.echo(line)
 
 
 def apply_document(outcome: ApplyOutcome) -> dict[str, Any]:
-    """What `migrate apply --json` prints (and `sync --json` holds for its migrate stage)."""
+    """The summary `migrate apply --json` prints (and `sync --json` holds for its migrate stage)."""
     return {
         "applied": outcome.applied_now,
         "rebuilt": outcome.rebuilt,
@@ -66,24 +56,17 @@ def apply_lines(outcome: ApplyOutcome) -> list[str]:
 
 
 @app.command("status")
-def status(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+def status(project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
     from knowledge.apply import migration_status
 
     report = migration_status(project_root(project))
     if as_json:
-        typer.echo(
-            json.dumps(
-                {
-                    "applied": [
-                        {"file": a.file_name, "id": a.migration_id, "checksum": a.checksum}
-                        for a in report.applied
-                    ],
-                    "pending": report.pending,
-                    "edited": report.edited,
-                }
-            )
-        )
+        echo_summary({
+            "applied": [{"file": a.file_name, "id": a.migration_id, "checksum": a.checksum} for a in report.applied],
+            "pending": report.pending,
+            "edited": report.edited,
+        })
         return
     if not report.applied and not report.pending:
         typer.echo("no migrations (write one under .theurian/migrations/)")
@@ -99,7 +82,7 @@ def status(project: ProjectOption = None, as_json: JsonOption = False) -> None:
 
 
 @app.command("validate")
-def validate(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+def validate(project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """Check every migration and knowledge body, and replay them all in memory, without applying anything.
 
     Fails (exit 1) on what `migrate apply` would refuse: an invalid migration or body hash, an applied migration
@@ -109,20 +92,15 @@ def validate(project: ProjectOption = None, as_json: JsonOption = False) -> None
     from knowledge.errors import MigrationChecksumMismatchError
 
     root = project_root(project)
-    try:
-        migrations = rehearse(root)
-        report = migration_status(root)
-        if report.edited:
-            _, applied, _ = recorded_migrations(root)
-            edited = next(a for a in applied if a.file_name == report.edited[0])
-            current = next((m for m in migrations if m.file_name == edited.file_name), None)
-            raise MigrationChecksumMismatchError(edited.file_name, recorded=edited.checksum,
-                                                 actual=current.checksum if current else None)
-    except KnowledgeError as exc:
-        if as_json:
-            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
-        raise
+    migrations = rehearse(root)
+    report = migration_status(root)
+    if report.edited:
+        _, applied, _ = recorded_migrations(root)
+        edited = next(a for a in applied if a.file_name == report.edited[0])
+        current = next((m for m in migrations if m.file_name == edited.file_name), None)
+        raise MigrationChecksumMismatchError(edited.file_name, recorded=edited.checksum,
+                                             actual=current.checksum if current else None)
     if as_json:
-        typer.echo(json.dumps({"valid": len(migrations), "pending": report.pending}))
+        echo_summary({"valid": len(migrations), "pending": report.pending})
         return
     typer.echo(f"{len(migrations)} migration(s) valid, {len(report.pending)} pending; nothing was applied")

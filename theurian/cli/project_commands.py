@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -35,14 +34,12 @@ def register(
         registration = registry.register(root, chosen)
     except AlreadyInPlaceError as exc:
         if as_json:
-            echo_summary("project register", {"projectId": chosen, "rootPath": str(root), "changed": False,
-                                              "message": exc.message})
+            echo_summary({"projectId": chosen, "rootPath": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
     if as_json:
-        echo_summary("project register", {"projectId": registration.project_id,
-                                          "rootPath": str(registration.root), "changed": True})
+        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True})
         return
     typer.echo(f"registered {registration.project_id} -> {registration.root}")
 
@@ -53,23 +50,22 @@ def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.
     """Remove a registration. The project's files are not touched."""
     registry.unregister(project_id)
     if as_json:
-        echo_summary("project unregister", {"projectId": project_id, "changed": True})
+        echo_summary({"projectId": project_id, "changed": True})
         return
     typer.echo(f"unregistered {project_id}")
 
 
 @app.command("list")
 def list_projects(
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """List registered projects, and entries that name no root folder."""
     snapshot = registry.read()
     if as_json:
-        document = {
+        echo_summary({
             "projects": [{"projectId": r.project_id, "rootPath": str(r.root)} for r in snapshot.registrations],
             "unreadable": list(snapshot.unreadable),
-        }
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        })
         return
     if not snapshot.registrations and not snapshot.unreadable:
         typer.echo("no projects registered (theurian project register PATH)")

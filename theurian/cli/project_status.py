@@ -3,13 +3,13 @@ and kind, the last ingest of each repository, each store's state as `theurian do
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from theurian import registry
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_checks import project_checks
 from theurian.errors import ProjectError
 
@@ -17,7 +17,7 @@ from theurian.errors import ProjectError
 def status(
     project_id: Annotated[str | None, typer.Argument(help="A registered id; default: every registered project.")]
     = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Per project: lake size, last ingest per repository, stores (built when, stale or not), knowledge state,
     index freshness and pending proposals."""
@@ -27,7 +27,7 @@ def status(
         raise ProjectError(f"no project {project_id[:64]!r} is registered (`theurian project list` names them)")
     documents = [_document(r.project_id, r.root) for r in chosen if r is not None]
     if as_json:
-        typer.echo(json.dumps({"projects": documents}, indent=2, ensure_ascii=False))
+        echo_summary({"projects": documents})
         return
     if not documents:
         typer.echo("no projects registered (theurian project register PATH)")

@@ -8,7 +8,6 @@ YAML) are imported inside each command, so `theurian --version` never pays for t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,7 +23,6 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOption = Annotated[bool, typer.Option("--json", help='Print JSON (a refusal with a code as {"error": ...}).')]
 AuthorOption = Annotated[str, typer.Option("--author", help="Who proposes it.")]
 DescriptionOption = Annotated[str | None, typer.Option("--description", help="Why, for the reviewer.")]
 BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
@@ -46,7 +44,7 @@ def _read_text(path: Path, what: str) -> str:
 
 def _emit(payload: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        typer.echo(json.dumps(payload, ensure_ascii=False))
+        echo_summary(payload)
         return
     typer.echo(f"drafted proposal {payload['proposalId']} in {payload['proposalDirectory']}/")
     typer.echo(f"  migration {payload['migrationFile']}")
@@ -67,11 +65,10 @@ def change(
     title: Annotated[str | None, typer.Option("--title", help="A new title; default: keep the current one.")] = None,
     description: DescriptionOption = None,
     project: ProjectOption = None,
-    as_json: JsonOption = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Draft a new revision of an existing item (what knowledge.proposeChange drafts)."""
     from knowledge.drafts import ChangeRequest, propose_change
-    from knowledge.errors import ProposalRevisionConflictError
     from knowledge.proposals import DraftFacade
     from theurian.installation import disclosure_ceiling
 
@@ -79,13 +76,7 @@ def change(
     request = ChangeRequest(item_id=item_id, expected_revision=expected_revision,
                             body=_read_text(body_file, "--body-file"), author=author, title=title,
                             description=description, drafted_by="theurian propose change")
-    try:
-        payload = propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request)
-    except ProposalRevisionConflictError as exc:
-        if as_json:
-            typer.echo(json.dumps(exc.as_document(), ensure_ascii=False))
-        raise
-    _emit(payload, as_json)
+    _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json)
 
 
 @app.command("migration")
@@ -95,7 +86,7 @@ def migration(
     author: AuthorOption,
     description: Annotated[str, typer.Option("--description", help="What the migration does, for the reviewer.")],
     project: ProjectOption = None,
-    as_json: JsonOption = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Draft a migration of the ten v1 draft kinds (what knowledge.generateMigrationDraft drafts)."""
     from knowledge.drafts import generate_migration_draft
@@ -134,7 +125,7 @@ def candidate(
     description: DescriptionOption = None,
     evidence: Annotated[list[str] | None, typer.Option("--evidence", help="A reasoning step; repeatable.")] = None,
     project: ProjectOption = None,
-    as_json: JsonOption = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Promote a stored review thread, or a recurring concern, into a knowledge candidate (what
     review.generateKnowledgeCandidate does)."""
@@ -162,15 +153,15 @@ def candidate(
 
 
 @app.command("list")
-def list_command(project: ProjectOption = None, as_json: JsonOption = False) -> None:
+def list_command(project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """List the proposals under .theurian/proposals/ with their status (pending, accepted, damaged)."""
     from knowledge.proposal_lifecycle import list_proposals
 
     summaries = list_proposals(_project(project).root)
     if as_json:
-        typer.echo(json.dumps([{"proposalId": s.proposal_id, "status": s.status, "migrationFile": s.migration_file,
-                                "draftedBy": s.drafted_by, "description": s.description} for s in summaries],
-                              ensure_ascii=False))
+        echo_summary({"proposals": [{"proposalId": s.proposal_id, "status": s.status,
+                                     "migrationFile": s.migration_file, "draftedBy": s.drafted_by,
+                                     "description": s.description} for s in summaries]})
         return
     if not summaries:
         typer.echo("no proposals (draft one with `theurian propose change|migration|candidate` or an MCP tool)")
@@ -190,7 +181,7 @@ def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
 
     accepted = accept_proposal(_project(project).root, proposal_id)
     if as_json:
-        echo_summary("propose accept", {
+        echo_summary({
             "proposalId": proposal_id, "migrationFile": str(accepted.migration),
             "bodyFiles": [str(body) for body in accepted.bodies],
             "nextSteps": ["commit these files and open a pull request", "after the merge: theurian migrate apply"]})
@@ -209,6 +200,6 @@ def reject(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
 
     removed = reject_proposal(_project(project).root, proposal_id)
     if as_json:
-        echo_summary("propose reject", {"proposalId": proposal_id, "removed": f"{removed}/"})
+        echo_summary({"proposalId": proposal_id, "removed": f"{removed}/"})
         return
     typer.echo(f"rejected {proposal_id}: removed {removed}/")

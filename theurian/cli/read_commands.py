@@ -15,12 +15,12 @@ from typing import Annotated, Any, Final
 import typer
 
 from theurian import registry
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.cli.read_output import as_csv, as_json, as_table, terminal_width
+from theurian.cli.read_output import as_csv, as_table, terminal_width
 from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.installation import disclosure_ceiling
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the tool's structured result as JSON.")]
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
 
@@ -40,7 +40,7 @@ def review_search(
     file_path: Annotated[str | None, typer.Option("--file-path", help="A review thread's file path.")] = None,
     limit: LimitOption = None,
     project: ProjectOption = None,
-    json_out: JsonOption = False,
+    json_out: JsonSummaryOption = False,
     csv_out: CsvOption = False,
 ) -> None:
     """Search review evidence exactly as the review.search tool does (run `theurian review build` first)."""
@@ -59,7 +59,7 @@ def knowledge_search(
     as_of: Annotated[str | None, typer.Option(
         "--as-of", help="An RFC 3339 moment: leave out items outside their validity window then.")] = None,
     project: ProjectOption = None,
-    json_out: JsonOption = False,
+    json_out: JsonSummaryOption = False,
     csv_out: CsvOption = False,
 ) -> None:
     """Search reviewed knowledge exactly as the knowledge.search tool does (ranked when the index is current)."""
@@ -78,7 +78,7 @@ def findings_list(
     commit: Annotated[str | None, typer.Option("--commit", help="A full 40- or 64-character commit sha.")] = None,
     limit: LimitOption = None,
     project: ProjectOption = None,
-    json_out: JsonOption = False,
+    json_out: JsonSummaryOption = False,
     csv_out: CsvOption = False,
 ) -> None:
     """List Review-Finding trailers exactly as the review.findings tool does (run `theurian findings build`
@@ -122,16 +122,14 @@ def _answer(tool: str, project: Path | None, arguments: dict[str, Any], json_out
     try:
         return call_locally(tool, sent, ServeSettings(disclosure_ceiling=disclosure_ceiling()))
     except ToolRefusal as refusal:
-        if json_out:
-            typer.echo(as_json({"error": refusal.message}))
         raise TheurianError(refusal.message) from None
 
 
 def _print(result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
            columns: list[tuple[str, str]]) -> None:
     rows = result[rows_key]
-    if json_out:
-        typer.echo(as_json(result))
+    if json_out:  # the tool's structured result, exactly as a client receives it
+        echo_summary(result)
         return
     if csv_out:
         typer.echo(as_csv(rows), nl=False)

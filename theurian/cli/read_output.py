@@ -1,5 +1,6 @@
-"""How the read commands print a tool's answer: a table (on a terminal, cut to its width), `--json` (the structured
-result exactly as an MCP client receives it) or `--csv` (every field of every row).
+"""How the read commands print a tool's answer: a table (on a terminal, cut to its width) or `--csv` (every field
+of every row); `--json` is `theurian.cli.json_summary`'s document, the structured result exactly as an MCP client
+receives it in its `summary`.
 
 Every cell of the table is somebody else's text as often as not (a review comment, a finding, a knowledge body), so
 each is shown as one line with control characters escaped (`theurian.text.one_line`): a terminal escape sequence
@@ -31,10 +32,6 @@ def cell(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
-
-
-def as_json(document: Mapping[str, Any]) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False)
 
 
 def as_csv(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 from theurian.interrupts import import_duckdb_held
@@ -24,11 +24,10 @@ FullOption = Annotated[bool, typer.Option(
     "--full", help="Read every record file again, trusting no file identity the last build recorded. "
                    "The store is the same either way; only slower.",
 )]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")]
 
 
 def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOption = False,
-          as_json: JsonOption = False) -> None:
+          as_json: JsonSummaryOption = False) -> None:
     """Rebuild .theurian/state/review-store.duckdb from every record file under .theurian/review/.
 
     Each file is validated against schemas/evidence/; an invalid one is reported by its project-relative path
@@ -37,7 +36,10 @@ def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOpti
     the last build (same device, inode, size, mtime and ctime) is taken over from the store it replaces.
     """
     summary = run_build(project_root(project), jobs, full=full)
-    typer.echo(json.dumps(build_document(summary), indent=2, ensure_ascii=False) if as_json else summary.describe())
+    if as_json:
+        echo_summary(build_document(summary))
+    else:
+        typer.echo(summary.describe())
 
 
 def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> BuildSummary:
@@ -66,7 +68,7 @@ def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> Bui
 
 
 def build_document(summary: BuildSummary) -> dict[str, Any]:
-    """What `review build --json` prints (and `sync --json` holds for its review-build stage)."""
+    """The summary `review build --json` prints (and `sync --json` holds for its review-build stage)."""
     return {
         "store": summary.store,
         "buildId": summary.build_id,

@@ -6,7 +6,6 @@ current directory upward. `app` is importable so another module can register mor
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from datetime import UTC, datetime
@@ -51,12 +50,12 @@ def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public
         allowlist.allow(project_root(project), allowlist.parse_repository(repository))
     except AlreadyInPlaceError as exc:
         if as_json:
-            echo_summary("review allow", {"repository": repository, "changed": False, "message": exc.message})
+            echo_summary({"repository": repository, "changed": False, "message": exc.message})
         else:
             typer.echo(f"{exc.message}; nothing changed")
         return
     if as_json:
-        echo_summary("review allow", {"repository": repository, "changed": True})
+        echo_summary({"repository": repository, "changed": True})
         return
     typer.echo(f"allowed {repository}")
 
@@ -67,7 +66,7 @@ def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remov
     """Remove OWNER/NAME from the allowlist. Evidence already ingested stays on disk."""
     allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
     if as_json:
-        echo_summary("review disallow", {"repository": repository, "changed": True})
+        echo_summary({"repository": repository, "changed": True})
         return
     typer.echo(f"disallowed {repository}")
 
@@ -97,7 +96,7 @@ def ingest(
     max_wait: Annotated[float, typer.Option(
         help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.")]
     = DEFAULT_MAX_WAIT_SECONDS,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
     """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
@@ -116,7 +115,7 @@ def ingest(
     parsed_since = _parse_since(since)
     manifests, failures = run_ingest(root, allowlist.require_allowed(entries, asked), since=parsed_since,
                                      full=full, rescan_open=rescan_open, api_url=api_url, max_wait=max_wait)
-    _print_summary(manifests, as_json)
+    _print_summary(manifests, as_json, ok=not failures)
     if parsed_since is not None:
         # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
         typer.echo(
@@ -186,7 +185,7 @@ def _summary(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def ingest_document(manifests: list[dict[str, Any]]) -> dict[str, Any]:
-    """What `review ingest --json` prints (and `sync --json` holds for its ingest stage)."""
+    """The summary `review ingest --json` prints (and `sync --json` holds for its ingest stage)."""
     return {"runs": [_summary(m) for m in manifests]}
 
 
@@ -208,17 +207,16 @@ def ingest_lines(manifests: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _print_summary(manifests: list[dict[str, Any]], as_json: bool) -> None:
-    if as_json:
-        typer.echo(json.dumps(ingest_document(manifests), indent=2, ensure_ascii=False))
+def _print_summary(manifests: list[dict[str, Any]], as_json: bool, *, ok: bool) -> None:
+    if as_json:  # a failed run's manifest is in it; its one line follows on stderr
+        echo_summary(ingest_document(manifests), ok=ok)
         return
     for line in ingest_lines(manifests):
         typer.echo(line)
 
 
 @app.command("status")
-def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-           project: ProjectOption = None) -> None:
+def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) -> None:
     """Per repository: records on disk by kind, the last run, and whether it is still allowlisted."""
     root = project_root(project)
     lake = Lake(root)
@@ -244,8 +242,7 @@ def status(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
                      else lake.folder_record_counts(folder, unreadable), "lastRun": last,
                      "content": content_counts(root, folder).as_json()})
     if as_json:
-        typer.echo(json.dumps({"repositories": rows, "unreadableEntries": unreadable}, indent=2,
-                              ensure_ascii=False))
+        echo_summary({"repositories": rows, "unreadableEntries": unreadable})
         return
     if not rows:
         typer.echo("no repositories allowlisted or ingested (theurian review allow OWNER/NAME)")

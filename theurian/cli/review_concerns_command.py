@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import UsageError
 from theurian.interrupts import import_duckdb_held
@@ -21,7 +21,7 @@ def concerns(
         "--min-pull-requests", help="Only concerns raised in at least this many pull requests.")] = None,
     q: Annotated[str | None, typer.Option(help="A literal substring of the representative text.")] = None,
     limit: Annotated[int | None, typer.Option(help="At most 20; default 10.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print review.listConcerns' answer as JSON.")] = False,
+    as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
     """The recurring review concerns the last `theurian review build` found, most widely recurring first."""
@@ -40,8 +40,8 @@ def concerns(
         answer = concerns_response(list_concerns(project_root(project), where, page + 1), page)
     except ReviewStoreEscapeError as exc:
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
-    if as_json:
-        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+    if as_json:  # the tool's structured answer, exactly as a client receives it
+        echo_summary(answer)
     else:
         typer.echo(table(answer))
 

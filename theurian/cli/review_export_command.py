@@ -3,12 +3,12 @@ engines on other machines (DuckDB, Spark, Trino; docs/export.md)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.interrupts import import_duckdb_held
 
@@ -16,7 +16,7 @@ from theurian.interrupts import import_duckdb_held
 def export(
     parquet: Annotated[Path, typer.Option(
         "--parquet", help="A new (or empty) folder to write records/, texts/ and vectors/ into.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
     """Write the built review store (records, texts, embeddings) as Parquet partitioned by repository, the store's
@@ -33,7 +33,7 @@ def export(
     except ReviewStoreEscapeError as exc:
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     if as_json:
-        typer.echo(json.dumps({"target": str(summary.target), "buildId": summary.build_id, "rows": summary.rows,
-                               "repositories": summary.repositories}, indent=2))
+        echo_summary({"target": str(summary.target), "buildId": summary.build_id, "rows": summary.rows,
+                      "repositories": summary.repositories})
     else:
         typer.echo(summary.describe())

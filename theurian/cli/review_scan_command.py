@@ -6,13 +6,13 @@ record's kind, key and path, the fields and types, and a fingerprint — never a
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Final
 
 import typer
 
 from evidence.content_policy import read_policy
 from evidence.lake_scan import scan_lake
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.project import REVIEW_DIR
 
@@ -51,7 +51,7 @@ def secret_lines(manifest: dict[str, Any]) -> list[str]:
 def scan(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would change; change nothing.")]
     = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
     """Apply [review] secrets and redact_participants to every record already in .theurian/review/.
@@ -62,7 +62,7 @@ def scan(
     root = project_root(project)
     report = scan_lake(root, read_policy(root), dry_run=dry_run)
     if as_json:
-        typer.echo(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+        echo_summary(report.as_json())
         return
     would = "would be " if dry_run else ""
     typer.echo(f"scanned {report.scanned} records under secrets = \"{report.policy}\": "

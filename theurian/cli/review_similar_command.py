@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import UsageError
 from theurian.interrupts import import_duckdb_held
@@ -23,7 +23,7 @@ def similar(
         "--thread-state", help="Only threads in this state: open, resolved, outdated, dismissed.")] = None,
     kind: Annotated[str | None, typer.Option(help="review-thread or review-submission.")] = None,
     limit: Annotated[int | None, typer.Option(help="At most 20; default 5.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print review.findSimilar's answer as JSON.")] = False,
+    as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
     """Review threads and submissions whose meaning is nearest SITUATION, nearest first (as review.findSimilar)."""
@@ -45,8 +45,8 @@ def similar(
         answer = answer_similar(project_root(project), situation, where, page)
     except ReviewStoreEscapeError as exc:
         raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
-    if as_json:
-        typer.echo(json.dumps(answer, indent=2, ensure_ascii=False))
+    if as_json:  # the tool's structured answer, exactly as a client receives it
+        echo_summary(answer)
     else:
         typer.echo(table(answer))
 

@@ -52,7 +52,11 @@ def setup(
     """
     if client is not None:
         url = client_lines.client_url(client, port)
-        typer.echo(client_lines.client_config(client, url, access_token.current_token()))
+        line = client_lines.client_config(client, url, access_token.current_token())
+        if as_json:
+            echo_summary({"client": client, "mcpUrl": url, "line": line})
+        else:
+            typer.echo(line)
         return
     kind = _kind(service)
     plan = service_files.install_plan(kind, port)
@@ -63,7 +67,7 @@ def setup(
     steps = _Steps(as_json)
     _carry_out(plan, steps, dry_run=dry_run, run_commands=not no_start)
     if as_json:
-        echo_summary("setup", {"service": kind, "dryRun": dry_run, "steps": steps.done})
+        echo_summary({"service": kind, "dryRun": dry_run, "steps": steps.done})
         return
     if not dry_run:
         typer.echo("connect a client: `theurian setup --client claude-code` (or vscode, inspector, claude-desktop)")
@@ -102,7 +106,7 @@ def uninstall(
             shutil.rmtree(folder)
             steps.say(f"removed {folder}", action="remove", path=str(folder))
     if as_json:
-        echo_summary("uninstall", {"service": kind, "dryRun": dry_run, "steps": steps.done})
+        echo_summary({"service": kind, "dryRun": dry_run, "steps": steps.done})
 
 
 def _kind(service: str | None) -> str:

@@ -9,12 +9,12 @@ exit code is 1.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Annotated
 
 import typer
 
+from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.sync_stages import STAGES, StageOutcome, SyncOptions, run_stage
 from theurian.errors import EXIT_FAILED
@@ -32,7 +32,7 @@ def sync(
     max_wait: Annotated[float | None, typer.Option(
         help="Longest single wait (seconds) for a rate limit or backoff during the ingest; a longer one stops it.")]
     = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    as_json: JsonSummaryOption = False,
 ) -> None:
     """Refresh everything agents read: review ingest, review build, findings build, migrate apply, index build.
 
@@ -49,9 +49,8 @@ def sync(
         outcomes.append(run_stage(name, root, replace(options, earlier=list(outcomes))))
     failed = [outcome.stage for outcome in outcomes if outcome.outcome == "failed"]
     if as_json:
-        document = {"project": str(root), "stages": [outcome.document() for outcome in outcomes],
-                    "failed": failed}
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_summary({"project": str(root), "stages": [outcome.document() for outcome in outcomes],
+                      "failed": failed}, ok=not failed)
     else:
         for line in summary_lines(outcomes):
             typer.echo(line)

@@ -30,7 +30,8 @@ STAGES: Final = (INGEST, REVIEW_BUILD, FINDINGS_BUILD, MIGRATE_APPLY, INDEX_BUIL
 @dataclass(frozen=True)
 class StageOutcome:
     """One stage's result. `lines`: what its command prints (done), or the reason (skipped) or the error (failed),
-    one line each. `summary`: the object its command prints with `--json`, when it ran far enough to have one."""
+    one line each. `summary`: the `summary` of what its command prints with `--json`, when it ran far enough to have
+    one."""
 
     stage: str
     outcome: Outcome
