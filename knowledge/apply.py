@@ -17,6 +17,7 @@ import contextlib
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 from ulid import ULID
 
@@ -67,6 +68,11 @@ class Applied:
     file_name: str
     migration_id: str
     checksum: str
+
+
+# How `doctor` and `migrate status` name a state whose history is not trusted (MigrationStatus.refused).
+REFUSED_STATE: Final = "the active state is not this installation's build, or is damaged; its history is not trusted"
+REFUSED_STATE_CURE: Final = "`theurian migrate apply` (rebuilds it from every migration)"
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
+from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE
 from knowledge.state import POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.installation import Installation
@@ -31,6 +34,25 @@ def test_apply_applies_pending_migrations_in_order_and_status_lists_them(install
     assert after["pending"] == [] and after["edited"] == []
     pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
     assert pointer["migrationCount"] == 2
+
+
+def test_status_of_a_state_edited_with_sqlite3_says_it_is_refused_not_only_pending(installation: Installation,
+                                                                                  tmp_path: Path) -> None:
+    root = copy_sample(tmp_path / "sample")
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
+    with contextlib.closing(sqlite3.connect(root / STATE / pointer["stateFile"])) as connection, connection:
+        connection.execute("UPDATE revisions SET body = 'Planted.'")
+    lines = installation.cli("migrate", "status", "--project", str(root), check=True).stdout.splitlines()
+    assert lines[0] == f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: {REFUSED_STATE_CURE}"
+    assert [line.split("\t")[0] for line in lines[1:]] == ["pending", "pending"]
+    summary = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json",
+                                          check=True).stdout)["summary"]
+    assert summary["refused"] is True and summary["applied"] == [] and len(summary["pending"]) == 2
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    rebuilt = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json",
+                                          check=True).stdout)["summary"]
+    assert rebuilt["refused"] is False and rebuilt["pending"] == []
 
 
 def test_a_second_apply_with_nothing_pending_exits_zero_and_changes_nothing(installation: Installation,

@@ -58,16 +58,19 @@ def apply_lines(outcome: ApplyOutcome) -> list[str]:
 @app.command("status")
 def status(project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
     """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
-    from knowledge.apply import migration_status
+    from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE, migration_status
 
     report = migration_status(project_root(project))
     if as_json:
         echo_summary({
+            "refused": report.refused,
             "applied": [{"file": a.file_name, "id": a.migration_id, "checksum": a.checksum} for a in report.applied],
             "pending": report.pending,
             "edited": report.edited,
         })
         return
+    if report.refused:
+        typer.echo(f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: {REFUSED_STATE_CURE}")
     if not report.applied and not report.pending:
         typer.echo("no migrations (write one under .theurian/migrations/)")
     for applied in report.applied:

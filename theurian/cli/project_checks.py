@@ -141,7 +141,7 @@ def _head_time(root: Path) -> datetime | None:
 
 
 def _knowledge(root: Path) -> list[Check]:
-    from knowledge.apply import migration_status
+    from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE, migration_status
     from knowledge.index_status import CURRENT, index_status
     from knowledge.state import read_pointer
 
@@ -156,9 +156,7 @@ def _knowledge(root: Path) -> list[Check]:
                       "restore the applied file as it was (git checkout), and write a new migration instead")
     elif status.refused:
         # Not "N pending": the migrations were applied, but into a state this installation cannot vouch for.
-        state = Check("knowledge state", FAIL, "the active state is not this installation's build, or is damaged; "
-                                               "its history is not trusted",
-                      "`theurian migrate apply` (rebuilds it from every migration)")
+        state = Check("knowledge state", FAIL, REFUSED_STATE, REFUSED_STATE_CURE)
     elif status.pending:
         state = Check("knowledge state", FAIL, f"{len(status.pending)} migration(s) pending",
                       "`theurian migrate apply`")
