@@ -71,6 +71,16 @@ def test_the_build_meets_the_store_escape_refusal_before_reading_evidence(projec
     assert list((projects["base"] / "outside").iterdir()) == []
 
 
+@pytest.mark.parametrize("command", [["review", "search", "lock"], ["review", "similar", "take the locks in order"],
+                                     ["review", "concerns"], ["review", "export", "--parquet", "{base}/export"]])
+def test_every_command_that_reads_the_store_refuses_an_escaped_one_with_the_daemons_words(
+        projects: dict[str, Any], module_installation: Installation, command: list[str]) -> None:
+    base = projects["base"]
+    done = module_installation.cli(*[word.format(base=base) for word in command], "--project", str(base / "escaped"))
+    assert (done.returncode, done.stderr.strip()) == (1, f"theurian: {REVIEW_STORE_ESCAPE_REFUSAL}")
+    assert list((base / "outside").iterdir()) == [] and not (base / "export").exists()
+
+
 @pytest.mark.parametrize("mode", BOTH_ERAS)
 def test_a_real_client_searches_the_built_store_and_every_fault_is_refused(
     module_daemon: RunningDaemon, projects: dict[str, Any], mode: Mode

@@ -48,6 +48,11 @@ def as_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     return out.getvalue()
 
 
+def shortened(text: str, width: int) -> str:
+    """`text` whole when it fits `width` characters, else its first `width` and `...`."""
+    return text if len(text) <= width else text[:width] + "..."
+
+
 def as_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]], *,
              width: int | None = None) -> str:
     """`columns` is (heading, key) pairs; the last is the text column, cut (with `...`) so every line fits `width`

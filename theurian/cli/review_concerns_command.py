@@ -8,6 +8,8 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.read_output import shortened
+from theurian.cli.store_refusals import review_store_escape_cured
 from theurian.errors import UsageError
 from theurian.interrupts import import_duckdb_held
 from theurian.text import one_line
@@ -26,9 +28,7 @@ def concerns(
 ) -> None:
     """The recurring review concerns the last `theurian review build` found, most widely recurring first."""
     import_duckdb_held()
-    from projection.errors import ReviewStoreEscapeError
     from projection.review_concerns_query import list_concerns
-    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
     from serve.errors import ToolRefusal
     from serve.tools.review_concerns import TOOL_NAME, checked_filter, checked_limit, concerns_response
 
@@ -36,10 +36,8 @@ def concerns(
         where, page = checked_filter(repository, min_pull_requests, q), checked_limit(limit)
     except ToolRefusal as exc:
         raise UsageError(exc.message.removeprefix(f"{TOOL_NAME}: ")) from None
-    try:
+    with review_store_escape_cured():
         answer = concerns_response(list_concerns(project_root(project), where, page + 1), page)
-    except ReviewStoreEscapeError as exc:
-        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     if as_json:  # the tool's structured answer, exactly as a client receives it
         echo_summary(answer)
     else:
@@ -53,8 +51,7 @@ def table(answer: dict[str, Any]) -> str:
                "these filters"
     lines = [f"{'concern':<32} {'PRs':>4} {'revs':>4} {'repos':>5} {'members':>7} {'gate':>4}  excerpt"]
     for row in answer["concerns"]:
-        excerpt = one_line(row["excerpt"])
-        shown = excerpt if len(excerpt) <= _EXCERPT_SHOWN else excerpt[:_EXCERPT_SHOWN] + "..."
+        shown = shortened(one_line(row["excerpt"]), _EXCERPT_SHOWN)
         lines.append(f"{row['concernId']:<32} {row['pullRequests']:>4} {row['reviewers']:>4} "
                      f"{row['repositories']:>5} {row['memberCount']:>7} {row['gatePassing']:>4}  {shown}")
     more = "; more match (raise --limit)" if answer["truncated"] else ""

@@ -10,6 +10,7 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.store_refusals import review_store_escape_cured
 from theurian.interrupts import import_duckdb_held
 
 
@@ -24,14 +25,10 @@ def export(
     nothing under DIR."""
     root = project_root(project)
     import_duckdb_held()
-    from projection.errors import ReviewStoreEscapeError
     from projection.review_export import export_parquet
-    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 
-    try:
+    with review_store_escape_cured():
         summary = export_parquet(root, parquet)
-    except ReviewStoreEscapeError as exc:
-        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     if as_json:
         echo_summary({"target": str(summary.target), "buildId": summary.build_id, "rows": summary.rows,
                       "repositories": summary.repositories})

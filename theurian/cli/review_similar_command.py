@@ -8,6 +8,8 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.read_output import shortened
+from theurian.cli.store_refusals import review_store_escape_cured
 from theurian.errors import UsageError
 from theurian.interrupts import import_duckdb_held
 from theurian.text import one_line
@@ -28,8 +30,6 @@ def similar(
 ) -> None:
     """Review threads and submissions whose meaning is nearest SITUATION, nearest first (as review.findSimilar)."""
     import_duckdb_held()
-    from projection.errors import ReviewStoreEscapeError
-    from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
     from serve.errors import ToolRefusal
     from serve.tools.review_similar import MAX_SITUATION_CHARS, answer_similar, checked_filter, checked_limit
 
@@ -41,10 +41,8 @@ def similar(
         raise UsageError(exc.message.removeprefix("review.findSimilar: ")) from None
     if "\x00" in situation:
         raise UsageError("SITUATION contains a NUL (U+0000); remove it")
-    try:
+    with review_store_escape_cured():
         answer = answer_similar(project_root(project), situation, where, page)
-    except ReviewStoreEscapeError as exc:
-        raise ReviewStoreEscapeError(REVIEW_STORE_ESCAPE_REFUSAL, relative=exc.relative, cured=True) from exc
     if as_json:  # the tool's structured answer, exactly as a client receives it
         echo_summary(answer)
     else:
@@ -62,8 +60,7 @@ def table(answer: dict[str, Any]) -> str:
         where = f"{record['repository']}#{record['pullRequest']}"
         if record["filePath"] is not None:
             where += f" {record['filePath']}"
-        excerpt = one_line(record["excerpt"])
-        shown = excerpt if len(excerpt) <= _EXCERPT_SHOWN else excerpt[:_EXCERPT_SHOWN] + "..."
+        shown = shortened(one_line(record["excerpt"]), _EXCERPT_SHOWN)
         lines.append(f"{record['similarity']:5.2f} {record['fusedScore']:5.2f}  {'+'.join(record['foundBy']):<14} "
                      f"{one_line(where)[:40]:<40} {shown}")
     lines.append(f"({answer['count']} records; model {retrieval['model']}; store {retrieval['storeBuildId']}; "
