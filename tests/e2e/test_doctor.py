@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.daemon import free_port
 from tests.support.installation import Installation
+from theurian import registry
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,8 +38,9 @@ def copy(demo: Path, tmp_path: Path) -> tuple[Installation, Path]:
     shutil.copytree(demo, tmp_path / "demo", symlinks=True)
     installation = Installation(tmp_path / "demo" / "installation")
     project = tmp_path / "demo" / "sample-project"
-    installation.cli("project", "unregister", "sample", check=True)
-    installation.cli("project", "register", str(project), "--id", "sample", check=True)
+    with installation.in_process():  # two process starts per test saved; `project register` has its own tests
+        registry.unregister("sample")
+        registry.register(project, "sample")
     return installation, project
 
 

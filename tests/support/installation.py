@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from theurian.access_token import TOKEN_NAME
 from theurian.installation import HOME_OVERRIDE_ENV
@@ -39,6 +43,15 @@ class Installation:
     def token(self) -> str:
         """The installation's current MCP access token (the daemon creates it on its first start)."""
         return (self.state_dir / TOKEN_NAME).read_text(encoding="ascii").strip()
+
+    @contextmanager
+    def in_process(self) -> Iterator[None]:
+        """In-process code sees this installation (its home, config and state) until the block ends: for a
+        fixture's setup that a test does not examine, where a `cli(...)` run would only cost a process start."""
+        with pytest.MonkeyPatch.context() as patch:
+            for key in (HOME_OVERRIDE_ENV, "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+                patch.setenv(key, self.env[key])
+            yield
 
     def cli(self, *args: str, cwd: Path | None = None, check: bool = False, timeout: float = 120,
             extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
