@@ -33,11 +33,11 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     shas = {}
     for name in ("demo", "foreign", "unbuilt"):
         shas[name] = write_history(base / name, STANDARD_HISTORY)
-        module_installation.new_project(base / name, name)
+        module_installation.new_project_in_process(base / name, name)
     built = module_installation.cli("findings", "build", "--project", str(base / "demo"), check=True)
     other = Installation(base / "another-installation")
     other.cli("findings", "build", "--project", str(base / "foreign"), check=True)
-    escaped = module_installation.new_project(base / "escaped", "escaped")
+    escaped = module_installation.new_project_in_process(base / "escaped", "escaped")
     (escaped / ".theurian" / "state").mkdir()
     (base / "outside").mkdir()
     (escaped / STORE_RELATIVE).symlink_to(base / "outside" / "planted.sqlite")

@@ -72,3 +72,16 @@ class Installation:
         args = ["project", "register", str(root)] + (["--id", project_id] if project_id else [])
         self.cli(*args, check=True)
         return root
+
+    def new_project_in_process(self, root: Path, project_id: str | None = None) -> Path:
+        """What `new_project` makes (an initialised folder registered in this installation, under its folder's
+        default id unless `project_id`), made in-process: for a test whose subject is not `init` or `register`
+        (tests/theurian/test_registry.py and test_installation_and_init.py run those through the CLI)."""
+        from theurian import registry
+        from theurian.project import init_project
+
+        root.mkdir(parents=True, exist_ok=True)
+        init_project(root)
+        with self.in_process():
+            registry.register(root, project_id or registry.default_project_id(root.resolve()))
+        return root
