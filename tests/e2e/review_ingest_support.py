@@ -39,7 +39,7 @@ def new_project(installation: Installation, root: Path, *allowed: str) -> Path:
 
 
 def copy_project(template: Path, root: Path) -> Path:
-    """A byte-identical copy of a project made by the real CLI (and perhaps ingested): cheaper than making it
+    """A byte-identical copy of a project (perhaps ingested through the real CLI): cheaper than making it
     again, and nothing in a project refers to its own path or to the installation that made it."""
     shutil.copytree(template, root, symlinks=True)
     return root

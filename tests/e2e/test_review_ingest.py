@@ -45,7 +45,7 @@ def ingested(module_installation: Installation, tmp_path_factory: pytest.TempPat
 
 @pytest.fixture(scope="module")
 def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project made by the real CLI with Acme/Widgets allowlisted, never ingested: tests copy it."""
+    """A project with Acme/Widgets allowlisted (`new_project`), never ingested: tests copy it."""
     return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", "Acme/Widgets")
 
 
