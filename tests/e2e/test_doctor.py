@@ -14,22 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.daemon import free_port
+from tests.support.demo_build import shared_demo
 from tests.support.installation import Installation
 from theurian import registry
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`make demo`'s folder, built once (its daemon stopped): an installation and a fully built sample project."""
-    folder = tmp_path_factory.mktemp("doctor") / "demo"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
-    env |= {"THEURIAN_DEMO_DIR": str(folder), "THEURIAN_DEMO_PORT": str(free_port()), "THEURIAN_DEMO_NO_SERVE": "1"}
-    result = subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return folder
+    """`make demo`'s folder, built once per session (its daemon stopped; tests/e2e/test_demo.py checks the same
+    run): an installation and a fully built sample project. Tests break a copy, never this."""
+    run = shared_demo(tmp_path_factory)
+    assert run.returncode == 0, run.output
+    return run.folder
 
 
 @pytest.fixture
