@@ -23,7 +23,7 @@ def corpus() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project made by the real CLI with the public repository allowlisted, never ingested: tests copy it."""
+    """A project with the public repository allowlisted (`new_project`), never ingested: tests copy it."""
     return new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
 
 

@@ -8,8 +8,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from ingest import allowlist
 from tests.support.fake_github import FakeGitHub
 from tests.support.installation import Installation
+from theurian.project import init_project
 
 TOKEN = "ghp_e2eSECRETtokenValue0123456789"
 
@@ -26,15 +28,18 @@ def ingest(installation: Installation, project: Path, fake: FakeGitHub,
 
 
 def new_project(installation: Installation, root: Path, *allowed: str) -> Path:
+    """A project folder with `allowed` on its allowlist, made in-process with the functions `theurian init` and
+    `theurian review allow` call (a process start each saved; tests/e2e/test_review_allow.py runs those commands).
+    Nothing here touches the installation: a project's folder is the installation's only through a registration."""
     root.mkdir(parents=True, exist_ok=True)
-    installation.cli("init", str(root), check=True)
+    init_project(root)
     for repository in allowed:
-        installation.cli("review", "allow", repository, "--project", str(root), check=True)
+        allowlist.allow(root, allowlist.parse_repository(repository))
     return root
 
 
 def copy_project(template: Path, root: Path) -> Path:
-    """A byte-identical copy of a project made by the real CLI (and perhaps ingested): cheaper than making it
+    """A byte-identical copy of a project (perhaps ingested through the real CLI): cheaper than making it
     again, and nothing in a project refers to its own path or to the installation that made it."""
     shutil.copytree(template, root, symlinks=True)
     return root

@@ -25,7 +25,7 @@ THREAD_FILE = "orders/writer.py"  # the resolved thread on the fixture's merged,
 @pytest.fixture(scope="module")
 def shop(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("round-trip") / "widgets"
-    module_installation.new_project(root, "widgets")
+    module_installation.new_project_in_process(root, "widgets")
     git(root, "init", "-q")
     fix = commit_touching(root, THREAD_FILE, message="take the lock after the reads")
     other = commit_touching(root, "docs/notes.md", message="unrelated notes")

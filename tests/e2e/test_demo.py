@@ -1,29 +1,26 @@
 """`make demo`'s script end to end (installation aside, which `make` does first): every stage through the real CLI
 on bundled data, then a real MCP client's answers from the daemon it started."""
 
-import os
 import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
-from tests.support.daemon import free_port
+import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.daemon import free_port
+from tests.support.demo_build import run_demo, shared_demo
 
 
 def _demo(tmp_path: Path, port: int) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
-    env |= {"THEURIAN_DEMO_DIR": str(tmp_path / "demo"), "THEURIAN_DEMO_PORT": str(port),
-            "THEURIAN_DEMO_NO_SERVE": "1"}
-    return subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
+    return run_demo(tmp_path / "demo", port)
 
 
-def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_answers(tmp_path: Path) -> None:
-    result = _demo(tmp_path, free_port())
-    output = result.stdout + result.stderr
-    assert result.returncode == 0, output
+def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_answers(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    demo = shared_demo(tmp_path_factory)  # the session's one run, which test_doctor.py copies too
+    output = demo.output
+    assert demo.returncode == 0, output
     assert "Acme/Widgets: completed — 105 pull requests" in output
     assert "> review.search" in output and "slow reads hold it" in output
     # A situation sharing no word with the thread it finds (fixtures/similar t088).
@@ -33,7 +30,7 @@ def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_an
     assert "> knowledge.search" in output and "refused" not in output
     assert '"reviewIngestion": true' in output
     assert "theurian daemon stopped" in output  # the script stopped the daemon it started
-    state = tmp_path / "demo/sample-project/.theurian/state"
+    state = demo.folder / "sample-project/.theurian/state"
     assert (state / "review-store.duckdb").is_file() and (state / "theurian-findings-local.sqlite").is_file()
 
 

@@ -16,21 +16,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.daemon import free_port
+from tests.support.demo_build import shared_demo
 from tests.support.installation import Installation
-
-REPO = Path(__file__).resolve().parents[2]
+from theurian import registry
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`make demo`'s folder, built once (its daemon stopped): an installation and a fully built sample project."""
-    folder = tmp_path_factory.mktemp("doctor") / "demo"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
-    env |= {"THEURIAN_DEMO_DIR": str(folder), "THEURIAN_DEMO_PORT": str(free_port()), "THEURIAN_DEMO_NO_SERVE": "1"}
-    result = subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    return folder
+    """`make demo`'s folder, built once per session (its daemon stopped; tests/e2e/test_demo.py checks the same
+    run): an installation and a fully built sample project. Tests break a copy, never this."""
+    run = shared_demo(tmp_path_factory)
+    assert run.returncode == 0, run.output
+    return run.folder
 
 
 @pytest.fixture
@@ -39,8 +36,9 @@ def copy(demo: Path, tmp_path: Path) -> tuple[Installation, Path]:
     shutil.copytree(demo, tmp_path / "demo", symlinks=True)
     installation = Installation(tmp_path / "demo" / "installation")
     project = tmp_path / "demo" / "sample-project"
-    installation.cli("project", "unregister", "sample", check=True)
-    installation.cli("project", "register", str(project), "--id", "sample", check=True)
+    with installation.in_process():  # two process starts per test saved; `project register` has its own tests
+        registry.unregister("sample")
+        registry.register(project, "sample")
     return installation, project
 
 

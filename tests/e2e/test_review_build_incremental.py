@@ -24,7 +24,7 @@ def _stamped_digest(root: Path) -> tuple[int, str]:
 def test_a_second_build_takes_the_unchanged_records_over_and_full_reads_them_again(
         installation: Installation, tmp_path: Path) -> None:
     root = tmp_path / "lake"
-    installation.new_project(root)
+    installation.new_project_in_process(root)
     write_lake(root, [pull_request("Acme/Alpha", 1, "PR_1", body="retry the lock"),
                       thread("Acme/Alpha", 1, "PRRT_1", bodies=("the cache is stale",))])
     settle(root)

@@ -20,7 +20,7 @@ REPOSITORIES = ("Acme/Alpha", "Acme/Beta")
 
 
 def _lake(installation: Installation, root: Path) -> None:
-    installation.new_project(root)
+    installation.new_project_in_process(root)
     records = []
     for index in range(240):
         repository, number = REPOSITORIES[index % 2], index // 6 + 1
@@ -70,7 +70,7 @@ def test_any_number_of_processes_builds_the_store_one_process_builds(
 @pytest.mark.parametrize("jobs", ["8", "256"])  # 256: the bound, accepted
 def test_more_processes_than_files_reads_with_one_per_file(
         installation: Installation, tmp_path: Path, jobs: str) -> None:
-    root = installation.new_project(tmp_path / "small")
+    root = installation.new_project_in_process(tmp_path / "small")
     write_lake(root, [pull_request("Acme/Alpha", 1, "PR_one"), pull_request("Acme/Alpha", 2, "PR_two")])
     built = installation.cli("review", "build", "--project", str(root), "--jobs", jobs, check=True)
     assert built.stdout.strip().endswith("2 records (4 texts); 0 invalid files skipped; read by 2 processes")
@@ -79,7 +79,7 @@ def test_more_processes_than_files_reads_with_one_per_file(
 @pytest.mark.parametrize("jobs", ["0", "-1", "257", "two"])
 def test_a_process_count_out_of_range_is_refused_before_anything_is_read(
         installation: Installation, tmp_path: Path, jobs: str) -> None:
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     shutil.rmtree(root / ".theurian/state", ignore_errors=True)
     refused = installation.cli("review", "build", "--project", str(root), "--jobs", jobs)
     assert refused.returncode == 2

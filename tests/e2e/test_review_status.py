@@ -24,7 +24,7 @@ def _status(installation: Installation, project: Path) -> tuple[str, list[dict[s
 
 
 def test_a_repository_no_longer_allowlisted_is_listed_as_such(installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)  # with the run manifest that ingested it
     installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
     text, rows = _status(installation, project)
@@ -39,7 +39,7 @@ def test_a_repository_no_longer_allowlisted_is_listed_as_such(installation: Inst
 
 def test_records_no_manifest_and_no_allowlist_entry_name_are_listed_by_the_repository_they_hold(
         installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
     shutil.rmtree(project / ".theurian/review/runs")
     text, rows = _status(installation, project)
@@ -54,7 +54,7 @@ def test_records_no_manifest_and_no_allowlist_entry_name_are_listed_by_the_repos
 
 
 def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     planted = "\x1b[31mEvil\x1b[0m/Repo"  # a terminal escape, in a folder named for it
     folder = project / ".theurian/review" / repository_folder(planted) / "pull-request"
     folder.mkdir(parents=True)
@@ -69,7 +69,7 @@ def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Install
 
 def test_a_repository_folder_that_is_a_link_is_not_listed_but_named_unreadable_and_breaks_nothing(
         installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -86,7 +86,7 @@ def test_a_repository_folder_that_is_a_link_is_not_listed_but_named_unreadable_a
 
 def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is_shown(
         installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
     stray = project / ".theurian/review" / repository_folder("Acme/Stray")
     stray.mkdir()
@@ -105,7 +105,7 @@ def test_a_kind_folder_that_cannot_be_listed_is_named_unreadable_and_the_rest_is
 
 def test_a_config_that_is_a_fifo_or_not_utf8_is_refused_in_one_line_not_waited_on(
         installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     config = project / ".theurian/config.toml"
     config.unlink()
     os.mkfifo(config)  # nobody ever writes to it: reading it would wait forever
@@ -121,7 +121,7 @@ def test_a_config_that_is_a_fifo_or_not_utf8_is_refused_in_one_line_not_waited_o
 
 
 def test_a_config_past_its_bound_is_refused_unread(installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     config = project / ".theurian/config.toml"
     with open(config, "r+b") as grown:
         grown.truncate(MAX_CONFIG_FILE_BYTES + 1)
@@ -137,7 +137,7 @@ def test_a_config_past_its_bound_is_refused_unread(installation: Installation, t
 
 def test_an_allowlisted_repository_whose_folder_is_linked_out_is_named_once_and_one_linked_inside_is_counted(
         installation: Installation, tmp_path: Path) -> None:
-    project = installation.new_project(tmp_path / "p")
+    project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
     installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
     folder = project / ".theurian/review" / repository_folder(FIXTURE_REPOSITORY)

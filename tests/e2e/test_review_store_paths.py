@@ -19,7 +19,7 @@ from theurian.project import Project
 @pytest.mark.parametrize("name", ["what?", "back\\slash"])
 def test_a_project_path_duckdb_misreads_is_refused_by_build_and_search_in_one_line(
         installation: Installation, tmp_path: Path, name: str) -> None:
-    root = installation.new_project(tmp_path / name)
+    root = installation.new_project_in_process(tmp_path / name)
     copy_fixture_lake(root)
     result = installation.cli("review", "build", "--project", str(root))
     assert result.returncode == 1
@@ -35,7 +35,7 @@ def test_a_project_path_duckdb_misreads_is_refused_by_build_and_search_in_one_li
 
 def test_a_folder_at_the_stores_name_is_refused_in_one_line_naming_the_cure(
         installation: Installation, tmp_path: Path) -> None:
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(root)
     (root / ".theurian/state/review-store.duckdb").mkdir(parents=True)
     result = installation.cli("review", "build", "--project", str(root))

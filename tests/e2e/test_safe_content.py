@@ -99,7 +99,7 @@ def corpus() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project made by the CLI, its salt made: every copy keys fingerprints and pseudonyms alike."""
+    """A project (`new_project`), its salt made: every copy keys fingerprints and pseudonyms alike."""
     project = new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
     project_salt(project)
     return project

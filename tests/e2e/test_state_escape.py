@@ -32,7 +32,7 @@ def test_this_build_registers_project_scoped_tools() -> None:
 def test_a_symlinked_state_dir_refuses_every_project_scoped_tool_with_the_cure(
     module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
 ) -> None:
-    root = module_installation.new_project(tmp_path / "escaping")
+    root = module_installation.new_project_in_process(tmp_path / "escaping")
     outside = tmp_path / "outside-state"
     outside.mkdir()
     (root / ".theurian/state").symlink_to(outside, target_is_directory=True)
@@ -47,7 +47,7 @@ def test_a_symlinked_state_dir_refuses_every_project_scoped_tool_with_the_cure(
 def test_a_symlinked_review_lake_gets_the_source_cure_not_the_state_cure(
     installation: Installation, tmp_path: Path
 ) -> None:
-    root = installation.new_project(tmp_path / "lake-escaping")
+    root = installation.new_project_in_process(tmp_path / "lake-escaping")
     outside = tmp_path / "outside-review"
     outside.mkdir()
     lake = root / ".theurian/review"
@@ -71,7 +71,7 @@ def _theurian_linked_out(root: Path, outside: Path) -> None:
 def test_a_linked_out_theurian_folder_refuses_every_project_scoped_tool_with_the_cure_for_that_link(
     module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path
 ) -> None:
-    root = module_installation.new_project(tmp_path / "theurian-escaping")
+    root = module_installation.new_project_in_process(tmp_path / "theurian-escaping")
     _theurian_linked_out(root, tmp_path / "outside-theurian")
     calls = [(tool.name, minimal_arguments(tool.input_schema, "theurian-escaping")) for tool in PROJECT_SCOPED]
     answers = call_tools(module_daemon.mcp_url, calls)
@@ -83,7 +83,7 @@ def test_a_linked_out_theurian_folder_refuses_every_project_scoped_tool_with_the
 def test_review_build_in_a_project_whose_theurian_folder_is_linked_out_names_that_link(
     installation: Installation, tmp_path: Path
 ) -> None:
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     outside = tmp_path / "outside-theurian"
     _theurian_linked_out(root, outside)
     before = sorted(path.relative_to(outside) for path in outside.rglob("*"))
@@ -99,7 +99,7 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     installation: Installation, tmp_path: Path, linked: str
 ) -> None:
     """Skipping it would publish a store without that repository's records over a good one."""
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(root)
     installation.cli("review", "build", "--project", str(root), check=True)
     store = root / ".theurian/state/review-store.duckdb"
@@ -130,7 +130,7 @@ def test_every_command_names_what_escapes_with_the_cure_for_that_place(
     installation: Installation, tmp_path: Path, command: tuple[str, ...], linked: str, cure: str
 ) -> None:
     """Not only the build commands: an escape any command meets says how to mend it, on one line."""
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     place = root / linked
     outside = tmp_path / "outside"
     if place.exists():

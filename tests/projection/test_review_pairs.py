@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import duckdb
@@ -33,10 +34,16 @@ def test_every_python_whitespace_character_splits_in_sql_and_nothing_else_does()
         assert _sql_words(connection, f"a{character}b") == [f"a{character}b"]
 
 
+@functools.cache
+def _connection() -> duckdb.DuckDBPyConnection:
+    """One in-memory database for every example: the split is a pure expression, so nothing carries over."""
+    return duckdb.connect()
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(WHITESPACE + "abcXYZ\x00É\u212aİ日-", max_size=40))
 def test_the_sql_split_gives_the_words_of_the_python_fold_and_split(text: str) -> None:
-    assert _sql_words(duckdb.connect(), text) == ascii_fold(text).split()
+    assert _sql_words(_connection(), text) == ascii_fold(text).split()
 
 
 def test_a_neighbour_pair_is_required_only_where_the_pieces_fix_the_cut() -> None:

@@ -53,7 +53,7 @@ def _call(dispatcher: Dispatcher, name: str, arguments: dict[str, Any]) -> dict[
 def test_a_state_dir_linked_outside_the_root_refuses_every_project_scoped_tool_before_it_runs(
     installation: Installation, tmp_path: Path, tool: str
 ) -> None:
-    root = installation.new_project(tmp_path / "p")
+    root = installation.new_project_in_process(tmp_path / "p")
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     (root / ".theurian/state").symlink_to(outside, target_is_directory=True)
@@ -66,7 +66,7 @@ def test_a_state_dir_linked_outside_the_root_refuses_every_project_scoped_tool_b
 
 
 def test_a_project_resolves_and_the_handler_sees_it(installation: Installation, tmp_path: Path) -> None:
-    installation.new_project(tmp_path / "p")
+    installation.new_project_in_process(tmp_path / "p")
     calls: list[str] = []
     result = _call(Dispatcher(_recording_tools(calls), SETTINGS), "review.search", {"projectId": "p", "q": "x"})
     assert result["structuredContent"] == {"project": "p"} and result["isError"] is False
@@ -117,7 +117,7 @@ def test_a_tool_refusal_keeps_its_message() -> None:
 def test_integral_floats_reach_handlers_as_ints_and_other_values_untouched(
     installation: Installation, tmp_path: Path
 ) -> None:
-    installation.new_project(tmp_path / "p")
+    installation.new_project_in_process(tmp_path / "p")
     seen: list[dict[str, Any]] = []
     dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
     verdict = InputValidator().admit("review.search", CONTRACT_TOOLS["review.search"],
@@ -129,7 +129,7 @@ def test_integral_floats_reach_handlers_as_ints_and_other_values_untouched(
 
 
 def test_the_shared_context_fields_never_reach_a_handler(installation: Installation, tmp_path: Path) -> None:
-    installation.new_project(tmp_path / "p")
+    installation.new_project_in_process(tmp_path / "p")
     seen: list[dict[str, Any]] = []
     dispatcher = Dispatcher(_recording_tools([], seen), SETTINGS)
     _call(dispatcher, "review.search", {"projectId": "p", "snapshotId": "s", "agentId": "a", "taskId": "t"})

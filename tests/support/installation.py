@@ -5,8 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 from theurian.access_token import TOKEN_NAME
 from theurian.installation import HOME_OVERRIDE_ENV
@@ -40,6 +44,15 @@ class Installation:
         """The installation's current MCP access token (the daemon creates it on its first start)."""
         return (self.state_dir / TOKEN_NAME).read_text(encoding="ascii").strip()
 
+    @contextmanager
+    def in_process(self) -> Iterator[None]:
+        """In-process code sees this installation (its home, config and state) until the block ends: for a
+        fixture's setup that a test does not examine, where a `cli(...)` run would only cost a process start."""
+        with pytest.MonkeyPatch.context() as patch:
+            for key in (HOME_OVERRIDE_ENV, "XDG_CONFIG_HOME", "XDG_STATE_HOME"):
+                patch.setenv(key, self.env[key])
+            yield
+
     def cli(self, *args: str, cwd: Path | None = None, check: bool = False, timeout: float = 120,
             extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """Run the real `theurian` console script in this installation."""
@@ -58,4 +71,17 @@ class Installation:
         self.cli("init", str(root), check=True)
         args = ["project", "register", str(root)] + (["--id", project_id] if project_id else [])
         self.cli(*args, check=True)
+        return root
+
+    def new_project_in_process(self, root: Path, project_id: str | None = None) -> Path:
+        """What `new_project` makes (an initialised folder registered in this installation, under its folder's
+        default id unless `project_id`), made in-process: for a test whose subject is not `init` or `register`
+        (tests/theurian/test_registry.py and test_installation_and_init.py run those through the CLI)."""
+        from theurian import registry
+        from theurian.project import init_project
+
+        root.mkdir(parents=True, exist_ok=True)
+        init_project(root)
+        with self.in_process():
+            registry.register(root, project_id or registry.default_project_id(root.resolve()))
         return root

@@ -10,6 +10,7 @@ from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import registry, tomlwrite
 from theurian.errors import EXIT_FAILED, EXIT_USAGE
 from theurian.installation import registry_path
+from theurian.project import init_project
 
 
 def test_a_registered_project_defaults_to_its_folder_name_in_kebab_case(
@@ -73,7 +74,7 @@ def test_concurrent_registrations_all_land(installation: Installation, tmp_path:
     for index in range(8):
         root = tmp_path / f"project-{index}"
         root.mkdir()
-        installation.cli("init", str(root), check=True)
+        init_project(root)  # setup: the eight `project register` processes below are what runs at once
         roots.append(root)
     processes = [
         subprocess.Popen([str(THEURIAN_BIN), "project", "register", str(root)], env=installation.env,
