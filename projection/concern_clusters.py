@@ -100,10 +100,38 @@ def _clusters(matrix: Matrix, threshold: float) -> list[list[int]]:
         if not dense:
             return sorted(found)
         units, edges = numpy.concatenate([m for m, _ in dense]), _joined(dense)
+        if level == threshold:
+            # A part's pieces at any higher threshold are those of its maximum spanning forest's edges over it:
+            # the cuts read n edges, not MAX_NEIGHBOURS x n.
+            edges = _spanning_forest(len(units), edges)
         level += THRESHOLD_STEP
         weakest = int(edges[2].min()) if len(edges[2]) else floor_of(1.0)
         while floor_of(level) <= weakest and level + THRESHOLD_STEP < 1.0:
             level += THRESHOLD_STEP  # a level that drops no edge leaves every part as it is: skip it
+
+
+def _spanning_forest(count: int, edges: Edges) -> Edges:
+    """A maximum spanning forest of the edges (Boruvka: each part takes its strongest edge out, ties by the edge's
+    place in a total order of cosine, then positions), so the same edges whatever their order."""
+    import numpy
+
+    rows, columns, scores = edges
+    rank = numpy.empty(len(rows), dtype=numpy.int64)
+    rank[numpy.lexsort((numpy.maximum(rows, columns), numpy.minimum(rows, columns), -scores))] = numpy.arange(len(rows))
+    chosen = numpy.zeros(len(rows), dtype=bool)
+    labels = numpy.arange(count)
+    while True:
+        left, right = labels[rows], labels[columns]
+        across = numpy.flatnonzero(left != right)
+        if not len(across):
+            return rows[chosen], columns[chosen], scores[chosen]
+        strongest = numpy.full(count, len(rows), dtype=numpy.int64)
+        numpy.minimum.at(strongest, left[across], rank[across])
+        numpy.minimum.at(strongest, right[across], rank[across])
+        taken = numpy.zeros(len(rows) + 1, dtype=bool)
+        taken[strongest] = True
+        chosen |= taken[rank]
+        labels = part_labels(count, (rows[chosen], columns[chosen], scores[chosen]), -1.0)
 
 
 def _joined(dense: list[tuple[Positions, Edges]]) -> Edges:

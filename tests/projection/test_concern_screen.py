@@ -15,7 +15,7 @@ import numpy.typing
 import pytest
 
 from projection import concern_screen
-from projection.concern_clusters import cluster, floor_of
+from projection.concern_clusters import MAX_PART_UNITS, cluster, floor_of, part_labels
 from projection.concern_screen import LEAF_UNITS, MAX_NEIGHBOURS, neighbour_edges, ppb_scale, quantised
 
 THRESHOLD = 0.34
@@ -91,7 +91,7 @@ def test_permuted_units_give_the_same_clusters() -> None:
 _DIGEST = """
 import hashlib, numpy, sys
 sys.path.insert(0, {root!r})
-from projection.concern_clusters import cluster, floor_of
+from projection.concern_clusters import MAX_PART_UNITS, cluster, floor_of, part_labels
 from projection.concern_screen import neighbour_edges, quantised
 matrix = numpy.load({path!r})
 rows, columns, cosines = neighbour_edges(quantised(matrix), floor_of(0.34))
@@ -130,3 +130,21 @@ def test_a_crowded_region_keeps_at_most_max_neighbours_edges_a_unit_and_forms_no
     rows, _, _ = neighbour_edges(quantised(matrix), floor_of(THRESHOLD))
     assert numpy.bincount(rows).max() == MAX_NEIGHBOURS and len(rows) == len(matrix) * MAX_NEIGHBOURS
     assert cluster(matrix, THRESHOLD) == []  # a part of more than MAX_PART_UNITS that never comes apart
+
+
+def test_a_part_past_max_part_units_is_cut_into_its_tight_groups() -> None:
+    rng = numpy.random.default_rng(9)
+    shared = rng.standard_normal(64)
+    centres = [shared + rng.standard_normal(64) for _ in range(3)]  # cosines of about 0.5 between them
+    groups = [centre + 0.05 * rng.standard_normal((250, 64)) for centre in centres]
+    # Texts between two groups tie them into one part of 790 at the threshold
+    # (each leaning to one side, so each group's edges reach them, and they reach each other).
+    bridges = [weight * centres[a] + (1 - weight) * centres[b] + 0.02 * rng.standard_normal((10, 64))
+               for a, b in ((0, 1), (1, 2)) for weight in (0.6, 0.4)]
+    vectors = numpy.vstack(groups + bridges)
+    matrix = (vectors / numpy.linalg.norm(vectors, axis=1, keepdims=True)).astype(numpy.float32)
+    edges = neighbour_edges(quantised(matrix), floor_of(THRESHOLD))
+    assert set(part_labels(len(matrix), edges, THRESHOLD).tolist()) == {0} and len(matrix) > MAX_PART_UNITS
+    found = cluster(matrix, THRESHOLD)
+    assert found[:3] == [list(range(at, at + 250)) for at in (0, 250, 500)]
+    assert found[3:] and all(min(group) >= 750 for group in found[3:])  # the bridges group among themselves
