@@ -6,83 +6,60 @@ clusters whose mean pairwise cosine is highest while it reaches the threshold, s
 average that near each other: one neighbour in common never chains two concerns together (single linkage did, on
 the labelled set; docs/review-concerns.md). A cluster whose mean reaches the threshold holds at least one pair of
 neighbours between any two of its parts, so the clusters lie inside the connected parts of the neighbour graph:
-the graph is found first (a float32 screen a little below the threshold), and the exact clustering runs on each
-part on its own.
+the graph is found first (`concern_screen`, a forest of random-projection trees, each unit keeping at most
+MAX_NEIGHBOURS edges, SCREEN_MARGIN under the threshold), and the exact clustering runs on each part on its own.
 
-Determinism. Inside a part, cosines are recomputed in float64 and rounded to integer parts per billion, and a
-cluster pair's similarity is the exact integer sum of its pairs over the product of the sizes: the same lake and
-model give the same integers on any machine (BLAS's summation order moves a float64 cosine by ~1e-16, far below
-the rounding), and the merge order is total — highest mean first, then the pair of smallest unit positions. Units
-come sorted by ordinal, so the positions are the store's total order.
+Determinism. Every cosine decided on, in the screen and here, is an exact integer: the dot product of two vectors
+quantised to integers (`concern_screen.quantised`), scaled to parts per billion by one correctly rounded
+multiplication; a cluster pair's similarity is the exact integer sum of its pairs against the threshold times the
+product of the sizes, and the merge order is total — highest mean first, then the pair of smallest unit positions.
+Units come sorted by ordinal, so the positions are the store's total order, and nothing depends on the order files
+were read, on BLAS's summation order or on the instruction set.
 
 A part larger than MAX_PART_UNITS (a dense region: boilerplate, bots) is cut by raising the threshold for that part
 alone, in THRESHOLD_STEP steps, over the edges already screened, until every piece fits: exact average linkage on
-it would need its whole square matrix. Each unit joins the graph by at most MAX_NEIGHBOURS edges, which bounds it.
+it would need its whole square matrix.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
+
+from projection.concern_screen import PARTS_PER_BILLION, neighbour_edges, ppb_scale, quantised
 
 if TYPE_CHECKING:
     # Imported where used: numpy's BLAS starts threads, and the build forks its readers only from a process with one.
     import numpy
     import numpy.typing
 
-    Matrix = numpy.typing.NDArray[numpy.float32]
-    Edges = tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64], Matrix]
+    from projection.concern_screen import Edges, Exact, Matrix
 
-PARTS_PER_BILLION: Final = 1_000_000_000
-SCREEN_MARGIN: Final = 1e-3  # far above float32's error on a unit-vector dot product (~1e-6)
-SCREEN_CELLS: Final = 16_000_000  # cosines the screen holds at once (64 MB of float32), whatever the lake's size
+    Labels = numpy.typing.NDArray[numpy.int64]
+    Positions = numpy.typing.NDArray[numpy.int64]
+
+SCREEN_MARGIN: Final = 1e-3  # the neighbour graph's floor sits this far under the threshold
 MAX_PART_UNITS: Final = 600
-# Each unit joins the graph by at most this many of its nearest neighbours (every one tied with the last is kept,
-# so the choice never depends on a sort's internals): it bounds the graph at 100,000 units without losing a
-# cluster of up to that many members.
-MAX_NEIGHBOURS: Final = 32
 THRESHOLD_STEP: Final = 0.02
 
 
-def neighbour_edges(matrix: Matrix, threshold: float) -> Edges:
-    """(rows, columns, float32 cosines) joining each unit to its nearest neighbours (at most MAX_NEIGHBOURS, ties
-    kept) whose cosine reaches `threshold` less SCREEN_MARGIN: a screen the exact pass decides on."""
-    import numpy
-
-    found_rows, found_columns, found_scores = [], [], []
-    floor = threshold - SCREEN_MARGIN
-    # About SCREEN_CELLS float32 cosines in hand at once, whatever the number of units.
-    step = max(16, min(2_048, SCREEN_CELLS // max(1, len(matrix))))
-    for start in range(0, len(matrix), step):
-        block = matrix[start:start + step] @ matrix.T
-        block[numpy.arange(len(block)), numpy.arange(start, start + len(block))] = -numpy.inf  # not its own
-        near = block >= floor
-        crowded = numpy.flatnonzero(near.sum(axis=1) > MAX_NEIGHBOURS)
-        if len(crowded):
-            # Only a row with more neighbours than it may keep pays for finding its MAX_NEIGHBOURS-th nearest.
-            kth = numpy.partition(block[crowded], -MAX_NEIGHBOURS, axis=1)[:, -MAX_NEIGHBOURS:-MAX_NEIGHBOURS + 1]
-            near[crowded] &= block[crowded] >= kth
-        rows, columns = numpy.nonzero(near)
-        found_rows.append(rows + start)
-        found_columns.append(columns)
-        found_scores.append(block[rows, columns])
-    if not found_rows:
-        empty = numpy.zeros(0, dtype=numpy.int64)
-        return empty, empty, numpy.zeros(0, dtype=numpy.float32)
-    return numpy.concatenate(found_rows), numpy.concatenate(found_columns), numpy.concatenate(found_scores)
+def floor_of(threshold: float) -> int:
+    """The neighbour graph's floor for `threshold`, in parts per billion."""
+    return round((threshold - SCREEN_MARGIN) * PARTS_PER_BILLION)
 
 
-def parts_of(count: int, edges: Edges, threshold: float) -> list[list[int]]:
-    """The connected parts (two units or more) of the edges whose screened cosine reaches `threshold` less
-    SCREEN_MARGIN, each as sorted positions, ordered by their first."""
+def part_labels(count: int, edges: Edges, threshold: float) -> Labels:
+    """Each unit's part in the graph of the edges whose cosine reaches `threshold` less SCREEN_MARGIN: the smallest
+    position in its part, whatever the edges' order."""
     import numpy
 
     rows, columns, scores = edges
-    kept = scores >= threshold - SCREEN_MARGIN
+    kept = scores >= floor_of(threshold)
     rows, columns = rows[kept], columns[kept]
     labels = numpy.arange(count)
     while True:
         # Hook every edge's two labels to the smaller, then jump pointers until each label is its part's root: the
-        # labels only fall, and end as each part's smallest position whatever the edges' order.
+        # labels only fall, and end as each part's smallest position.
         low = numpy.minimum(labels[rows], labels[columns])
         hooked = labels.copy()
         numpy.minimum.at(hooked, labels[rows], low)
@@ -90,50 +67,111 @@ def parts_of(count: int, edges: Edges, threshold: float) -> list[list[int]]:
         while not numpy.array_equal(jumped := hooked[hooked], hooked):
             hooked = jumped
         if numpy.array_equal(hooked, labels):
-            break
+            return labels
         labels = hooked
-    parts: dict[int, list[int]] = {}
-    for unit, label in enumerate(labels.tolist()):
-        parts.setdefault(label, []).append(unit)
-    return [members for members in parts.values() if len(members) > 1]
 
 
 def cluster(matrix: Matrix, threshold: float) -> list[list[int]]:
     """Average-linkage clusters of two units or more, as sorted unit positions, ordered by their first unit."""
-    edges = neighbour_edges(matrix, threshold)
+    from threadpoolctl import threadpool_limits
+
+    # Thousands of small products: BLAS threads cost more than they give (the screen at 100,000 units took 25 s
+    # with OpenBLAS's two threads on a shared machine, 4.5 s with one; docs/review-concerns.md).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _clusters(matrix, threshold)
+
+
+def _clusters(matrix: Matrix, threshold: float) -> list[list[int]]:
+    import numpy
+
+    exact = quantised(matrix)
     found: list[list[int]] = []
-    for part in parts_of(len(matrix), edges, threshold):
-        found += _cluster_part(matrix, part, edges, threshold)
-    return sorted(found)
+    level, units, edges = threshold, numpy.arange(len(matrix)), neighbour_edges(exact, floor_of(threshold))
+    while True:
+        # Parts too dense for exact linkage are cut over their own edges at a higher threshold, all of a level's
+        # together (they share no unit): one pass per level, however many parts.
+        dense: list[tuple[Positions, Edges]] = []
+        for part, inside in _parts(len(units), edges, level):
+            members = units[part]
+            if len(members) <= MAX_PART_UNITS:
+                found += _average_linkage(exact, members.tolist(), level)
+            elif level + THRESHOLD_STEP < 1.0:
+                dense.append((members, inside))
+        if not dense:
+            return sorted(found)
+        units, edges = numpy.concatenate([m for m, _ in dense]), _joined(dense)
+        if level == threshold:
+            # A part's pieces at any higher threshold are those of its maximum spanning forest's edges over it:
+            # the cuts read n edges, not MAX_NEIGHBOURS x n.
+            edges = _spanning_forest(len(units), edges)
+        level += THRESHOLD_STEP
+        weakest = int(edges[2].min()) if len(edges[2]) else floor_of(1.0)
+        while floor_of(level) <= weakest and level + THRESHOLD_STEP < 1.0:
+            level += THRESHOLD_STEP  # a level that drops no edge leaves every part as it is: skip it
 
 
-def _cluster_part(matrix: Matrix, part: list[int], edges: Edges, threshold: float) -> list[list[int]]:
-    if len(part) <= MAX_PART_UNITS:
-        return _average_linkage(matrix, part, threshold)
-    tighter = threshold + THRESHOLD_STEP
-    if tighter >= 1.0:
-        return []
+def _spanning_forest(count: int, edges: Edges) -> Edges:
+    """A maximum spanning forest of the edges (Boruvka: each part takes its strongest edge out, ties by the edge's
+    place in a total order of cosine, then positions), so the same edges whatever their order."""
     import numpy
 
     rows, columns, scores = edges
-    inside = numpy.zeros(len(matrix), dtype=bool)
-    inside[part] = True
-    kept = inside[rows] & inside[columns]
-    local = numpy.full(len(matrix), -1, dtype=numpy.int64)
-    local[part] = numpy.arange(len(part))
-    narrowed = (local[rows[kept]], local[columns[kept]], scores[kept])
-    pieces: list[list[int]] = []
-    for piece in parts_of(len(part), narrowed, tighter):
-        pieces += _cluster_part(matrix, [part[at] for at in piece], edges, tighter)
-    return pieces
+    rank = numpy.empty(len(rows), dtype=numpy.int64)
+    rank[numpy.lexsort((numpy.maximum(rows, columns), numpy.minimum(rows, columns), -scores))] = numpy.arange(len(rows))
+    chosen = numpy.zeros(len(rows), dtype=bool)
+    labels = numpy.arange(count)
+    while True:
+        left, right = labels[rows], labels[columns]
+        across = numpy.flatnonzero(left != right)
+        if not len(across):
+            return rows[chosen], columns[chosen], scores[chosen]
+        strongest = numpy.full(count, len(rows), dtype=numpy.int64)
+        numpy.minimum.at(strongest, left[across], rank[across])
+        numpy.minimum.at(strongest, right[across], rank[across])
+        taken = numpy.zeros(len(rows) + 1, dtype=bool)
+        taken[strongest] = True
+        chosen |= taken[rank]
+        labels = part_labels(count, (rows[chosen], columns[chosen], scores[chosen]), -1.0)
 
 
-def _average_linkage(matrix: Matrix, part: list[int], threshold: float) -> list[list[int]]:
+def _joined(dense: list[tuple[Positions, Edges]]) -> Edges:
+    """The parts' edges renumbered as positions in their members laid end to end."""
+    import numpy
+
+    offsets = numpy.cumsum([0] + [len(members) for members, _ in dense[:-1]])
+    return (numpy.concatenate([e[0] + at for (_, e), at in zip(dense, offsets, strict=True)]),
+            numpy.concatenate([e[1] + at for (_, e), at in zip(dense, offsets, strict=True)]),
+            numpy.concatenate([e[2] for _, e in dense]))
+
+
+def _parts(count: int, edges: Edges, threshold: float) -> Iterator[tuple[Positions, Edges]]:
+    """Each connected part of two units or more (sorted local positions) with its edges, renumbered inside it."""
+    import numpy
+
+    labels = part_labels(count, edges, threshold)
+    order = numpy.argsort(labels, kind="stable")  # by part, then position
+    roots, starts, sizes = numpy.unique(labels[order], return_index=True, return_counts=True)
+    rank = numpy.empty(count, dtype=numpy.int64)
+    rank[order] = numpy.arange(count) - numpy.repeat(starts, sizes)
+    rows, columns, scores = edges
+    kept = (labels[rows] == labels[columns]) & (scores >= floor_of(threshold))
+    rows, columns, scores = rows[kept], columns[kept], scores[kept]
+    by_part = numpy.argsort(labels[rows], kind="stable")
+    rows, columns, scores = rows[by_part], columns[by_part], scores[by_part]
+    edge_starts = numpy.searchsorted(labels[rows], roots)
+    edge_ends = numpy.searchsorted(labels[rows], roots, side="right")
+    for at in numpy.flatnonzero(sizes > 1).tolist():
+        part = order[starts[at]:starts[at] + sizes[at]]
+        span = slice(edge_starts[at], edge_ends[at])
+        yield part, (rank[rows[span]], rank[columns[span]], scores[span])
+
+
+def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[list[int]]:
     """Greedy average linkage over `part` (sorted unit positions), stopped below `threshold`."""
     import numpy
 
-    vectors = matrix[part].astype(numpy.float64)
-    sums = numpy.rint(vectors @ vectors.T * PARTS_PER_BILLION).astype(numpy.int64)
+    vectors = exact[part]
+    sums = numpy.rint(vectors @ vectors.T * ppb_scale(exact.shape[1])).astype(numpy.int64)
     floor = round(threshold * PARTS_PER_BILLION)
     sizes = numpy.ones(len(part), dtype=numpy.int64)
     alive = numpy.ones(len(part), dtype=bool)

@@ -34,7 +34,8 @@ from evidence.errors import NotRegularFile
 from evidence.lake_read import read_record_file
 from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED, content_hash
 from knowledge.promotion_gate import MET, stored_signals
-from projection.concern_clusters import PARTS_PER_BILLION, cluster
+from projection.concern_clusters import cluster
+from projection.concern_screen import PARTS_PER_BILLION
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, RecordFacts, record_facts

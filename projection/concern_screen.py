@@ -1,0 +1,150 @@
+"""The concern clustering's neighbour screen: for each unit, its nearest neighbours (at most MAX_NEIGHBOURS) whose
+cosine reaches a floor, found by a forest of random-projection trees instead of comparing every unit with every
+other, so its cost grows as n log n, not n².
+
+Arithmetic (what the answer depends on, and nothing else). The vectors are quantised to integers,
+round(component × 2^QUANTUM_BITS), by one correctly rounded multiplication each. Every cosine the screen or the
+clustering decides on is the dot product of two such integer vectors, computed in float64 by BLAS: every partial
+sum is an integer below 2^53, so it is exact whatever the summation order, the instruction set or the library, and
+then scaled to integer parts per billion by one correctly rounded multiplication. A tree's split direction is
+int8 bytes of blake2b over (tree, depth), so its projections are exact integers too. The same vectors therefore give
+the same integers, the same trees and the same edges on every machine; no float rounding decides anything.
+
+The forest. Each of SCREEN_TREES trees halves the units, level by level, at the median of their projection on that
+level's direction (ties: the order of the level before, itself a pure function of the vectors and their
+positions), until every leaf holds at most LEAF_UNITS units; two units are compared when they share a leaf in some
+tree. A store of at most LEAF_UNITS units is one leaf: the screen is then the exact all-pairs screen. A unit keeps its
+MAX_NEIGHBOURS nearest found (highest cosine, then smallest position), so a crowded region (boilerplate, a bot) is
+bounded by MAX_NEIGHBOURS edges a unit, as the clustering needs. docs/review-concerns.md measures how many of the
+all-pairs screen's edges and clusters the forest keeps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    # Imported where used: numpy's BLAS starts threads, and the build forks its readers only from a process with one.
+    import numpy
+    import numpy.typing
+
+    Matrix = numpy.typing.NDArray[numpy.float32]
+    Exact = numpy.typing.NDArray[numpy.float64]
+    Keys = numpy.typing.NDArray[numpy.int64]
+    Edges = tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64], Keys]
+
+PARTS_PER_BILLION: Final = 1_000_000_000
+MAX_NEIGHBOURS: Final = 32
+SCREEN_TREES: Final = 8
+LEAF_UNITS: Final = 128
+LEAF_CELLS: Final = 4_000_000  # exact cosines in hand at once (32 MB of float64), whatever the lake's size
+_DIRECTION_DOMAIN: Final = "theurian-concern-screen/1"
+# A key packs (cosine in parts per billion, position) into one int64 that orders by cosine, then smaller position.
+_POSITION_BITS: Final = 32
+_POSITION_MASK: Final = (1 << _POSITION_BITS) - 1
+_COSINE_OFFSET: Final = 1 << 30  # a cosine in parts per billion lies in [-2^30, 2^30)
+_NONE: Final = -1  # an empty slot: below every key
+
+
+def quantum_bits(dimension: int) -> int:
+    """Bits after the point of a quantised component: a dot product of two quantised unit vectors stays below 2^52."""
+    return (52 - max(1, dimension).bit_length()) // 2
+
+
+def quantised(matrix: Matrix) -> Exact:
+    """The unit vectors as integers (held in float64), round(component × 2^quantum_bits)."""
+    import numpy
+
+    return numpy.rint(matrix.astype(numpy.float64) * float(1 << quantum_bits(matrix.shape[1])))
+
+
+def ppb_scale(dimension: int) -> float:
+    """What turns an exact dot product of two quantised vectors into parts per billion."""
+    return PARTS_PER_BILLION / float(1 << (2 * quantum_bits(dimension)))
+
+
+def neighbour_edges(exact: Exact, floor: int) -> Edges:
+    """(rows, columns, cosines in parts per billion): each unit joined to its nearest found neighbours, at most
+    MAX_NEIGHBOURS, whose cosine reaches `floor` (parts per billion); `exact` is `quantised(...)`."""
+    import numpy
+
+    count = len(exact)
+    best = numpy.full((count, MAX_NEIGHBOURS), _NONE, dtype=numpy.int64)
+    trees = 0 if count < 2 else 1 if count <= LEAF_UNITS else SCREEN_TREES
+    padded = numpy.vstack([exact, numpy.zeros((1, exact.shape[1]))])  # row `count`: a leaf's empty slot
+    for tree in range(trees):
+        order, starts = _leaves(exact, tree)
+        best = _merged(best, _leaf_neighbours(padded, order, starts, floor))
+    rows, slots = numpy.nonzero(best != _NONE)
+    keys = best[rows, slots]
+    return rows.astype(numpy.int64), _POSITION_MASK - (keys & _POSITION_MASK), (keys >> _POSITION_BITS) - _COSINE_OFFSET
+
+
+def _direction_matrix(tree: int, depth: int, dimension: int) -> Exact:
+    import numpy
+
+    columns = []
+    for level in range(depth):
+        raw = b""
+        while len(raw) < dimension:
+            key = f"{_DIRECTION_DOMAIN}\n{tree}\n{level}\n{len(raw)}".encode()
+            raw += hashlib.blake2b(key, digest_size=64).digest()
+        columns.append(numpy.frombuffer(raw[:dimension], dtype=numpy.int8))
+    return numpy.stack(columns, axis=1).astype(numpy.float64) if columns else numpy.zeros((dimension, 0))
+
+
+def _leaves(exact: Exact, tree: int) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]:
+    """The units in leaf order and where each leaf starts (the last entry is the count)."""
+    import numpy
+
+    count = len(exact)
+    depth = 0
+    while (count >> depth) > LEAF_UNITS:
+        depth += 1
+    # |projection| <= dimension x 2^quantum_bits x 128 < 2^53: exact integers, whatever BLAS does.
+    projections = exact @ _direction_matrix(tree, depth, exact.shape[1])
+    order = numpy.arange(count, dtype=numpy.int64)
+    starts = numpy.array([0, count], dtype=numpy.int64)
+    for level in range(depth):
+        leaf = numpy.repeat(numpy.arange(len(starts) - 1), numpy.diff(starts))
+        # Within each leaf, by projection; equal projections keep the order of the level before (a stable sort).
+        order = order[numpy.lexsort((projections[order, level], leaf))]
+        starts = numpy.sort(numpy.concatenate([starts, (starts[:-1] + starts[1:]) // 2]))
+    return order, starts
+
+
+def _leaf_neighbours(padded: Exact, order: numpy.typing.NDArray[numpy.int64],
+                     starts: numpy.typing.NDArray[numpy.int64], floor: int) -> Keys:
+    """Each unit's MAX_NEIGHBOURS best keys among the units of its leaf (empty slots _NONE); `padded` is the
+    quantised vectors and a zero row."""
+    import numpy
+
+    count, dimension = padded.shape[0] - 1, padded.shape[1]
+    sizes = numpy.diff(starts)
+    width = int(sizes.max())
+    slots = numpy.full((len(sizes), width), count, dtype=numpy.int64)
+    slots[numpy.arange(width)[None, :] < sizes[:, None]] = order
+    found = numpy.full((count + 1, MAX_NEIGHBOURS), _NONE, dtype=numpy.int64)
+    scale = ppb_scale(dimension)
+    step = max(1, LEAF_CELLS // (width * width))
+    for start in range(0, len(sizes), step):
+        chunk = slots[start:start + step]
+        stacked = padded[chunk]
+        cosines = numpy.rint((stacked @ stacked.transpose(0, 2, 1)) * scale).astype(numpy.int64)
+        keys = ((cosines + _COSINE_OFFSET) << _POSITION_BITS) | (_POSITION_MASK - chunk[:, None, :])
+        refused = (cosines < floor) | (chunk[:, None, :] == chunk[:, :, None]) | (chunk[:, None, :] == count)
+        keys[refused] = _NONE
+        if width > MAX_NEIGHBOURS:
+            keys = numpy.partition(keys, width - MAX_NEIGHBOURS, axis=2)[:, :, width - MAX_NEIGHBOURS:]
+        found[chunk.reshape(-1), :keys.shape[2]] = keys.reshape(-1, keys.shape[2])
+    return found[:count]
+
+
+def _merged(best: Keys, new: Keys) -> Keys:
+    """Per row, the MAX_NEIGHBOURS highest distinct keys of both."""
+    import numpy
+
+    both = numpy.sort(numpy.concatenate([best, new], axis=1), axis=1)
+    both[:, 1:][both[:, 1:] == both[:, :-1]] = _NONE  # the same neighbour found by two trees
+    return numpy.sort(both, axis=1)[:, -MAX_NEIGHBOURS:]
