@@ -1,12 +1,17 @@
 """Printed figures for the incremental `theurian review build` (not run by default: `make benchmark`): a full build
 of a generated lake against an orjson parse of it (target 2.0), then a rebuild after 1 % of the record files
 changed against a parse taken beside it (target 0.1), and the two stores compared. Nothing here asserts a time;
-the figures go to docs/review-search.md. REVIEW_BENCHMARK_RECORDS sets the lake's size (default 100,000).
+the figures go to docs/review-search.md. REVIEW_BENCHMARK_RECORDS sets the lake's size (default 100,000);
+REVIEW_BENCHMARK_PROFILE=1 also prints where the incremental rebuild's time goes (cProfile, the 30 costliest calls
+by cumulative time; the profiler slows it).
 """
 
 from __future__ import annotations
 
+import contextlib
+import cProfile
 import os
+import pstats
 import time
 from pathlib import Path
 
@@ -66,8 +71,10 @@ def test_incremental_review_build_figures(tmp_path: Path, installation: Installa
     full_seconds = time.perf_counter() - started
     changed = _rewrite_one_in_a_hundred(files)
     parse_again = _parse_seconds(files)
+    profiler = cProfile.Profile() if os.environ.get("REVIEW_BENCHMARK_PROFILE") == "1" else None
     started = time.perf_counter()
-    incremental = build_review_store(root)
+    with profiler if profiler is not None else contextlib.nullcontext():
+        incremental = build_review_store(root)
     incremental_seconds = time.perf_counter() - started
     after_incremental = _digest(root)
     build_review_store(root, full=True)
@@ -82,3 +89,5 @@ def test_incremental_review_build_figures(tmp_path: Path, installation: Installa
           f"{incremental.embedded} embedded);  ratio {incremental_seconds / parse_again:4.2f} (target <= 0.1); "
           f"{incremental_seconds / full_seconds:4.2f} x the full build")
     print(f"  (lake of {RECORDS} generated records; the incremental store digests as the full build's)")
+    if profiler is not None:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(30)
