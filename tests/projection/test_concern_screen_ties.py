@@ -1,0 +1,33 @@
+"""Review findings on the concern screen's forest (projection/concern_screen.py): identical vectors, whose
+projections tie on every direction, must not be cut into leaf-sized clusters the all-pairs screen never forms."""
+
+from __future__ import annotations
+
+import numpy
+import pytest
+
+from projection import concern_screen
+from projection.concern_clusters import MAX_PART_UNITS, cluster
+from projection.concern_screen import LEAF_UNITS
+
+THRESHOLD = 0.34
+
+
+def _copies(count: int) -> numpy.typing.NDArray[numpy.float32]:
+    """`count` copies of one unit vector: one text posted again and again (a template, a bot)."""
+    return numpy.tile(numpy.eye(1, 256, dtype=numpy.float32), (count, 1))
+
+
+def test_identical_texts_one_past_a_leaf_form_one_cluster_as_the_all_pairs_screen_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    matrix = _copies(LEAF_UNITS + 1)
+    forest = cluster(matrix, THRESHOLD)
+    monkeypatch.setattr(concern_screen, "LEAF_UNITS", len(matrix))  # one leaf: the all-pairs screen
+    assert cluster(matrix, THRESHOLD) == [list(range(len(matrix)))]
+    assert forest == [list(range(len(matrix)))]  # the forest gives [[0..63], [64..128]]
+
+
+def test_more_identical_texts_than_max_part_units_form_no_concern() -> None:
+    # docs/review-concerns.md: "a group of more than 600 near-identical texts that never comes apart forms no concern"
+    assert cluster(_copies(5 * MAX_PART_UNITS), THRESHOLD) == []  # the forest gives 32 clusters of about 94
+
