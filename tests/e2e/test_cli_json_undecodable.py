@@ -1,0 +1,25 @@
+"""Review findings on `--json` refusals (theurian/cli/json_summary.py): a refusal naming a path whose bytes are not
+UTF-8 (which theurian.cli.main lets through when the path exists) must still print one document and no traceback
+when stdout is strict UTF-8, as Python makes it in an ordinary UTF-8 locale such as en_US.UTF-8."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from tests.support.installation import THEURIAN_BIN, Installation
+
+
+def test_a_refusal_under_json_naming_a_path_that_is_not_utf8_prints_its_document_and_no_traceback(
+        installation: Installation, tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path) + b"/not-utf8-\xff"
+    os.mkdir(folder)  # exists, so the command line's UTF-8 check lets it through; it holds no .theurian/
+    env = installation.env | {"PYTHONIOENCODING": "utf-8:strict"}  # what en_US.UTF-8 gives Python's stdout
+    done = subprocess.run([os.fsencode(THEURIAN_BIN), b"review", b"status", b"--project", folder, b"--json"],
+                          env=env, capture_output=True, timeout=120)
+    assert "Traceback" not in done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1
+    document = json.loads(done.stdout)
+    assert document["ok"] is False and "holds no .theurian/" in document["summary"]["error"]
