@@ -31,3 +31,15 @@ def test_more_identical_texts_than_max_part_units_form_no_concern() -> None:
     # docs/review-concerns.md: "a group of more than 600 near-identical texts that never comes apart forms no concern"
     assert cluster(_copies(5 * MAX_PART_UNITS), THRESHOLD) == []  # the forest gives 32 clusters of about 94
 
+
+
+def test_permuting_units_with_a_tied_merge_permutes_the_clusters_as_the_docs_claim() -> None:
+    # docs/review-concerns.md: "permuting the units permutes the clusters and nothing else". Two pairs of copies
+    # (A, A and B, B, orthogonal) and one text exactly between them: its cosine to either pair is the same integer,
+    # so which pair it joins is decided by position alone.
+    first, second = numpy.eye(2, 256, dtype=numpy.float32)
+    between = (first + second) / numpy.linalg.norm(first + second)
+    matrix = numpy.stack([first, first, second, second, between]).astype(numpy.float32)
+    order = numpy.array([2, 3, 0, 1, 4])  # the B pair first
+    again = cluster(matrix[order], THRESHOLD)
+    assert sorted(sorted(int(order[at]) for at in group) for group in again) == cluster(matrix, THRESHOLD)
