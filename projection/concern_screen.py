@@ -11,8 +11,10 @@ int8 bytes of blake2b over (tree, depth), so its projections are exact integers 
 the same integers, the same trees and the same edges on every machine; no float rounding decides anything.
 
 The forest. Each of SCREEN_TREES trees halves the units, level by level, at the median of their projection on that
-level's direction (ties: the order of the level before, itself a pure function of the vectors and their
-positions), until every leaf holds at most LEAF_UNITS units; two units are compared when they share a leaf in some
+level's direction (ties: a hash of the unit's position, its own for each tree and level — with the order of the
+level before instead, identical texts would tie on every direction and every tree would cut them into the same
+blocks of positions, splitting one repeated text into several clusters), until every leaf holds at most
+LEAF_UNITS units (one more, when a leaf of an odd count halves); two units are compared when they share a leaf in some
 tree. A store of at most LEAF_UNITS units is one leaf: the screen is then the exact all-pairs screen. A unit keeps its
 MAX_NEIGHBOURS nearest found (highest cosine, then smallest position), so a crowded region (boilerplate, a bot) is
 bounded by MAX_NEIGHBOURS edges a unit, as the clustering needs. docs/review-concerns.md measures how many of the
@@ -40,6 +42,7 @@ SCREEN_TREES: Final = 8
 LEAF_UNITS: Final = 128
 LEAF_CELLS: Final = 4_000_000  # exact cosines in hand at once (32 MB of float64), whatever the lake's size
 _DIRECTION_DOMAIN: Final = "theurian-concern-screen/1"
+_TIE_DOMAIN: Final = "theurian-concern-screen-ties/1"
 # A key packs (cosine in parts per billion, position) into one int64 that orders by cosine, then smaller position.
 _POSITION_BITS: Final = 32
 _POSITION_MASK: Final = (1 << _POSITION_BITS) - 1
@@ -108,10 +111,23 @@ def _leaves(exact: Exact, tree: int) -> tuple[numpy.typing.NDArray[numpy.int64],
     starts = numpy.array([0, count], dtype=numpy.int64)
     for level in range(depth):
         leaf = numpy.repeat(numpy.arange(len(starts) - 1), numpy.diff(starts))
-        # Within each leaf, by projection; equal projections keep the order of the level before (a stable sort).
-        order = order[numpy.lexsort((projections[order, level], leaf))]
+        # Within each leaf, by projection; equal projections by a hash of position, other for every tree and level.
+        ties = _tie_breaks(count, tree, level)
+        order = order[numpy.lexsort((ties[order], projections[order, level], leaf))]
         starts = numpy.sort(numpy.concatenate([starts, (starts[:-1] + starts[1:]) // 2]))
     return order, starts
+
+
+def _tie_breaks(count: int, tree: int, level: int) -> numpy.typing.NDArray[numpy.uint64]:
+    """A pseudo-random 64-bit integer per position (splitmix64 of the position plus a blake2b seed of tree and
+    level): wrapping integer arithmetic, the same on every machine."""
+    import numpy
+
+    seed = hashlib.blake2b(f"{_TIE_DOMAIN}\n{tree}\n{level}".encode(), digest_size=8).digest()
+    mixed = numpy.arange(count, dtype=numpy.uint64) + numpy.uint64(int.from_bytes(seed, "little"))
+    for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
+        mixed = (mixed ^ (mixed >> numpy.uint64(shift))) * numpy.uint64(multiplier)
+    return mixed ^ (mixed >> numpy.uint64(31))
 
 
 def _leaf_neighbours(padded: Exact, order: numpy.typing.NDArray[numpy.int64],

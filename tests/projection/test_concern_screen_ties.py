@@ -1,5 +1,6 @@
-"""Review findings on the concern screen's forest (projection/concern_screen.py): identical vectors, whose
-projections tie on every direction, must not be cut into leaf-sized clusters the all-pairs screen never forms."""
+"""Ties in the concern screen's forest and clustering (projection/concern_screen.py, concern_clusters.py): identical
+vectors, whose projections tie on every direction, are not cut into leaf-sized clusters the all-pairs screen never
+forms, and an exactly tied merge is decided by the store's order, as docs/review-concerns.md says."""
 
 from __future__ import annotations
 
@@ -33,13 +34,11 @@ def test_more_identical_texts_than_max_part_units_form_no_concern() -> None:
 
 
 
-def test_permuting_units_with_a_tied_merge_permutes_the_clusters_as_the_docs_claim() -> None:
-    # docs/review-concerns.md: "permuting the units permutes the clusters and nothing else". Two pairs of copies
-    # (A, A and B, B, orthogonal) and one text exactly between them: its cosine to either pair is the same integer,
-    # so which pair it joins is decided by position alone.
+def test_a_merge_tied_to_the_integer_goes_to_the_group_the_store_holds_first() -> None:
+    # docs/review-concerns.md: permuting the units permutes the clusters except where merges tie exactly. Two pairs
+    # of copies (A, A and B, B, orthogonal) and one text exactly between them: its cosine to either pair is the
+    # same integer, so it joins whichever pair comes first in the store's order.
     first, second = numpy.eye(2, 256, dtype=numpy.float32)
     between = (first + second) / numpy.linalg.norm(first + second)
-    matrix = numpy.stack([first, first, second, second, between]).astype(numpy.float32)
-    order = numpy.array([2, 3, 0, 1, 4])  # the B pair first
-    again = cluster(matrix[order], THRESHOLD)
-    assert sorted(sorted(int(order[at]) for at in group) for group in again) == cluster(matrix, THRESHOLD)
+    assert cluster(numpy.stack([first, first, second, second, between]), THRESHOLD) == [[0, 1, 4], [2, 3]]
+    assert cluster(numpy.stack([second, second, first, first, between]), THRESHOLD) == [[0, 1, 4], [2, 3]]
