@@ -1,6 +1,6 @@
-"""Review findings on `--json` refusals (theurian/cli/json_summary.py): a refusal naming a path whose bytes are not
-UTF-8 (which theurian.cli.main lets through when the path exists) must still print one document and no traceback
-when stdout is strict UTF-8, as Python makes it in an ordinary UTF-8 locale such as en_US.UTF-8."""
+"""A path whose bytes are not UTF-8 (which theurian.cli.main lets through when the path exists) on a strict UTF-8
+stdout, as Python makes it in an ordinary UTF-8 locale such as en_US.UTF-8: a `--json` refusal still prints one
+document and no traceback, and a command that names the path in its output still succeeds."""
 
 from __future__ import annotations
 
@@ -23,3 +23,13 @@ def test_a_refusal_under_json_naming_a_path_that_is_not_utf8_prints_its_document
     assert done.returncode == 1
     document = json.loads(done.stdout)
     assert document["ok"] is False and "holds no .theurian/" in document["summary"]["error"]
+
+
+def test_init_of_a_folder_whose_name_is_not_utf8_succeeds_on_a_strict_stdout_and_prints_the_name_escaped(
+        installation: Installation, tmp_path: Path) -> None:
+    folder = os.fsencode(tmp_path) + b"/not-utf8-\xff"
+    os.mkdir(folder)
+    env = installation.env | {"PYTHONIOENCODING": "utf-8:strict"}
+    done = subprocess.run([os.fsencode(THEURIAN_BIN), b"init", folder], env=env, capture_output=True, timeout=120)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert b"not-utf8-\\udcff" in done.stdout and os.path.isdir(folder + b"/.theurian")

@@ -91,10 +91,23 @@ def _not_utf8(arguments: list[str]) -> str | None:
     return None
 
 
+def _escape_what_stdout_cannot_encode() -> None:
+    """Print a character stdout's encoding cannot hold as its backslash escape instead of failing the command.
+
+    A path that exists passes `_not_utf8` whatever its bytes, and Python keeps each byte that is not UTF-8 as a
+    lone surrogate, which a strict UTF-8 stdout (Python's own in an en_US.UTF-8 locale) refuses to write: `init`
+    would fail after doing its work, and a `--json` document would end in a traceback. `\\udcff` is a JSON escape
+    too, so a document stays JSON (stderr already escapes, Python's default there)."""
+    reconfigure = getattr(sys.stdout, "reconfigure", None)  # absent when a caller has swapped stdout
+    if reconfigure is not None:
+        reconfigure(errors="backslashreplace")
+
+
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
     # Every value Theurian stores or sends is UTF-8 text (TOML, JSON, DuckDB, SQLite), so a value that is not
     # would fail wherever it first reached one, as an internal fault or with another problem's cure.
+    _escape_what_stdout_cannot_encode()
     undecodable = _not_utf8(sys.argv[1:])
     if undecodable is not None:
         typer.echo(f"theurian: the argument {undecodable} is not UTF-8 text; every argument must be", err=True)
