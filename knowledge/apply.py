@@ -132,6 +132,8 @@ def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool
 def migration_status(root: Path) -> MigrationStatus:
     """Which files the active state applied, which are pending, and which applied ones were edited."""
     _, applied, damaged = recorded_migrations(root)
+    if damaged:  # a damaged state's history (which its counts contradict) is no record of what was applied
+        applied = []
     files = migration_files(root)
     done = {a.file_name for a in applied}
     edited = [

@@ -1,6 +1,6 @@
-"""Review findings on `migrate status` naming a refused knowledge state (knowledge/apply.py MigrationStatus.refused):
-a state whose counts detect damage (the `integrity` key's case) is refused too, so its status must not list the
-history it says is not trusted as applied while saying every migration reads as pending."""
+"""`migrate status` of a state whose counts detect damage (knowledge/apply.py MigrationStatus.refused): refused like a
+state this installation did not build, so its untrusted history is not listed as applied and every migration reads
+as pending, as its refusal line says."""
 
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ def test_status_of_a_state_whose_counts_detect_damage_reads_every_migration_as_p
     summary = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json",
                                           check=True).stdout)["summary"]
     assert summary["refused"] is True
-    # REFUSED_STATE's line says "every migration reads as pending"; the summary lists the untrusted history instead.
     assert summary["applied"] == [] and len(summary["pending"]) == 2
 
 
@@ -39,4 +38,4 @@ def test_status_text_of_a_state_whose_counts_detect_damage_lists_no_migration_as
     pointer_file.write_text(json.dumps(pointer), encoding="utf-8")
     lines = installation.cli("migrate", "status", "--project", str(root), check=True).stdout.splitlines()
     assert lines[0].startswith("refused\t") and "every migration reads as pending" in lines[0]
-    assert [line.split("\t")[0] for line in lines[1:]] == ["pending", "pending"]  # today: applied, applied
+    assert [line.split("\t")[0] for line in lines[1:]] == ["pending", "pending"]
