@@ -40,7 +40,7 @@ PARTS_PER_BILLION: Final = 1_000_000_000
 MAX_NEIGHBOURS: Final = 32
 SCREEN_TREES: Final = 8
 LEAF_UNITS: Final = 128
-LEAF_CELLS: Final = 4_000_000  # exact cosines in hand at once (32 MB of float64), whatever the lake's size
+LEAF_CELLS: Final = 4_000_000  # float64 cells (cosines or vector components) a chunk of leaves holds at once
 _DIRECTION_DOMAIN: Final = "theurian-concern-screen/1"
 _TIE_DOMAIN: Final = "theurian-concern-screen-ties/1"
 # A key packs (cosine in parts per billion, position) into one int64 that orders by cosine, then smaller position.
@@ -143,7 +143,9 @@ def _leaf_neighbours(padded: Exact, order: numpy.typing.NDArray[numpy.int64],
     slots[numpy.arange(width)[None, :] < sizes[:, None]] = order
     found = numpy.full((count + 1, MAX_NEIGHBOURS), _NONE, dtype=numpy.int64)
     scale = ppb_scale(dimension)
-    step = max(1, LEAF_CELLS // (width * width))
+    # A chunk holds its leaves' vectors (width x dimension each) and their cosines (width x width): bound both, so a
+    # model of many dimensions does not multiply the memory in hand.
+    step = max(1, LEAF_CELLS // (width * max(width, dimension)))
     for start in range(0, len(sizes), step):
         chunk = slots[start:start + step]
         stacked = padded[chunk]
