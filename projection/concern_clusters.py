@@ -24,6 +24,7 @@ it would need its whole square matrix.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 from projection.concern_screen import PARTS_PER_BILLION, neighbour_edges, ppb_scale, quantised
@@ -201,7 +202,16 @@ def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDAr
         return None
     block = sums[numpy.ix_(live, live)] / numpy.outer(sizes[live], sizes[live])
     numpy.fill_diagonal(block, -numpy.inf)
-    # argmax over the flattened block takes the first maximum in row-major order: the smallest row, then column.
-    flat = int(numpy.argmax(block))
+    # Division rounds correctly, so it never reverses two exact means, but it can make two different ones equal:
+    # the pairs at the float maximum are compared as exact fractions. Among exact equals, the first in row-major
+    # order wins: the smallest row, then column (max keeps the first of equals).
+    tied = numpy.flatnonzero(block == block.max()).tolist()
+    flat = tied[0] if len(tied) == 1 else max(tied, key=lambda at: _exact_mean(sums, sizes, live, at))
     row, column = divmod(flat, len(live))
     return int(live[row]), int(live[column])
+
+
+def _exact_mean(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
+                live: numpy.typing.NDArray[numpy.int64], flat: int) -> Fraction:
+    row, column = (int(live[at]) for at in divmod(flat, len(live)))
+    return Fraction(int(sums[row, column]), int(sizes[row]) * int(sizes[column]))

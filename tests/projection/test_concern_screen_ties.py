@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from projection import concern_screen
-from projection.concern_clusters import MAX_PART_UNITS, cluster
+from projection.concern_clusters import MAX_PART_UNITS, _best_pair, cluster
 from projection.concern_screen import LEAF_UNITS
 
 THRESHOLD = 0.34
@@ -42,3 +42,16 @@ def test_a_merge_tied_to_the_integer_goes_to_the_group_the_store_holds_first() -
     between = (first + second) / numpy.linalg.norm(first + second)
     assert cluster(numpy.stack([first, first, second, second, between]), THRESHOLD) == [[0, 1, 4], [2, 3]]
     assert cluster(numpy.stack([second, second, first, first, between]), THRESHOLD) == [[0, 1, 4], [2, 3]]
+
+
+def test_two_means_that_round_to_the_same_float_are_told_apart_exactly() -> None:
+    # 71999800000001 / 359999 < 71880000000001 / 359400 by 4.6e-9, yet both divide to the same float64: the merge
+    # must still take the higher mean, wherever the two pairs sit.
+    higher, lower = (71_880_000_000_001, 359_400), (71_999_800_000_001, 359_999)
+    for second, third in ((lower, higher), (higher, lower)):
+        sums = numpy.zeros((3, 3), dtype=numpy.int64)
+        sums[0, 1] = sums[1, 0] = second[0]
+        sums[0, 2] = sums[2, 0] = third[0]
+        sizes = numpy.array([1, second[1], third[1]], dtype=numpy.int64)
+        assert second[0] / second[1] == third[0] / third[1]
+        assert _best_pair(sums, sizes, numpy.ones(3, dtype=bool)) == ((0, 2) if third == higher else (0, 1))
