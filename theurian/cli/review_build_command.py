@@ -57,6 +57,8 @@ def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> Bui
     from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
     from theurian.places import path_escape_refusal
 
+    # Not `store_refusals.review_store_escape_cured`: ReviewStoreEscapeError is a PathEscapeError, so the cured one
+    # it raises would be caught again below and given the lake's cure; sibling except clauses keep them apart.
     try:
         return build_review_store(root, processes=jobs, full=full)
     except ReviewStoreEscapeError as exc:
