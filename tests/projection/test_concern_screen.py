@@ -148,3 +148,12 @@ def test_a_part_past_max_part_units_is_cut_into_its_tight_groups() -> None:
     found = cluster(matrix, THRESHOLD)
     assert found[:3] == [list(range(at, at + 250)) for at in (0, 250, 500)]
     assert found[3:] and all(min(group) >= 750 for group in found[3:])  # the bridges group among themselves
+
+
+@pytest.mark.parametrize("cpus", [1, 3, 8])
+def test_the_trees_give_the_same_edges_on_any_number_of_cpus(monkeypatch: pytest.MonkeyPatch, cpus: int) -> None:
+    exact = quantised(_vectors(3 * LEAF_UNITS, 11, planted=5))
+    expected = neighbour_edges(exact, floor_of(THRESHOLD))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    found = neighbour_edges(exact, floor_of(THRESHOLD))
+    assert all(numpy.array_equal(a, b) for a, b in zip(found, expected, strict=True))
