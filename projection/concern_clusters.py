@@ -205,13 +205,21 @@ def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDAr
     # Division rounds correctly, so it never reverses two exact means, but it can make two different ones equal:
     # the pairs at the float maximum are compared as exact fractions. Among exact equals, the first in row-major
     # order wins: the smallest row, then column (max keeps the first of equals).
-    tied = numpy.flatnonzero(block == block.max()).tolist()
-    flat = tied[0] if len(tied) == 1 else max(tied, key=lambda at: _exact_mean(sums, sizes, live, at))
-    row, column = divmod(flat, len(live))
+    tied = numpy.flatnonzero(block == block.max())
+    row, column = divmod(int(tied[0]) if len(tied) == 1 else _exactly_first(sums, sizes, live, tied), len(live))
     return int(live[row]), int(live[column])
 
 
-def _exact_mean(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
-                live: numpy.typing.NDArray[numpy.int64], flat: int) -> Fraction:
-    row, column = (int(live[at]) for at in divmod(flat, len(live)))
-    return Fraction(int(sums[row, column]), int(sizes[row]) * int(sizes[column]))
+def _exactly_first(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
+                   live: numpy.typing.NDArray[numpy.int64], tied: numpy.typing.NDArray[numpy.int64]) -> int:
+    """Of the flat positions `tied` (row-major, ascending), the first whose exact mean is the highest."""
+    import numpy
+
+    rows, columns = live[tied // len(live)], live[tied % len(live)]
+    # Many tied pairs are the same (sum, size product) — repeated texts — so only distinct ones become fractions.
+    means = numpy.stack([sums[rows, columns], sizes[rows] * sizes[columns]], axis=1)
+    distinct, which = numpy.unique(means, axis=0, return_inverse=True)
+    exact = [Fraction(int(total), int(product)) for total, product in distinct.tolist()]
+    best = max(exact)
+    highest = numpy.array([mean == best for mean in exact])[which.reshape(-1)]
+    return int(tied[numpy.flatnonzero(highest)[0]])
