@@ -10,6 +10,7 @@ from typing import Any
 
 from ingest import allowlist
 from tests.support.fake_github import FakeGitHub
+from tests.support.github_corpus import public_corpus
 from tests.support.installation import Installation
 from theurian.project import init_project
 
@@ -25,6 +26,16 @@ def ingest(installation: Installation, project: Path, fake: FakeGitHub,
     # --max-wait 0: the fake's rate limits ask for no wait, and backoff never sleeps in a test.
     return installation.cli("review", "ingest", *args, "--max-wait", "0", "--project", str(project),
                             extra_env=ingest_env(fake))
+
+
+def ingested_and_built(installation: Installation, root: Path, repository: str,
+                       pulls: list[dict[str, Any]]) -> subprocess.CompletedProcess[str]:
+    """`pulls` of public `repository` ingested into the project at `root` (allowing it) from a fake GitHub, then
+    `theurian review build`, both through the console script; the build's run."""
+    new_project(installation, root, repository)
+    with FakeGitHub(public_corpus(repository, pulls)).running() as fake:
+        assert ingest(installation, root, fake).returncode == 0
+    return installation.cli("review", "build", "--project", str(root), check=True)
 
 
 def new_project(installation: Installation, root: Path, *allowed: str) -> Path:

@@ -13,11 +13,10 @@ import jsonschema
 import pytest
 
 import schemas
-from tests.e2e.review_ingest_support import ingest, new_project
+from tests.e2e.review_ingest_support import ingested_and_built
 from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
 from tests.support.concern_set import pull_requests
 from tests.support.daemon import RunningDaemon
-from tests.support.fake_github import FakeGitHub
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 
@@ -29,13 +28,9 @@ LISTED = jsonschema.Draft202012Validator(schemas.load("mcp", "review-list-concer
 @pytest.fixture(scope="module")
 def project(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pulls, node_ids = pull_requests(REPOSITORY, 1)
-    corpus = {"repositories": [{"nameWithOwner": REPOSITORY, "isPrivate": False, "visibility": "PUBLIC",
-                                "pullRequests": pulls}]}
-    root = new_project(module_installation, tmp_path_factory.mktemp("concerns") / "p", REPOSITORY)
+    root = tmp_path_factory.mktemp("concerns") / "p"
+    built = ingested_and_built(module_installation, root, REPOSITORY, pulls)
     git(root, "init", "-q")
-    with FakeGitHub(corpus).running() as fake:
-        assert ingest(module_installation, root, fake).returncode == 0
-    built = module_installation.cli("review", "build", "--project", str(root), check=True)
     module_installation.cli("project", "register", str(root), "--id", PROJECT, check=True)
     return {"root": root, "node_ids": node_ids, "built": built}
 

@@ -13,9 +13,8 @@ import pytest
 
 import schemas
 from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL
-from tests.e2e.review_ingest_support import ingest, new_project
+from tests.e2e.review_ingest_support import ingested_and_built, new_project
 from tests.support.daemon import RunningDaemon
-from tests.support.fake_github import FakeGitHub
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 from tests.support.similar_set import pull_requests
@@ -32,12 +31,8 @@ EXPECTED_PATH = "app/controllers/application_controller.rb"
 @pytest.fixture(scope="module")
 def project(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     pulls, node_ids = pull_requests(REPOSITORY, 1)
-    corpus = {"repositories": [{"nameWithOwner": REPOSITORY, "isPrivate": False, "visibility": "PUBLIC",
-                                "pullRequests": pulls}]}
-    root = new_project(module_installation, tmp_path_factory.mktemp("similar") / "p", REPOSITORY)
-    with FakeGitHub(corpus).running() as fake:
-        assert ingest(module_installation, root, fake).returncode == 0
-    built = module_installation.cli("review", "build", "--project", str(root), check=True)
+    root = tmp_path_factory.mktemp("similar") / "p"
+    built = ingested_and_built(module_installation, root, REPOSITORY, pulls)
     module_installation.cli("project", "register", str(root), "--id", "labelled", check=True)
     unbuilt = new_project(module_installation, tmp_path_factory.mktemp("unbuilt") / "p")
     module_installation.cli("project", "register", str(unbuilt), "--id", "unbuilt", check=True)

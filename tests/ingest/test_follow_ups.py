@@ -10,7 +10,7 @@ from ingest.client import GitHubClient
 from ingest.fetch import Fetcher, PageSizes
 from ingest.follow_ups import BATCH_FIELDS
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PUBLIC_REPOSITORY, Builder, load_fixture
+from tests.support.github_corpus import PUBLIC_REPOSITORY, Builder, load_fixture, public_corpus
 
 Node = dict[str, Any]
 
@@ -51,8 +51,7 @@ def _threads_of_two_comments(pulls: int, threads: int) -> Node:
             pr["reviewThreads"]["nodes"].append(b.thread(f"f{t}.py", [first, b.comment(pr, review, "reply", None,
                                                                                         number * 10, first)]))
         nodes.append(pr)
-    return {"repositories": [{"nameWithOwner": PUBLIC_REPOSITORY, "isPrivate": False, "visibility": "PUBLIC",
-                              "pullRequests": nodes}]}
+    return public_corpus(PUBLIC_REPOSITORY, nodes)
 
 
 def test_a_round_of_exactly_the_field_bound_is_one_request_and_one_more_connection_makes_two() -> None:

@@ -21,6 +21,16 @@ PRIVATE_REPOSITORY = "acme/secret-plans"
 EPOCH = datetime(2026, 3, 1, tzinfo=UTC)
 
 
+def public_repository(repository: str, pulls: list[Node]) -> dict[str, Any]:
+    """One public repository's entry of a corpus the fake GitHub serves."""
+    return {"nameWithOwner": repository, "isPrivate": False, "visibility": "PUBLIC", "pullRequests": pulls}
+
+
+def public_corpus(repository: str, pulls: list[Node]) -> dict[str, Any]:
+    """A corpus of one public repository holding `pulls`."""
+    return {"repositories": [public_repository(repository, pulls)]}
+
+
 def ts(minutes: int) -> str:
     return (EPOCH + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -187,7 +197,7 @@ def hard_cases() -> dict[str, Any]:
     private_pr = secret.pull_request(1, 100, title="secret")
     return {
         "repositories": [
-            {"nameWithOwner": PUBLIC_REPOSITORY, "isPrivate": False, "visibility": "PUBLIC", "pullRequests": pulls},
+            public_repository(PUBLIC_REPOSITORY, pulls),
             {"nameWithOwner": PRIVATE_REPOSITORY, "isPrivate": True, "visibility": "PRIVATE",
              "pullRequests": [private_pr]},
         ]
@@ -215,8 +225,7 @@ def generated(count: int, *, seed: int = 7, repository: str = "bench/typical") -
                 pr["reviewThreads"]["nodes"].append(b.thread(f"pkg/file_{t}.py", [first, *replies],
                                                              resolved=rng.random() < 0.6))
         pulls.append(pr)
-    return {"repositories": [{"nameWithOwner": repository, "isPrivate": False, "visibility": "PUBLIC",
-                              "pullRequests": pulls}]}
+    return public_corpus(repository, pulls)
 
 
 def heavy_tailed(count: int, *, seed: int = 11, repository: str = "bench/heavy") -> dict[str, Any]:
@@ -240,8 +249,7 @@ def heavy_tailed(count: int, *, seed: int = 11, repository: str = "bench/heavy")
             pr["reviewThreads"]["nodes"].append(b.thread(f"pkg/file_{t}.py", [first, *rest],
                                                          resolved=rng.random() < 0.6))
         pulls.append(pr)
-    return {"repositories": [{"nameWithOwner": repository, "isPrivate": False, "visibility": "PUBLIC",
-                              "pullRequests": pulls}]}
+    return public_corpus(repository, pulls)
 
 
 def load_fixture() -> dict[str, Any]:
