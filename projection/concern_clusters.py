@@ -1,5 +1,5 @@
-"""Average-linkage clustering of the review store's vectors, deterministic to the byte and independent of the
-order the units come in.
+"""Average-linkage clustering of the review store's vectors, deterministic to the byte: permuting the units permutes
+the clusters, except where two merges tie exactly, which the store's order decides.
 
 Two units are neighbours when their cosine reaches the threshold. Average linkage merges, greedily, the two
 clusters whose mean pairwise cosine is highest while it reaches the threshold, so every cluster's members are on
