@@ -1,8 +1,6 @@
 """`theurian review build` then review.search, through the real CLI and a real MCP client against a real daemon."""
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +18,9 @@ from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 from theurian import registry
-from theurian.installation import HOME_OVERRIDE_ENV
 from theurian.project import init_project
 
 RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-search-response.schema.json"))
-
-
-@contextmanager
-def home_of(installation: Installation) -> Iterator[None]:
-    """In-process code acting as `installation` (registering, building) without paying for a CLI start."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(HOME_OVERRIDE_ENV, str(installation.home))
-        yield
 
 
 @pytest.fixture(scope="module")
@@ -39,13 +28,13 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     """demo: the fixture lake plus one corrupt file, built here by the real CLI; foreign: built by another
     installation; unbuilt; escaped: its store links out of .theurian/state/."""
     base = tmp_path_factory.mktemp("review-e2e")
-    with home_of(module_installation):
+    with module_installation.in_process():
         for name in ("demo", "foreign", "unbuilt", "escaped"):
             (base / name).mkdir()
             init_project(base / name)
             registry.register(base / name, name)
             copy_fixture_lake(base / name)
-    with home_of(Installation(base / "another")):
+    with Installation(base / "another").in_process():
         build_review_store(base / "foreign")
     corrupt = base / "demo/.theurian/review" / repository_folder(FIXTURE_REPOSITORY) / "pull-request"
     (corrupt / "PR_torn.0.json").write_bytes(b'{"kind": "pull-request"')
@@ -129,7 +118,7 @@ def test_a_daemon_keeps_answering_while_review_build_swaps_the_store(
         write_lake(root, [pull_request("Acme/Order-Service", 101, "PR_swap101")])
         module_installation.cli("review", "build", "--project", str(root), check=True)
         write_lake(root, [pull_request("Acme/Order-Service", 102, "PR_swap102")])
-        with home_of(module_installation):
+        with module_installation.in_process():
             build_review_store(root)
     finally:
         stop.set()
