@@ -94,10 +94,11 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, 
 
 
 def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: LastSeen | None,
-             facts: RecordFacts | None = None) -> Projected:
+             facts: RecordFacts | None = None, words: str | None = None) -> Projected:
     """The rows of one record from its `STORED_FIELDS` values and its (channel, text) pairs in position order:
     `project`'s, and an incremental build's for a record the store it replaces holds (the same bytes either way).
-    `facts`: the record's `RecordFacts` when its file was read (None for a record taken over)."""
+    `facts`: the record's `RecordFacts` when its file was read (None for a record taken over). `words`: its
+    `Projected.words` as a build derived them from these very texts (`review_reuse`), or None to derive them."""
     (record_path, record_key, kind, provider, repository, pull_request, thread_state, file_path, source_uri,
      author_id, author_login, content_sha256) = fields
     lead = next((index for index, (_, text) in enumerate(texts) if text), None)
@@ -125,7 +126,8 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
     # One fold and one split of the texts joined by a line break, not one of each text: a line break is whitespace
     # to str.split, so no word spans two texts and the set is the union of each text's own. str.split and q.split
     # agree on what whitespace is: the index's soundness rests on it.
-    words = "\x00".join(set(ascii_fold(joined).split()))
+    if words is None:
+        words = "\x00".join(set(ascii_fold(joined).split()))
     return Projected(sort_key, _tail(row), tails, words, content_sha256, embedding_text(kind, joined), facts)
 
 
