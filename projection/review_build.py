@@ -175,7 +175,8 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
         texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
                                               model, lake)
-    remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3] for item in projected}, scan_started)
+    remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3]: item.words for item in projected},
+                   scan_started)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, readers,
                         counts.embedded, counts.reused, len(reused), concerns)

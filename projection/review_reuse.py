@@ -21,6 +21,11 @@ from another version of theurian never lends a row. Taken over means: the record
 back from that store; everything derived from other files (its last-seen run, from the current manifests) and
 everything positional (ordinals, word blocks, pairs, the digest) is made afresh by the one write path, so the
 store is the one a full build makes (`tests/projection/test_review_incremental.py` compares them table by table).
+
+The record also keeps each recorded file's words (`Projected.words`, the distinct folded words of its texts), as
+the build that made the store derived them from the very texts it stored: a record taken over has those texts,
+so its words are these, and splitting every text again (most of the cost of rendering a record) is skipped. The
+same HMAC, store binding and version vouch for them.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import contextlib
 import hashlib
 import hmac
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -49,7 +54,7 @@ FILES_DIR: Final = "review-files"
 # Wider than any file system's timestamp granularity a project is likely to sit on (ext4, XFS, Btrfs and tmpfs
 # stamp at the kernel's clock tick, ~4 ms; ext3 and HFS+ at one second).
 RACY_NS: Final = 1_000_000_000
-_DOMAIN: Final = b"theurian-review-files/1\n"
+_DOMAIN: Final = b"theurian-review-files/2\n"  # /2: the record keeps each file's words
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class RecordedFiles:
     build_id: str
     stamp: str
     files: dict[str, FileIdentity]  # record path (relative to .theurian/review/) -> identity
+    words: dict[str, str]  # record path -> its `Projected.words` as the build derived them
 
 
 def _record_path(store: Path) -> Path:
@@ -73,15 +79,19 @@ def _version() -> str:
 
 
 def remember_files(store: Path, build_id: str, stamp: str, secret: bytes, entries: Iterable[LakeEntry],
-                   stored: set[str], scan_started_ns: int) -> None:
-    """Record the identity of each of `entries` whose record the store at `store` now holds (`stored`), bar the
-    links and the racily clean. Best effort: a record that cannot be written only makes the next build read all."""
+                   stored: Mapping[str, str], scan_started_ns: int) -> None:
+    """Record the identity and the words of each of `entries` whose record the store at `store` now holds
+    (`stored`: record path -> its `Projected.words`), bar the links and the racily clean. Best effort: a record
+    that cannot be written only makes the next build read all."""
     cutoff = scan_started_ns - RACY_NS
     files = {entry.relative: entry.identity for entry in entries
              if entry.identity is not None and not entry.is_link and entry.relative in stored
              and max(entry.identity[3], entry.identity[4]) < cutoff}
+    # In the order of `files`; NUL, which joins the words, becomes a space on disk (one byte, where JSON spells a
+    # NUL in six): a word never holds whitespace, so the string holds no space and the swap is undone exactly.
+    words = [stored[path].replace("\x00", " ") for path in files]
     body = orjson.dumps({"store": str(store), "buildId": build_id, "stamp": stamp, "version": _version(),
-                         "files": files})
+                         "files": files, "words": words})
     target = _record_path(store)
     with contextlib.suppress(OSError):
         target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -107,7 +117,8 @@ def recorded_files(store: Path, secret: bytes) -> RecordedFiles | None:
     if fields.get("store") != str(store) or fields.get("version") != _version():
         return None
     files: dict[str, FileIdentity] = {path: tuple(identity) for path, identity in fields["files"].items()}
-    return RecordedFiles(fields["buildId"], fields["stamp"], files)
+    words = {path: joined.replace(" ", "\x00") for path, joined in zip(files, fields["words"], strict=True)}
+    return RecordedFiles(fields["buildId"], fields["stamp"], files, words)
 
 
 def unchanged(entries: Sequence[LakeEntry], recorded: RecordedFiles | None) -> tuple[list[LakeEntry], list[LakeEntry]]:
@@ -146,7 +157,7 @@ def take_over(root: Path, recorded: RecordedFiles, entries: Sequence[LakeEntry],
         if len(fields) != len(wanted):
             return None
         cursor.execute("SELECT ordinal, channel, body FROM s.texts ORDER BY ordinal, position")
-        return _assembled(fields, _texts_in_order(cursor), seen)
+        return _assembled(fields, _texts_in_order(cursor), seen, recorded.words)
     except READ_FAULTS:
         return None
     finally:
@@ -169,14 +180,14 @@ def _texts_in_order(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[int, li
 
 
 def _assembled(fields: dict[int, tuple[Any, ...]], texts: Iterator[tuple[int, list[tuple[str, str]]]],
-               seen: dict[str, LastSeen]) -> list[Projected]:
-    """Each wanted record (`fields`, by ordinal, ascending) assembled with its texts; a record holding no text
-    (a thread whose comments are all gone) has none."""
+               seen: dict[str, LastSeen], words: dict[str, str]) -> list[Projected]:
+    """Each wanted record (`fields`, by ordinal, ascending) assembled with its texts and its recorded `words`; a
+    record holding no text (a thread whose comments are all gone) has none."""
     rows = []
     pending = next(texts, None)
     for ordinal, values in fields.items():
         while pending is not None and pending[0] < ordinal:
             pending = next(texts, None)
         own = pending[1] if pending is not None and pending[0] == ordinal else []
-        rows.append(assemble(values, own, seen.get(values[0])))
+        rows.append(assemble(values, own, seen.get(values[0]), words=words.get(values[0])))
     return rows

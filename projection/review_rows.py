@@ -90,12 +90,15 @@ def project(record_path: str, record: Mapping[str, Any], seen: LastSeen | None, 
               int(record["pullRequest"]), record["state"] if is_thread else None,
               record["path"] if is_thread else None, record["sourceUri"], author.get("id") if author else None,
               author.get("login") if author else None, content_sha256)
-    return assemble(fields, _texts(kind, record), seen)._replace(facts=record_facts(record))
+    return assemble(fields, _texts(kind, record), seen, record_facts(record))
 
 
-def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: LastSeen | None) -> Projected:
+def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: LastSeen | None,
+             facts: RecordFacts | None = None, words: str | None = None) -> Projected:
     """The rows of one record from its `STORED_FIELDS` values and its (channel, text) pairs in position order:
-    `project`'s, and an incremental build's for a record the store it replaces holds (the same bytes either way)."""
+    `project`'s, and an incremental build's for a record the store it replaces holds (the same bytes either way).
+    `facts`: the record's `RecordFacts` when its file was read (None for a record taken over). `words`: its
+    `Projected.words` as a build derived them from these very texts (`review_reuse`), or None to derive them."""
     (record_path, record_key, kind, provider, repository, pull_request, thread_state, file_path, source_uri,
      author_id, author_login, content_sha256) = fields
     lead = next((index for index, (_, text) in enumerate(texts) if text), None)
@@ -117,14 +120,15 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
         "content_sha256": content_sha256,
     }
     sort_key = (repository, pull_request, _KIND_ORDER[kind], record_path)
-    words: set[str] = set()
-    tails = []
-    for position, (channel, text) in enumerate(texts):
-        folded = ascii_fold(text)
-        # str.split and q.split agree on what whitespace is: the index's soundness rests on it.
-        words.update(folded.split())
-        tails.append(_tail({"position": position, "channel": channel, "body": text}))
-    return Projected(sort_key, _tail(row), tails, "\x00".join(words), content_sha256, embedding_text(kind, texts))
+    tails = [_tail({"position": position, "channel": channel, "body": text})
+             for position, (channel, text) in enumerate(texts)]
+    joined = joined_texts(texts)
+    # One fold and one split of the texts joined by a line break, not one of each text: a line break is whitespace
+    # to str.split, so no word spans two texts and the set is the union of each text's own. str.split and q.split
+    # agree on what whitespace is: the index's soundness rests on it.
+    if words is None:
+        words = "\x00".join(set(ascii_fold(joined).split()))
+    return Projected(sort_key, _tail(row), tails, words, content_sha256, embedding_text(kind, joined), facts)
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:
@@ -144,13 +148,18 @@ def _created_at(kind: str, record: Mapping[str, Any]) -> str | None:
     return str(when or record["createdAt"])
 
 
-def embedding_text(kind: str, texts: Sequence[tuple[str, str]]) -> str | None:
-    """The text a record is embedded by: a thread's comments joined by line breaks (on the labelled set one vector
-    of the joined thread ranked as well as the best of per-comment vectors, at a fraction of the store), a review
-    submission's body; None for a pull request, or when the record holds no text."""
+def joined_texts(texts: Sequence[tuple[str, str]]) -> str:
+    """A record's non-empty texts joined by line breaks, in position order: what `embedding_text` embeds."""
+    return "\n".join([text for _, text in texts if text])
+
+
+def embedding_text(kind: str, joined: str) -> str | None:
+    """The text a record is embedded by, from its `joined_texts`: a thread's comments joined by line breaks (on
+    the labelled set one vector of the joined thread ranked as well as the best of per-comment vectors, at a
+    fraction of the store), a review submission's body; None for a pull request, or when the record holds no
+    text."""
     if kind == KIND_PULL_REQUEST:
         return None
-    joined = "\n".join(text for _, text in texts if text)
     return joined or None
 
 

@@ -11,14 +11,19 @@ from typing import Final
 # `ascii_fold`).
 ASCII_UPPER: Final = string.ascii_uppercase
 ASCII_LOWER: Final = string.ascii_lowercase
-_ASCII_FOLD: Final = str.maketrans(ASCII_UPPER, ASCII_LOWER)
+_ASCII_FOLD: Final = bytes.maketrans(ASCII_UPPER.encode("ascii"), ASCII_LOWER.encode("ascii"))
 
 
 def ascii_fold(text: str) -> str:
     """`text` with A-Z folded to a-z and nothing else, so folding never changes its length or any non-ASCII
     character. Never `str.casefold()`/`str.lower()` on non-ASCII text: they fold U+212A KELVIN SIGN to 'k' and
     U+0130 to two characters. (`str.lower` is exactly this on ASCII text, and much faster, so it is used there.)"""
-    return text.lower() if text.isascii() else text.translate(_ASCII_FOLD)
+    if text.isascii():
+        return text.lower()
+    # On the UTF-8 bytes: every byte of a character past ASCII is 0x80 or above, so the byte table changes the 26
+    # letters and nothing else. `surrogatepass` carries a lone surrogate through both ways (three bytes, each
+    # 0x80 or above too). `str.translate` looks every character up in a dict: 40 times slower on a 4 KB comment.
+    return text.encode("utf-8", "surrogatepass").translate(_ASCII_FOLD).decode("utf-8", "surrogatepass")
 
 
 def is_utf8(text: str) -> bool:

@@ -153,3 +153,34 @@ def test_an_incremental_build_finds_the_concerns_a_full_build_finds_reading_the_
     full = build_review_store(root, full=True)
     assert full.records_reused == 0 and full.concerns == incremental.concerns
     assert _tables(root) == taken_over
+
+
+def test_records_taken_over_with_their_recorded_words_index_as_a_full_build_does_on_any_text(tmp_path: Path) -> None:
+    # Words holding a NUL (the joiner), every kind of whitespace, letters past ASCII, empty texts: the words the
+    # file record keeps come back exactly, so the word blocks and the concern units are a full build's.
+    bodies = ("Ünïcode ’quotes’ and \x00NUL\x00inside words", "tab\tline\nbreak\x1cfile\u2028sep\u3000wide",
+              "", "  LEADING and trailing  ", "caf\u00e9 \u212aelvin \u0130stanbul \U0001f600 emoji")
+    root = new_project(tmp_path / "p")
+    records = [thread(REPOSITORIES[n % 2], n, f"PRRT_w{n}", bodies=bodies[n % 5:] + bodies[:n % 5])
+               for n in range(1, 2 * BLOCK_RECORDS + 1)]
+    records += [review(REPOSITORIES[0], n, f"PRR_w{n}", body=bodies[n % 5]) for n in range(1, BLOCK_RECORDS + 1)]
+    write_lake(root, records)
+    settle(root)
+    build_review_store(root)
+    incremental = build_review_store(root)
+    assert (incremental.records, incremental.records_reused) == (len(records), len(records))
+    taken_over = _tables(root)
+    assert {"nul", "inside", "Ünïcode", "’quotes’", "\u212aelvin"} <= set(taken_over["word_blocks"][0][1].split("\x00"))
+    build_review_store(root, full=True)
+    assert _tables(root) == taken_over
+
+
+def test_a_file_record_whose_words_were_altered_lends_nothing(tmp_path: Path) -> None:
+    root, records, _ = _lake(tmp_path)
+    build_review_store(root)
+    (record,) = (state_dir() / FILES_DIR).iterdir()
+    data = record.read_bytes()
+    assert b" stale" in data.partition(b'"words":')[2]  # a word of `cache n is stale`, as the record keeps it
+    record.write_bytes(data.replace(b" stale", b" fresh"))
+    summary = build_review_store(root)
+    assert (summary.records, summary.records_reused) == (len(records), 0)

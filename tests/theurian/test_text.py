@@ -27,3 +27,8 @@ def test_the_fold_keeps_a_strings_length_and_agrees_with_lower_case_on_ascii(tex
 def test_a_lone_surrogate_is_not_utf8_and_a_paired_one_is() -> None:
     assert not is_utf8("a\ud800b") and not is_utf8("\udfff")
     assert is_utf8("\U0001f600") and is_utf8("")
+
+
+def test_the_fold_of_every_code_point_lone_surrogates_included_changes_a_to_z_and_nothing_else() -> None:
+    everything = "".join(map(chr, range(0x110000)))  # past ASCII, so the fold takes its UTF-8 byte path
+    assert ascii_fold(everything) == everything.translate(str.maketrans(ASCII_UPPER, ASCII_LOWER))
