@@ -22,10 +22,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import duckdb
 import orjson
@@ -35,12 +35,13 @@ from evidence.lake_read import read_record_file
 from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED, content_hash
 from knowledge.promotion_gate import MET, stored_signals
 from projection.concern_clusters import cluster
+from projection.concern_reuse import StoredClustering, input_digest, insert_clustering
 from projection.concern_screen import PARTS_PER_BILLION
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, RecordFacts, record_facts
 from projection.review_similar import STOP_WORDS
-from projection.review_store import DIGEST_TABLES, MODEL_COLUMNS
+from projection.review_store import DIGEST_TABLES
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel
 
@@ -59,7 +60,7 @@ _ANCHOR_DOMAIN: Final = "theurian-review-concern/1\n"
 
 @dataclass(frozen=True)
 class Unit:
-    """One clustered record, read back from the loaded store."""
+    """One member of a concern, read back from the loaded store."""
 
     ordinal: int
     record_key: str
@@ -76,36 +77,66 @@ def concern_id(repository: str, record_key: str) -> str:
     return CONCERN_ID_PREFIX + digest[:CONCERN_ID_HEX]
 
 
+class ConcernsFound(NamedTuple):
+    """What the concern stage stored: how many concerns, and whether their clustering was taken over from the store
+    the build replaces (`concern_reuse`) rather than computed."""
+
+    concerns: int
+    clustering_reused: bool
+
+
 def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, projected: Sequence[Projected],
-                   model: EmbeddingModel, lake: Path) -> int:
-    """Cluster the loaded store's vectors into concerns, fill both tables, digest them; how many concerns.
+                   model: EmbeddingModel, lake: Path, vectors: Mapping[int, str],
+                   previous: StoredClustering | None) -> ConcernsFound:
+    """Cluster the loaded store's vectors into concerns, fill the concern tables, digest them.
 
     `lake` (resolved) is where a record an incremental build took over without reading is read for its facts.
+    `vectors` is each embedded ordinal's stored vector text, as the build wrote it to `vectors` (so nothing is read
+    back); `previous` the clustering of the store this build replaces, taken over when its input is this one's.
     """
     facts = _Facts(projected, lake)
-    units, matrix = _units(connection, projected)
+    ordinals = [ordinal for ordinal in sorted(vectors) if _says_something(projected[ordinal].words)]
+    stored = [vectors[ordinal] for ordinal in ordinals]
+    clustering = StoredClustering(input_digest(stored, CONCERN_SIMILARITY), len(stored), [])
+    dimension = model.identity.dimension
+    matrix = None
+    reused = previous is not None and previous.reusable_for(clustering.input_digest, clustering.units)
+    if previous is not None and reused:
+        clustering = previous
+    else:
+        matrix = decode_vectors(stored, dimension)
+        clustering = StoredClustering(clustering.input_digest, clustering.units, cluster(matrix, CONCERN_SIMILARITY))
+    recurring = [positions for positions in clustering.clusters if _recurs([ordinals[at] for at in positions],
+                                                                           projected)]
+    units = _units(connection, [ordinals[at] for positions in recurring for at in positions])
     found = []
-    for positions in cluster(matrix, CONCERN_SIMILARITY):
-        members = [units[at] for at in positions]
-        if len(members) >= MIN_MEMBERS and len({(u.repository, u.pull_request) for u in members}) >= MIN_PULL_REQUESTS:
-            found.append(_concern(connection, members, matrix[positions], facts, model))
+    for positions in recurring:
+        members = [units[ordinals[at]] for at in positions]
+        member_vectors = matrix[positions] if matrix is not None else decode_vectors([stored[at] for at in positions],
+                                                                                     dimension)
+        found.append(_concern(connection, members, member_vectors, facts, model))
     found.sort(key=lambda row: str(row[0]))
     _insert(connection, found)
+    insert_clustering(connection, clustering)
     _digest(connection, digest)
-    return len(found)
+    return ConcernsFound(len(found), reused)
 
 
-def _units(connection: duckdb.DuckDBPyConnection,
-           projected: Sequence[Projected]) -> tuple[list[Unit], numpy.typing.NDArray[numpy.float32]]:
-    dimension = connection.execute(f"SELECT {MODEL_COLUMNS[1]} FROM embedding_model").fetchone()  # noqa: S608
+def _recurs(ordinals: list[int], projected: Sequence[Projected]) -> bool:
+    """At least MIN_MEMBERS units from at least MIN_PULL_REQUESTS distinct pull requests (a record's sort key opens
+    with its repository and pull request)."""
+    return len(ordinals) >= MIN_MEMBERS and \
+        len({projected[ordinal].sort_key[:2] for ordinal in ordinals}) >= MIN_PULL_REQUESTS
+
+
+def _units(connection: duckdb.DuckDBPyConnection, ordinals: list[int]) -> dict[int, Unit]:
+    """The concerns' members, read from the loaded store by ordinal."""
     rows = connection.execute(
-        "SELECT v.ordinal, v.vector, r.record_key, r.kind, r.repository, r.pull_request, r.thread_state, r.author_id "
-        "FROM vectors v JOIN records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
+        "SELECT ordinal, record_key, kind, repository, pull_request, thread_state, author_id FROM records "
+        "WHERE ordinal IN (SELECT unnest(?::BIGINT[]))", [ordinals]
     ).fetchall()
-    kept = [row for row in rows if _says_something(projected[int(row[0])].words)]
-    matrix = decode_vectors([str(row[1]) for row in kept], int(dimension[0]) if dimension else 0)
-    units = [Unit(int(row[0]), str(row[2]), str(row[3]), str(row[4]), int(row[5]), row[6], row[7]) for row in kept]
-    return units, matrix
+    return {int(row[0]): Unit(int(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), row[5], row[6])
+            for row in rows}
 
 
 def _says_something(words: str) -> bool:
@@ -192,7 +223,7 @@ def _insert(connection: duckdb.DuckDBPyConnection, found: list[tuple[Any, ...]])
     connection.execute("INSERT INTO concern_members SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[])", [ids, ordinals])
 
 
-_TABLES: Final = ("concerns", "concern_members")
+_TABLES: Final = ("concerns", "concern_members", "concern_input", "concern_clusters")
 _COLUMN_TYPES: Final = ("VARCHAR", "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
                         "VARCHAR", "VARCHAR", "INTEGER", "INTEGER")
 
