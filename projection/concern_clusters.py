@@ -201,7 +201,9 @@ def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDAr
     if len(live) < 2:
         return None
     block = sums[numpy.ix_(live, live)] / numpy.outer(sizes[live], sizes[live])
-    numpy.fill_diagonal(block, -numpy.inf)
+    # The block is symmetric: the first of equals in row-major order lies above the diagonal (a pair below it has
+    # its mirror in an earlier row), so only that triangle is searched, and a pair is never tied with its mirror.
+    numpy.copyto(block, -numpy.inf, where=numpy.tri(len(live), dtype=bool))
     # Division rounds correctly, so it never reverses two exact means, but it can make two different ones equal:
     # the pairs at the float maximum are compared as exact fractions. Among exact equals, the first in row-major
     # order wins: the smallest row, then column (max keeps the first of equals).
@@ -216,10 +218,14 @@ def _exactly_first(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.
     import numpy
 
     rows, columns = live[tied // len(live)], live[tied % len(live)]
-    # Many tied pairs are the same (sum, size product) — repeated texts — so only distinct ones become fractions.
-    means = numpy.stack([sums[rows, columns], sizes[rows] * sizes[columns]], axis=1)
-    distinct, which = numpy.unique(means, axis=0, return_inverse=True)
-    exact = [Fraction(int(total), int(product)) for total, product in distinct.tolist()]
-    best = max(exact)
-    highest = numpy.array([mean == best for mean in exact])[which.reshape(-1)]
+    # Each mean in lowest terms (the product of sizes is positive): equal means are then equal pairs, and the many
+    # tied pairs of repeated texts are mostly one pair, so only distinct ones become fractions.
+    totals, products = sums[rows, columns], sizes[rows] * sizes[columns]
+    common = numpy.gcd(totals, products)
+    totals, products = totals // common, products // common
+    if (totals == totals[0]).all() and (products == products[0]).all():
+        return int(tied[0])
+    best = max(Fraction(total, product) for total, product in set(zip(totals.tolist(), products.tolist(),
+                                                                       strict=True)))
+    highest = (totals == best.numerator) & (products == best.denominator)
     return int(tied[numpy.flatnonzero(highest)[0]])

@@ -61,7 +61,9 @@ def quantised(matrix: Matrix) -> Exact:
     """The unit vectors as integers (held in float64), round(component × 2^quantum_bits)."""
     import numpy
 
-    return numpy.rint(matrix.astype(numpy.float64) * float(1 << quantum_bits(matrix.shape[1])))
+    exact = matrix.astype(numpy.float64)
+    exact *= float(1 << quantum_bits(matrix.shape[1]))  # in place: one array of n x dimension float64, not three
+    return numpy.rint(exact, out=exact)
 
 
 def ppb_scale(dimension: int) -> float:
@@ -173,6 +175,8 @@ def _merged(best: Keys, new: Keys) -> Keys:
     """Per row, the MAX_NEIGHBOURS highest distinct keys of both."""
     import numpy
 
-    both = numpy.sort(numpy.concatenate([best, new], axis=1), axis=1)
+    both = numpy.concatenate([best, new], axis=1)
+    both.sort(axis=1)  # in place: the joined array is this call's own (numpy.sort would copy it first)
     both[:, 1:][both[:, 1:] == both[:, :-1]] = _NONE  # the same neighbour found by two trees
-    return numpy.sort(both, axis=1)[:, -MAX_NEIGHBOURS:]
+    both.sort(axis=1)
+    return both[:, -MAX_NEIGHBOURS:]

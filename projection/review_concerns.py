@@ -109,12 +109,15 @@ def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, pr
     recurring = [positions for positions in clustering.clusters if _recurs([ordinals[at] for at in positions],
                                                                            projected)]
     units = _units(connection, [ordinals[at] for positions in recurring for at in positions])
-    found = []
+    centred = []
     for positions in recurring:
         members = [units[ordinals[at]] for at in positions]
         member_vectors = matrix[positions] if matrix is not None else decode_vectors([stored[at] for at in positions],
                                                                                      dimension)
-        found.append(_concern(connection, members, member_vectors, facts, model))
+        centred.append((members, *_centre(members, member_vectors)))
+    texts = _texts(connection, [representative.ordinal for _, representative, _ in centred])
+    found = [_concern(members, representative, _nearest_text(texts.get(representative.ordinal, []), centre, model),
+                      facts) for members, representative, centre in centred]
     found.sort(key=lambda row: str(row[0]))
     _insert(connection, found)
     insert_clustering(connection, clustering)
@@ -149,22 +152,24 @@ def _says_something(words: str) -> bool:
     return False
 
 
-def _concern(connection: duckdb.DuckDBPyConnection, members: list[Unit],
-             vectors: numpy.typing.NDArray[numpy.float32], facts: _Facts,
-             model: EmbeddingModel) -> tuple[Any, ...]:
+def _centre(members: list[Unit],
+            vectors: numpy.typing.NDArray[numpy.float32]) -> tuple[Unit, numpy.typing.NDArray[numpy.float64]]:
+    """The member nearest the members' mean vector (the first of equals: the lowest ordinal), and that mean."""
     import numpy
 
     exact = vectors.astype(numpy.float64)
     centre = exact.mean(axis=0)
     closeness = numpy.rint(exact @ centre * PARTS_PER_BILLION).astype(numpy.int64)
-    representative = members[int(numpy.argmax(closeness))]  # the first of equals: the lowest ordinal
+    return members[int(numpy.argmax(closeness))], centre
+
+
+def _concern(members: list[Unit], representative: Unit, position: int, facts: _Facts) -> tuple[Any, ...]:
     created = [facts.of(u.ordinal).created_at for u in members]
     anchor = min(members, key=lambda u: (facts.of(u.ordinal).created_at or "\uffff", u.repository, u.record_key))
     seen = sorted(when for when in created if when)
     return (
-        concern_id(anchor.repository, anchor.record_key), anchor.ordinal, representative.ordinal,
-        _nearest_text(connection, representative.ordinal, centre, model), len(members),
-        len({(u.repository, u.pull_request) for u in members}),
+        concern_id(anchor.repository, anchor.record_key), anchor.ordinal, representative.ordinal, position,
+        len(members), len({(u.repository, u.pull_request) for u in members}),
         len({u.author_id for u in members if u.author_id is not None}), len({u.repository for u in members}),
         seen[0] if seen else None, seen[-1] if seen else None,
         sum(1 for u in members if u.thread_state == THREAD_RESOLVED),
@@ -173,18 +178,28 @@ def _concern(connection: duckdb.DuckDBPyConnection, members: list[Unit],
     )
 
 
-def _nearest_text(connection: duckdb.DuckDBPyConnection, ordinal: int,
-                  centre: numpy.typing.NDArray[numpy.float64], model: EmbeddingModel) -> int:
+def _texts(connection: duckdb.DuckDBPyConnection, ordinals: list[int]) -> dict[int, list[tuple[int, str]]]:
+    """The (position, body) texts holding any text of each record at `ordinals`, in position order: one query for
+    every concern's representative."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    rows = connection.execute(
+        "SELECT ordinal, position, body FROM texts WHERE ordinal IN (SELECT unnest(?::BIGINT[])) AND body <> '' "
+        "ORDER BY ordinal, position", [ordinals]
+    ).fetchall()
+    for ordinal, position, body in rows:
+        found.setdefault(int(ordinal), []).append((int(position), str(body)))
+    return found
+
+
+def _nearest_text(texts: list[tuple[int, str]], centre: numpy.typing.NDArray[numpy.float64],
+                  model: EmbeddingModel) -> int:
     """The position of the representative's text nearest the concern's centre (the first of equals)."""
     import numpy
 
-    texts = connection.execute(
-        "SELECT position, body FROM texts WHERE ordinal = ? AND body <> '' ORDER BY position", [ordinal]
-    ).fetchall()
     if len(texts) < 2:
-        return int(texts[0][0]) if texts else 0
-    scores = model.embed([str(body) for _, body in texts]).astype(numpy.float64) @ centre
-    return int(texts[int(numpy.argmax(numpy.round(scores, 6)))][0])
+        return texts[0][0] if texts else 0
+    scores = model.embed([body for _, body in texts]).astype(numpy.float64) @ centre
+    return texts[int(numpy.argmax(numpy.round(scores, 6)))][0]
 
 
 def _passes_gate(unit: Unit, facts: _Facts) -> bool:
