@@ -177,8 +177,9 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
     sizes = numpy.ones(len(part), dtype=numpy.int64)
     alive = numpy.ones(len(part), dtype=bool)
     members = [[unit] for unit in part]
+    means = _Means(sums)
     while True:
-        pair = _best_pair(sums, sizes, alive)
+        pair = means.best_pair(sums, sizes)
         if pair is None:
             break
         first, second = pair
@@ -189,7 +190,67 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
         sizes[first] += sizes[second]
         alive[second] = False
         members[first] = sorted(members[first] + members[second])
+        means.merged(sums, sizes, alive, first, second)
     return [members[at] for at in numpy.flatnonzero(alive).tolist() if len(members[at]) > 1]
+
+
+class _Means:
+    """Every live pair's mean similarity as a float, above the diagonal (the rest -inf), with each row's maximum and
+    a column holding it: a merge changes two rows and two columns, so finding the next pair costs one pass over the
+    rows, not over every pair (`_best_pair`, which it answers exactly as, by the same floats and exact ties)."""
+
+    def __init__(self, sums: numpy.typing.NDArray[numpy.int64]) -> None:
+        import numpy
+
+        self.values = sums.astype(numpy.float64)  # every size is 1: a mean is its sum
+        numpy.copyto(self.values, -numpy.inf, where=numpy.tri(len(sums), dtype=bool))
+        self.top = self.values.max(axis=1) if len(sums) else numpy.zeros(0)
+        self.at = self.values.argmax(axis=1) if len(sums) else numpy.zeros(0, dtype=numpy.int64)
+
+    def best_pair(self, sums: numpy.typing.NDArray[numpy.int64],
+                  sizes: numpy.typing.NDArray[numpy.int64]) -> tuple[int, int] | None:
+        """The live pair of highest mean; among equals, the pair of smallest positions."""
+        import numpy
+
+        if not len(self.top):
+            return None
+        highest = self.top.max()
+        if highest == -numpy.inf:
+            return None
+        rows = numpy.flatnonzero(self.top == highest)
+        if len(rows) == 1:
+            columns = numpy.flatnonzero(self.values[rows[0]] == highest)
+            if len(columns) == 1:
+                return int(rows[0]), int(columns[0])
+        # Floats tied at the maximum: every pair holding it, compared exactly, the first in row-major order wins.
+        tied = numpy.flatnonzero(self.values == highest)
+        everyone = numpy.arange(len(sizes))
+        row, column = divmod(int(tied[0]) if len(tied) == 1 else _exactly_first(sums, sizes, everyone, tied),
+                             len(sizes))
+        return row, column
+
+    def merged(self, sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
+               alive: numpy.typing.NDArray[numpy.bool_], first: int, second: int) -> None:
+        """Bring the means up to date after `second` merged into `first` (first < second)."""
+        import numpy
+
+        values, top, at = self.values, self.top, self.at
+        values[second, :] = -numpy.inf
+        values[:, second] = -numpy.inf
+        top[second] = -numpy.inf
+        # The same division `_best_pair` makes: int64 sums over int64 size products, correctly rounded.
+        after = slice(first + 1, None)
+        values[first, after] = numpy.where(alive[after], sums[first, after] / (sizes[first] * sizes[after]),
+                                           -numpy.inf)
+        values[:first, first] = numpy.where(alive[:first], sums[:first, first] / (sizes[:first] * sizes[first]),
+                                            -numpy.inf)
+        # A row whose maximum stood at either column is looked at again; one below `first` may rise to it.
+        stale = numpy.flatnonzero(alive & ((at == first) | (at == second)))
+        column = values[:first, first]
+        rising = numpy.flatnonzero(column > top[:first])
+        top[rising], at[rising] = column[rising], first
+        redo = numpy.union1d(stale, [first])
+        top[redo], at[redo] = values[redo].max(axis=1), values[redo].argmax(axis=1)
 
 
 def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
