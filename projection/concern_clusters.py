@@ -249,7 +249,7 @@ class _Means:
         column = values[:first, first]
         rising = numpy.flatnonzero(column > top[:first])
         top[rising], at[rising] = column[rising], first
-        redo = numpy.union1d(stale, [first])
+        redo = numpy.append(stale, first)  # `first` may be in `stale` too: both assign the same
         top[redo], at[redo] = values[redo].max(axis=1), values[redo].argmax(axis=1)
 
 
