@@ -9,6 +9,11 @@ kept as units' positions, are the clusters it would form again from the same inp
 clusters over instead of clustering again; anything else (a unit added, dropped, reordered or re-embedded, another
 threshold, other clustering code) clusters afresh. Everything after the clustering — which clusters are concerns,
 their ids, figures, representatives and excerpts — is computed again either way, from this build's records.
+
+The facts the concern stage reads beside the rows (`review_rows.RecordFacts`: when a record was written, whether a
+pull request merged, its checks) are kept too, in `concern_facts`, by the content hash of the file they were read
+from: the same bytes give the same facts, so an incremental build takes them over for the members it did not read,
+instead of reading each member's file again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Final
 import duckdb
 
 from projection import concern_clusters, concern_screen
-from projection.review_store import CONCERN_CLUSTER_COLUMNS, CONCERN_INPUT_COLUMNS, READ_FAULTS
+from projection.review_rows import RecordFacts
+from projection.review_store import CONCERN_CLUSTER_COLUMNS, CONCERN_FACT_COLUMNS, CONCERN_INPUT_COLUMNS, READ_FAULTS
 
 _DOMAIN: Final = "theurian-concern-clustering-input/1"
 
@@ -91,3 +97,17 @@ def insert_clustering(connection: duckdb.DuckDBPyConnection, clustering: StoredC
     if units:
         connection.execute("INSERT INTO concern_clusters SELECT unnest(?::BIGINT[]), unnest(?::BIGINT[])",
                            [numbers, units])
+
+
+def stored_facts(cursor: duckdb.DuckDBPyConnection, schema: str = "s.") -> dict[str, RecordFacts]:
+    """content hash → the facts kept by the (verified) store attached as `schema`."""
+    rows = cursor.execute(f"SELECT {', '.join(CONCERN_FACT_COLUMNS)} FROM {schema}concern_facts").fetchall()  # noqa: S608
+    return {str(sha): RecordFacts(created, merged, checks) for sha, created, merged, checks in rows}
+
+
+def insert_facts(connection: duckdb.DuckDBPyConnection, facts: dict[str, RecordFacts]) -> None:
+    """Fill `concern_facts` of the store being built."""
+    if facts:
+        values = [list(facts), *(list(column) for column in zip(*facts.values(), strict=True))]
+        connection.execute("INSERT INTO concern_facts SELECT unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+                           "unnest(?::BOOLEAN[]), unnest(?::VARCHAR[])", values)

@@ -35,7 +35,7 @@ from projection.review_digest import LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import build_pairs
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
-from projection.review_rows import Projected, project
+from projection.review_rows import Projected, RecordFacts, project
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
     REVIEW_SCHEMA_VERSION,
@@ -177,7 +177,7 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         counts = Embedded()
         embeddings = (vector_lines(projected, model, previous.vectors, counts), model_line(model.identity))
         texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
-                                              model, lake, (counts.stored, previous.clustering))
+                                              model, lake, (counts.stored, previous.clustering, previous.facts))
     remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3] for item in projected}, scan_started)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, readers,
@@ -253,7 +253,8 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
                  interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
                  model: EmbeddingModel, lake: Path,
-                 clustering: tuple[dict[int, str], StoredClustering | None]) -> tuple[int, str, ConcernsFound]:
+                 clustering: tuple[dict[int, str], StoredClustering | None, dict[str, RecordFacts]],
+                 ) -> tuple[int, str, ConcernsFound]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()

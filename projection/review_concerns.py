@@ -35,7 +35,7 @@ from evidence.lake_read import read_record_file
 from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED, content_hash
 from knowledge.promotion_gate import MET, stored_signals
 from projection.concern_clusters import cluster
-from projection.concern_reuse import StoredClustering, input_digest, insert_clustering
+from projection.concern_reuse import StoredClustering, input_digest, insert_clustering, insert_facts
 from projection.concern_screen import PARTS_PER_BILLION
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
@@ -87,14 +87,15 @@ class ConcernsFound(NamedTuple):
 
 def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, projected: Sequence[Projected],
                    model: EmbeddingModel, lake: Path, vectors: Mapping[int, str],
-                   previous: StoredClustering | None) -> ConcernsFound:
+                   previous: StoredClustering | None, kept: Mapping[str, RecordFacts]) -> ConcernsFound:
     """Cluster the loaded store's vectors into concerns, fill the concern tables, digest them.
 
     `lake` (resolved) is where a record an incremental build took over without reading is read for its facts.
     `vectors` is each embedded ordinal's stored vector text, as the build wrote it to `vectors` (so nothing is read
-    back); `previous` the clustering of the store this build replaces, taken over when its input is this one's.
+    back); `previous` the clustering of the store this build replaces, taken over when its input is this one's, and
+    `kept` the facts it kept, by content hash.
     """
-    facts = _Facts(projected, lake)
+    facts = _Facts(projected, lake, kept)
     ordinals = [ordinal for ordinal in sorted(vectors) if _says_something(projected[ordinal].words)]
     stored = [vectors[ordinal] for ordinal in ordinals]
     clustering = StoredClustering(input_digest(stored, CONCERN_SIMILARITY), len(stored), [])
@@ -121,6 +122,7 @@ def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, pr
     found.sort(key=lambda row: str(row[0]))
     _insert(connection, found)
     insert_clustering(connection, clustering)
+    insert_facts(connection, facts.asked)
     _digest(connection, digest)
     return ConcernsFound(len(found), reused)
 
@@ -238,7 +240,7 @@ def _insert(connection: duckdb.DuckDBPyConnection, found: list[tuple[Any, ...]])
     connection.execute("INSERT INTO concern_members SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[])", [ids, ordinals])
 
 
-_TABLES: Final = ("concerns", "concern_members", "concern_input", "concern_clusters")
+_TABLES: Final = ("concerns", "concern_members", "concern_input", "concern_clusters", "concern_facts")
 _COLUMN_TYPES: Final = ("VARCHAR", "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
                         "VARCHAR", "VARCHAR", "INTEGER", "INTEGER")
 
@@ -254,17 +256,25 @@ def _digest(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
 
 class _Facts:
     """Each record's `RecordFacts` by ordinal: as its build projected them, or, for a record an incremental build
-    took over from the store it replaces, read from its file (unchanged since, so the facts a full build reads)."""
+    took over from the store it replaces, as that store kept them for the same content hash (`kept`), else read from
+    its file (unchanged since: the facts a full build reads, either way). `asked` holds every answer given, by content
+    hash: what the new store keeps."""
 
-    def __init__(self, projected: Sequence[Projected], lake: Path) -> None:
+    def __init__(self, projected: Sequence[Projected], lake: Path,
+                 kept: Mapping[str, RecordFacts] | None = None) -> None:
         self.projected = projected
         self._lake = lake
+        self._kept = kept or {}
         self._read: dict[int, RecordFacts] = {}
+        self.asked: dict[str, RecordFacts] = {}
 
     def of(self, ordinal: int) -> RecordFacts:
-        known = self.projected[ordinal].facts
-        if known is not None:
-            return known
+        item = self.projected[ordinal]
+        found = item.facts or self._kept.get(item.content_sha256) or self._from_file(ordinal)
+        self.asked[item.content_sha256] = found
+        return found
+
+    def _from_file(self, ordinal: int) -> RecordFacts:
         if ordinal not in self._read:
             item = self.projected[ordinal]
             record_path = item.sort_key[3]

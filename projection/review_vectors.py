@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from projection.concern_reuse import StoredClustering, stored_clustering
+from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
-from projection.review_rows import Projected
+from projection.review_rows import Projected, RecordFacts
 from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
@@ -60,17 +60,18 @@ def decode_vectors(encoded: Sequence[str], dimension: int) -> numpy.typing.NDArr
 
 @dataclass(frozen=True)
 class PreviousStore:
-    """What a build takes over from the store it replaces: content hash → stored vector, and its concern
-    clustering (`concern_reuse`)."""
+    """What a build takes over from the store it replaces: content hash → stored vector, its concern clustering,
+    and content hash → the facts its concern stage read (`concern_reuse`)."""
 
     vectors: dict[str, str]
     clustering: StoredClustering | None
+    facts: dict[str, RecordFacts]
 
 
 def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
     """From the store a build replaces, only a store this installation verifies, built with this very model: its
     vectors and its concern clustering; otherwise nothing (everything is embedded and clustered afresh)."""
-    nothing = PreviousStore({}, None)
+    nothing = PreviousStore({}, None, {})
     try:
         store = open_store(root)
     except (ReviewStoreUnavailable, PathEscapeError):
@@ -83,11 +84,12 @@ def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
             "SELECT r.content_sha256, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal"
         ).fetchall()
         clustering = stored_clustering(cursor, "s.")
+        facts = stored_facts(cursor, "s.")
     except READ_FAULTS:
         return nothing
     finally:
         cursor.close()
-    return PreviousStore({str(sha): str(vector) for sha, vector in rows}, clustering)
+    return PreviousStore({str(sha): str(vector) for sha, vector in rows}, clustering, facts)
 
 
 @dataclass
