@@ -98,15 +98,8 @@ def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, pr
     facts = _Facts(projected, lake, kept)
     ordinals = [ordinal for ordinal in sorted(vectors) if _says_something(projected[ordinal].words)]
     stored = [vectors[ordinal] for ordinal in ordinals]
-    clustering = StoredClustering(input_digest(stored, CONCERN_SIMILARITY), len(stored), [])
     dimension = model.identity.dimension
-    matrix = None
-    reused = previous is not None and previous.reusable_for(clustering.input_digest, clustering.units)
-    if previous is not None and reused:
-        clustering = previous
-    else:
-        matrix = decode_vectors(stored, dimension)
-        clustering = StoredClustering(clustering.input_digest, clustering.units, cluster(matrix, CONCERN_SIMILARITY))
+    clustering, matrix = _clustering(stored, dimension, previous)
     recurring = [positions for positions in clustering.clusters if _recurs([ordinals[at] for at in positions],
                                                                            projected)]
     units = _units(connection, [ordinals[at] for positions in recurring for at in positions])
@@ -124,7 +117,18 @@ def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, pr
     insert_clustering(connection, clustering)
     insert_facts(connection, facts.asked)
     _digest(connection, digest)
-    return ConcernsFound(len(found), reused)
+    return ConcernsFound(len(found), matrix is None)
+
+
+def _clustering(stored: list[str], dimension: int, previous: StoredClustering | None
+                ) -> tuple[StoredClustering, numpy.typing.NDArray[numpy.float32] | None]:
+    """The clusters of the units whose stored vectors are `stored`: `previous` when its input was this very one
+    (then no matrix: nothing was decoded), else clustered afresh from the decoded vectors."""
+    digest = input_digest(stored, CONCERN_SIMILARITY)
+    if previous is not None and previous.reusable_for(digest, len(stored)):
+        return previous, None
+    matrix = decode_vectors(stored, dimension)
+    return StoredClustering(digest, len(stored), cluster(matrix, CONCERN_SIMILARITY)), matrix
 
 
 def _recurs(ordinals: list[int], projected: Sequence[Projected]) -> bool:
