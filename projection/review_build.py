@@ -253,7 +253,7 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
                  interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
                  model: EmbeddingModel, lake: Path,
-                 clustering: tuple[dict[int, str], StoredClustering | None, dict[str, RecordFacts]],
+                 concern_inputs: tuple[dict[int, str], StoredClustering | None, dict[str, RecordFacts]],
                  ) -> tuple[int, str, ConcernsFound]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
@@ -264,7 +264,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
             build_pairs(connection, digest)
-            concerns = build_concerns(connection, digest, projected, model, lake, *clustering)
+            concerns = build_concerns(connection, digest, projected, model, lake, *concern_inputs)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)

@@ -70,7 +70,8 @@ class PreviousStore:
 
 def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
     """From the store a build replaces, only a store this installation verifies, built with this very model: its
-    vectors and its concern clustering; otherwise nothing (everything is embedded and clustered afresh)."""
+    vectors, its concern clustering and the facts its concern stage read; otherwise nothing (everything is embedded
+    and clustered afresh, and members' facts are read from their files)."""
     nothing = PreviousStore({}, None, {})
     try:
         store = open_store(root)
