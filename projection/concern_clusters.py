@@ -177,8 +177,9 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
     sizes = numpy.ones(len(part), dtype=numpy.int64)
     alive = numpy.ones(len(part), dtype=bool)
     members = [[unit] for unit in part]
+    means = _Means(sums)
     while True:
-        pair = _best_pair(sums, sizes, alive)
+        pair = means.best_pair(sums, sizes)
         if pair is None:
             break
         first, second = pair
@@ -189,7 +190,67 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
         sizes[first] += sizes[second]
         alive[second] = False
         members[first] = sorted(members[first] + members[second])
+        means.merged(sums, sizes, alive, first, second)
     return [members[at] for at in numpy.flatnonzero(alive).tolist() if len(members[at]) > 1]
+
+
+class _Means:
+    """Every live pair's mean similarity as a float, above the diagonal (the rest -inf), with each row's maximum and
+    a column holding it: a merge changes two rows and two columns, so finding the next pair costs one pass over the
+    rows, not over every pair (`_best_pair`, which it answers exactly as, by the same floats and exact ties)."""
+
+    def __init__(self, sums: numpy.typing.NDArray[numpy.int64]) -> None:
+        import numpy
+
+        self.values = sums.astype(numpy.float64)  # every size is 1: a mean is its sum
+        numpy.copyto(self.values, -numpy.inf, where=numpy.tri(len(sums), dtype=bool))
+        self.top = self.values.max(axis=1) if len(sums) else numpy.zeros(0)
+        self.at = self.values.argmax(axis=1) if len(sums) else numpy.zeros(0, dtype=numpy.int64)
+
+    def best_pair(self, sums: numpy.typing.NDArray[numpy.int64],
+                  sizes: numpy.typing.NDArray[numpy.int64]) -> tuple[int, int] | None:
+        """The live pair of highest mean; among equals, the pair of smallest positions."""
+        import numpy
+
+        if not len(self.top):
+            return None
+        highest = self.top.max()
+        if highest == -numpy.inf:
+            return None
+        rows = numpy.flatnonzero(self.top == highest)
+        if len(rows) == 1:
+            columns = numpy.flatnonzero(self.values[rows[0]] == highest)
+            if len(columns) == 1:
+                return int(rows[0]), int(columns[0])
+        # Floats tied at the maximum: every pair holding it, compared exactly, the first in row-major order wins.
+        tied = numpy.flatnonzero(self.values == highest)
+        everyone = numpy.arange(len(sizes))
+        row, column = divmod(int(tied[0]) if len(tied) == 1 else _exactly_first(sums, sizes, everyone, tied),
+                             len(sizes))
+        return row, column
+
+    def merged(self, sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
+               alive: numpy.typing.NDArray[numpy.bool_], first: int, second: int) -> None:
+        """Bring the means up to date after `second` merged into `first` (first < second)."""
+        import numpy
+
+        values, top, at = self.values, self.top, self.at
+        values[second, :] = -numpy.inf
+        values[:, second] = -numpy.inf
+        top[second] = -numpy.inf
+        # The same division `_best_pair` makes: int64 sums over int64 size products, correctly rounded.
+        after = slice(first + 1, None)
+        values[first, after] = numpy.where(alive[after], sums[first, after] / (sizes[first] * sizes[after]),
+                                           -numpy.inf)
+        values[:first, first] = numpy.where(alive[:first], sums[:first, first] / (sizes[:first] * sizes[first]),
+                                            -numpy.inf)
+        # A row whose maximum stood at either column is looked at again; one below `first` may rise to it.
+        stale = numpy.flatnonzero(alive & ((at == first) | (at == second)))
+        column = values[:first, first]
+        rising = numpy.flatnonzero(column > top[:first])
+        top[rising], at[rising] = column[rising], first
+        redo = numpy.append(stale, first)  # `first` may be in `stale` too: both assign the same
+        top[redo], at[redo] = values[redo].max(axis=1), values[redo].argmax(axis=1)
 
 
 def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
@@ -201,7 +262,9 @@ def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDAr
     if len(live) < 2:
         return None
     block = sums[numpy.ix_(live, live)] / numpy.outer(sizes[live], sizes[live])
-    numpy.fill_diagonal(block, -numpy.inf)
+    # The block is symmetric: the first of equals in row-major order lies above the diagonal (a pair below it has
+    # its mirror in an earlier row), so only that triangle is searched, and a pair is never tied with its mirror.
+    numpy.copyto(block, -numpy.inf, where=numpy.tri(len(live), dtype=bool))
     # Division rounds correctly, so it never reverses two exact means, but it can make two different ones equal:
     # the pairs at the float maximum are compared as exact fractions. Among exact equals, the first in row-major
     # order wins: the smallest row, then column (max keeps the first of equals).
@@ -216,10 +279,14 @@ def _exactly_first(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.
     import numpy
 
     rows, columns = live[tied // len(live)], live[tied % len(live)]
-    # Many tied pairs are the same (sum, size product) — repeated texts — so only distinct ones become fractions.
-    means = numpy.stack([sums[rows, columns], sizes[rows] * sizes[columns]], axis=1)
-    distinct, which = numpy.unique(means, axis=0, return_inverse=True)
-    exact = [Fraction(int(total), int(product)) for total, product in distinct.tolist()]
-    best = max(exact)
-    highest = numpy.array([mean == best for mean in exact])[which.reshape(-1)]
+    # Each mean in lowest terms (the product of sizes is positive): equal means are then equal pairs, and the many
+    # tied pairs of repeated texts are mostly one pair, so only distinct ones become fractions.
+    totals, products = sums[rows, columns], sizes[rows] * sizes[columns]
+    common = numpy.gcd(totals, products)
+    totals, products = totals // common, products // common
+    if (totals == totals[0]).all() and (products == products[0]).all():
+        return int(tied[0])
+    best = max(Fraction(total, product) for total, product in set(zip(totals.tolist(), products.tolist(),
+                                                                       strict=True)))
+    highest = (totals == best.numerator) & (products == best.denominator)
     return int(tied[numpy.flatnonzero(highest)[0]])

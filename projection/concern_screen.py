@@ -61,7 +61,9 @@ def quantised(matrix: Matrix) -> Exact:
     """The unit vectors as integers (held in float64), round(component × 2^quantum_bits)."""
     import numpy
 
-    return numpy.rint(matrix.astype(numpy.float64) * float(1 << quantum_bits(matrix.shape[1])))
+    exact = matrix.astype(numpy.float64)
+    exact *= float(1 << quantum_bits(matrix.shape[1]))  # in place: one array of n x dimension float64, not three
+    return numpy.rint(exact, out=exact)
 
 
 def ppb_scale(dimension: int) -> float:
@@ -77,11 +79,9 @@ def neighbour_edges(exact: Exact, floor: int) -> Edges:
     count = len(exact)
     best = numpy.full((count, MAX_NEIGHBOURS), _NONE, dtype=numpy.int64)
     trees = 0 if count < 2 else 1 if count <= LEAF_UNITS else SCREEN_TREES
-    padded = numpy.vstack([exact, numpy.zeros((1, exact.shape[1]))])  # row `count`: a leaf's empty slot
-
     def tree_keys(tree: int) -> Keys:
         order, starts = _leaves(exact, tree)
-        return _leaf_neighbours(padded, order, starts, floor)
+        return _leaf_neighbours(exact, order, starts, floor)
 
     # The trees are independent and numpy releases the GIL in their products, so they run on the CPUs this process
     # may use (1.8 x on two: 3.08 s to 1.71 s at 66,667 units). Merging keeps the highest distinct keys of all
@@ -140,13 +140,12 @@ def _tie_breaks(count: int, tree: int, level: int) -> numpy.typing.NDArray[numpy
     return mixed ^ (mixed >> numpy.uint64(31))
 
 
-def _leaf_neighbours(padded: Exact, order: numpy.typing.NDArray[numpy.int64],
+def _leaf_neighbours(exact: Exact, order: numpy.typing.NDArray[numpy.int64],
                      starts: numpy.typing.NDArray[numpy.int64], floor: int) -> Keys:
-    """Each unit's MAX_NEIGHBOURS best keys among the units of its leaf (empty slots _NONE); `padded` is the
-    quantised vectors and a zero row."""
+    """Each unit's MAX_NEIGHBOURS best keys among the units of its leaf (empty slots _NONE)."""
     import numpy
 
-    count, dimension = padded.shape[0] - 1, padded.shape[1]
+    count, dimension = exact.shape
     sizes = numpy.diff(starts)
     width = int(sizes.max())
     slots = numpy.full((len(sizes), width), count, dtype=numpy.int64)
@@ -158,10 +157,16 @@ def _leaf_neighbours(padded: Exact, order: numpy.typing.NDArray[numpy.int64],
     step = max(1, LEAF_CELLS // (width * max(width, dimension)))
     for start in range(0, len(sizes), step):
         chunk = slots[start:start + step]
-        stacked = padded[chunk]
-        cosines = numpy.rint((stacked @ stacked.transpose(0, 2, 1)) * scale).astype(numpy.int64)
-        keys = ((cosines + _COSINE_OFFSET) << _POSITION_BITS) | (_POSITION_MASK - chunk[:, None, :])
+        # A leaf's empty slot (position `count`) reads unit 0's vector, not a copy of every vector with a zero row
+        # added: its cosines are refused below, and its own row of keys lands in `found`'s spare last row.
+        stacked = exact[numpy.where(chunk == count, 0, chunk)]
+        products = stacked @ stacked.transpose(0, 2, 1)
+        products *= scale
+        cosines = numpy.rint(products, out=products).astype(numpy.int64)
         refused = (cosines < floor) | (chunk[:, None, :] == chunk[:, :, None]) | (chunk[:, None, :] == count)
+        cosines += _COSINE_OFFSET
+        cosines <<= _POSITION_BITS
+        keys = numpy.bitwise_or(cosines, _POSITION_MASK - chunk[:, None, :], out=cosines)
         keys[refused] = _NONE
         if width > MAX_NEIGHBOURS:
             keys = numpy.partition(keys, width - MAX_NEIGHBOURS, axis=2)[:, :, width - MAX_NEIGHBOURS:]
@@ -173,6 +178,8 @@ def _merged(best: Keys, new: Keys) -> Keys:
     """Per row, the MAX_NEIGHBOURS highest distinct keys of both."""
     import numpy
 
-    both = numpy.sort(numpy.concatenate([best, new], axis=1), axis=1)
+    both = numpy.concatenate([best, new], axis=1)
+    both.sort(axis=1)  # in place: the joined array is this call's own (numpy.sort would copy it first)
     both[:, 1:][both[:, 1:] == both[:, :-1]] = _NONE  # the same neighbour found by two trees
-    return numpy.sort(both, axis=1)[:, -MAX_NEIGHBOURS:]
+    both.sort(axis=1)
+    return both[:, -MAX_NEIGHBOURS:]

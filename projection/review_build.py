@@ -28,13 +28,14 @@ import duckdb
 from evidence.lake_read import LakeEntry, read_entry, scan_records
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.concern_reuse import StoredClustering
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
-from projection.review_concerns import build_concerns
+from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import build_pairs
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
-from projection.review_rows import Projected, project
+from projection.review_rows import Projected, RecordFacts, project
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
     REVIEW_SCHEMA_VERSION,
@@ -45,7 +46,7 @@ from projection.review_store import (
     publish_path,
     wal_path,
 )
-from projection.review_vectors import Embedded, model_line, previous_vectors, vector_lines
+from projection.review_vectors import Embedded, model_line, previous_store, vector_lines
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import EmbeddingModel, load_model
@@ -73,6 +74,7 @@ class BuildSummary:
     reused: int = 0  # vectors taken over from the store it replaced (records whose file is unchanged)
     records_reused: int = 0  # records taken over from the store it replaced, their files not read
     concerns: int = 0  # recurring concerns found (projection.review_concerns)
+    clustering_reused: bool = False  # the concern clustering taken over from the store it replaced (concern_reuse)
 
     def describe(self) -> str:
         lines = [f"skipped {path}: {why}" for path, why in self.skipped]
@@ -80,7 +82,8 @@ class BuildSummary:
         if self.records_reused:
             lines.append(f"records: {self.records - self.records_reused} read from the lake, {self.records_reused} "
                          "unchanged taken over from the store it replaces")
-        lines.append(f"concerns: {self.concerns} recurring concerns found")
+        reused = " (clustering unchanged, taken over from the store it replaces)" if self.clustering_reused else ""
+        lines.append(f"concerns: {self.concerns} recurring concerns found{reused}")
         lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
             f"built {self.store}: {self.records} records ({self.texts} texts); "
@@ -170,16 +173,16 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
         build_id = new_build_id()
         model = load_model()
-        previous = previous_vectors(root, model.identity)
+        previous = previous_store(root, model.identity)
         counts = Embedded()
-        embeddings = (vector_lines(projected, model, previous, counts), model_line(model.identity))
+        embeddings = (vector_lines(projected, model, previous.vectors, counts), model_line(model.identity))
         texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
-                                              model, lake)
+                                              model, lake, (counts.stored, previous.clustering, previous.facts))
     remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3]: item.words for item in projected},
                    scan_started)
     skipped.sort()
     return BuildSummary(STORE_RELATIVE, len(projected), texts, skipped, build_id, readers,
-                        counts.embedded, counts.reused, len(reused), concerns)
+                        counts.embedded, counts.reused, len(reused), *concerns)
 
 
 def _refuse_unbuildable(lake: Path, target: Path) -> None:  # raises as `build_review_store` says
@@ -250,7 +253,9 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,
                  interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
-                 model: EmbeddingModel, lake: Path) -> tuple[int, str, int]:
+                 model: EmbeddingModel, lake: Path,
+                 concern_inputs: tuple[dict[int, str], StoredClustering | None, dict[str, RecordFacts]],
+                 ) -> tuple[int, str, ConcernsFound]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -260,7 +265,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
             build_pairs(connection, digest)
-            concerns = build_concerns(connection, digest, projected, model, lake)
+            concerns = build_concerns(connection, digest, projected, model, lake, *concern_inputs)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)

@@ -22,10 +22,10 @@ from __future__ import annotations
 import bisect
 import hashlib
 import hmac
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import duckdb
 import orjson
@@ -35,12 +35,13 @@ from evidence.lake_read import read_record_file
 from evidence.records import KIND_REVIEW_THREAD, THREAD_RESOLVED, content_hash
 from knowledge.promotion_gate import MET, stored_signals
 from projection.concern_clusters import cluster
+from projection.concern_reuse import StoredClustering, input_digest, insert_clustering, insert_facts
 from projection.concern_screen import PARTS_PER_BILLION
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
 from projection.review_rows import Projected, RecordFacts, record_facts
 from projection.review_similar import STOP_WORDS
-from projection.review_store import DIGEST_TABLES, MODEL_COLUMNS
+from projection.review_store import DIGEST_TABLES
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel
 
@@ -59,7 +60,7 @@ _ANCHOR_DOMAIN: Final = "theurian-review-concern/1\n"
 
 @dataclass(frozen=True)
 class Unit:
-    """One clustered record, read back from the loaded store."""
+    """One member of a concern, read back from the loaded store."""
 
     ordinal: int
     record_key: str
@@ -76,36 +77,75 @@ def concern_id(repository: str, record_key: str) -> str:
     return CONCERN_ID_PREFIX + digest[:CONCERN_ID_HEX]
 
 
+class ConcernsFound(NamedTuple):
+    """What the concern stage stored: how many concerns, and whether their clustering was taken over from the store
+    the build replaces (`concern_reuse`) rather than computed."""
+
+    concerns: int
+    clustering_reused: bool
+
+
 def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, projected: Sequence[Projected],
-                   model: EmbeddingModel, lake: Path) -> int:
-    """Cluster the loaded store's vectors into concerns, fill both tables, digest them; how many concerns.
+                   model: EmbeddingModel, lake: Path, vectors: Mapping[int, str],
+                   previous: StoredClustering | None, kept: Mapping[str, RecordFacts]) -> ConcernsFound:
+    """Cluster the loaded store's vectors into concerns, fill the concern tables, digest them.
 
     `lake` (resolved) is where a record an incremental build took over without reading is read for its facts.
+    `vectors` is each embedded ordinal's stored vector text, as the build wrote it to `vectors` (so nothing is read
+    back); `previous` the clustering of the store this build replaces, taken over when its input is this one's, and
+    `kept` the facts it kept, by content hash.
     """
-    facts = _Facts(projected, lake)
-    units, matrix = _units(connection, projected)
-    found = []
-    for positions in cluster(matrix, CONCERN_SIMILARITY):
-        members = [units[at] for at in positions]
-        if len(members) >= MIN_MEMBERS and len({(u.repository, u.pull_request) for u in members}) >= MIN_PULL_REQUESTS:
-            found.append(_concern(connection, members, matrix[positions], facts, model))
+    facts = _Facts(projected, lake, kept)
+    ordinals = [ordinal for ordinal in sorted(vectors) if _says_something(projected[ordinal].words)]
+    stored = [vectors[ordinal] for ordinal in ordinals]
+    dimension = model.identity.dimension
+    clustering, matrix = _clustering(stored, dimension, previous)
+    recurring = [positions for positions in clustering.clusters if _recurs([ordinals[at] for at in positions],
+                                                                           projected)]
+    units = _units(connection, [ordinals[at] for positions in recurring for at in positions])
+    centred = []
+    for positions in recurring:
+        members = [units[ordinals[at]] for at in positions]
+        member_vectors = matrix[positions] if matrix is not None else decode_vectors([stored[at] for at in positions],
+                                                                                     dimension)
+        centred.append((members, *_centre(members, member_vectors)))
+    texts = _texts(connection, [representative.ordinal for _, representative, _ in centred])
+    found = [_concern(members, representative, _nearest_text(texts.get(representative.ordinal, []), centre, model),
+                      facts) for members, representative, centre in centred]
     found.sort(key=lambda row: str(row[0]))
     _insert(connection, found)
+    insert_clustering(connection, clustering)
+    insert_facts(connection, facts.asked)
     _digest(connection, digest)
-    return len(found)
+    return ConcernsFound(len(found), matrix is None)
 
 
-def _units(connection: duckdb.DuckDBPyConnection,
-           projected: Sequence[Projected]) -> tuple[list[Unit], numpy.typing.NDArray[numpy.float32]]:
-    dimension = connection.execute(f"SELECT {MODEL_COLUMNS[1]} FROM embedding_model").fetchone()  # noqa: S608
+def _clustering(stored: list[str], dimension: int, previous: StoredClustering | None
+                ) -> tuple[StoredClustering, numpy.typing.NDArray[numpy.float32] | None]:
+    """The clusters of the units whose stored vectors are `stored`: `previous` when its input was this very one
+    (then no matrix: nothing was decoded), else clustered afresh from the decoded vectors."""
+    digest = input_digest(stored, CONCERN_SIMILARITY)
+    if previous is not None and previous.reusable_for(digest, len(stored)):
+        return previous, None
+    matrix = decode_vectors(stored, dimension)
+    return StoredClustering(digest, len(stored), cluster(matrix, CONCERN_SIMILARITY)), matrix
+
+
+def _recurs(ordinals: list[int], projected: Sequence[Projected]) -> bool:
+    """At least MIN_MEMBERS units from at least MIN_PULL_REQUESTS distinct pull requests (a record's sort key opens
+    with its repository and pull request)."""
+    return len(ordinals) >= MIN_MEMBERS and \
+        len({projected[ordinal].sort_key[:2] for ordinal in ordinals}) >= MIN_PULL_REQUESTS
+
+
+def _units(connection: duckdb.DuckDBPyConnection, ordinals: list[int]) -> dict[int, Unit]:
+    """The concerns' members, read from the loaded store by ordinal."""
     rows = connection.execute(
-        "SELECT v.ordinal, v.vector, r.record_key, r.kind, r.repository, r.pull_request, r.thread_state, r.author_id "
-        "FROM vectors v JOIN records r ON r.ordinal = v.ordinal ORDER BY v.ordinal"
+        "SELECT ordinal, record_key, kind, repository, pull_request, thread_state, author_id FROM records "
+        "WHERE ordinal IN (SELECT unnest(?::BIGINT[]))", [ordinals]
     ).fetchall()
-    kept = [row for row in rows if _says_something(projected[int(row[0])].words)]
-    matrix = decode_vectors([str(row[1]) for row in kept], int(dimension[0]) if dimension else 0)
-    units = [Unit(int(row[0]), str(row[2]), str(row[3]), str(row[4]), int(row[5]), row[6], row[7]) for row in kept]
-    return units, matrix
+    return {int(row[0]): Unit(int(row[0]), str(row[1]), str(row[2]), str(row[3]), int(row[4]), row[5], row[6])
+            for row in rows}
 
 
 def _says_something(words: str) -> bool:
@@ -118,22 +158,24 @@ def _says_something(words: str) -> bool:
     return False
 
 
-def _concern(connection: duckdb.DuckDBPyConnection, members: list[Unit],
-             vectors: numpy.typing.NDArray[numpy.float32], facts: _Facts,
-             model: EmbeddingModel) -> tuple[Any, ...]:
+def _centre(members: list[Unit],
+            vectors: numpy.typing.NDArray[numpy.float32]) -> tuple[Unit, numpy.typing.NDArray[numpy.float64]]:
+    """The member nearest the members' mean vector (the first of equals: the lowest ordinal), and that mean."""
     import numpy
 
     exact = vectors.astype(numpy.float64)
     centre = exact.mean(axis=0)
     closeness = numpy.rint(exact @ centre * PARTS_PER_BILLION).astype(numpy.int64)
-    representative = members[int(numpy.argmax(closeness))]  # the first of equals: the lowest ordinal
+    return members[int(numpy.argmax(closeness))], centre
+
+
+def _concern(members: list[Unit], representative: Unit, position: int, facts: _Facts) -> tuple[Any, ...]:
     created = [facts.of(u.ordinal).created_at for u in members]
     anchor = min(members, key=lambda u: (facts.of(u.ordinal).created_at or "\uffff", u.repository, u.record_key))
     seen = sorted(when for when in created if when)
     return (
-        concern_id(anchor.repository, anchor.record_key), anchor.ordinal, representative.ordinal,
-        _nearest_text(connection, representative.ordinal, centre, model), len(members),
-        len({(u.repository, u.pull_request) for u in members}),
+        concern_id(anchor.repository, anchor.record_key), anchor.ordinal, representative.ordinal, position,
+        len(members), len({(u.repository, u.pull_request) for u in members}),
         len({u.author_id for u in members if u.author_id is not None}), len({u.repository for u in members}),
         seen[0] if seen else None, seen[-1] if seen else None,
         sum(1 for u in members if u.thread_state == THREAD_RESOLVED),
@@ -142,18 +184,28 @@ def _concern(connection: duckdb.DuckDBPyConnection, members: list[Unit],
     )
 
 
-def _nearest_text(connection: duckdb.DuckDBPyConnection, ordinal: int,
-                  centre: numpy.typing.NDArray[numpy.float64], model: EmbeddingModel) -> int:
+def _texts(connection: duckdb.DuckDBPyConnection, ordinals: list[int]) -> dict[int, list[tuple[int, str]]]:
+    """The (position, body) texts holding any text of each record at `ordinals`, in position order: one query for
+    every concern's representative."""
+    found: dict[int, list[tuple[int, str]]] = {}
+    rows = connection.execute(
+        "SELECT ordinal, position, body FROM texts WHERE ordinal IN (SELECT unnest(?::BIGINT[])) AND body <> '' "
+        "ORDER BY ordinal, position", [ordinals]
+    ).fetchall()
+    for ordinal, position, body in rows:
+        found.setdefault(int(ordinal), []).append((int(position), str(body)))
+    return found
+
+
+def _nearest_text(texts: list[tuple[int, str]], centre: numpy.typing.NDArray[numpy.float64],
+                  model: EmbeddingModel) -> int:
     """The position of the representative's text nearest the concern's centre (the first of equals)."""
     import numpy
 
-    texts = connection.execute(
-        "SELECT position, body FROM texts WHERE ordinal = ? AND body <> '' ORDER BY position", [ordinal]
-    ).fetchall()
     if len(texts) < 2:
-        return int(texts[0][0]) if texts else 0
-    scores = model.embed([str(body) for _, body in texts]).astype(numpy.float64) @ centre
-    return int(texts[int(numpy.argmax(numpy.round(scores, 6)))][0])
+        return texts[0][0] if texts else 0
+    scores = model.embed([body for _, body in texts]).astype(numpy.float64) @ centre
+    return texts[int(numpy.argmax(numpy.round(scores, 6)))][0]
 
 
 def _passes_gate(unit: Unit, facts: _Facts) -> bool:
@@ -192,7 +244,7 @@ def _insert(connection: duckdb.DuckDBPyConnection, found: list[tuple[Any, ...]])
     connection.execute("INSERT INTO concern_members SELECT unnest(?::VARCHAR[]), unnest(?::BIGINT[])", [ids, ordinals])
 
 
-_TABLES: Final = ("concerns", "concern_members")
+_TABLES: Final = ("concerns", "concern_members", "concern_input", "concern_clusters", "concern_facts")
 _COLUMN_TYPES: Final = ("VARCHAR", "BIGINT", "BIGINT", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
                         "VARCHAR", "VARCHAR", "INTEGER", "INTEGER")
 
@@ -208,17 +260,25 @@ def _digest(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
 
 class _Facts:
     """Each record's `RecordFacts` by ordinal: as its build projected them, or, for a record an incremental build
-    took over from the store it replaces, read from its file (unchanged since, so the facts a full build reads)."""
+    took over from the store it replaces, as that store kept them for the same content hash (`kept`), else read from
+    its file (unchanged since: the facts a full build reads, either way). `asked` holds every answer given, by content
+    hash: what the new store keeps."""
 
-    def __init__(self, projected: Sequence[Projected], lake: Path) -> None:
+    def __init__(self, projected: Sequence[Projected], lake: Path,
+                 kept: Mapping[str, RecordFacts] | None = None) -> None:
         self.projected = projected
         self._lake = lake
+        self._kept = kept or {}
         self._read: dict[int, RecordFacts] = {}
+        self.asked: dict[str, RecordFacts] = {}
 
     def of(self, ordinal: int) -> RecordFacts:
-        known = self.projected[ordinal].facts
-        if known is not None:
-            return known
+        item = self.projected[ordinal]
+        found = item.facts or self._kept.get(item.content_sha256) or self._from_file(ordinal)
+        self.asked[item.content_sha256] = found
+        return found
+
+    def _from_file(self, ordinal: int) -> RecordFacts:
         if ordinal not in self._read:
             item = self.projected[ordinal]
             record_path = item.sort_key[3]

@@ -46,8 +46,11 @@ WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
 # 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model,
-# and the word-pair index; 6: recurring concerns (`concerns`, `concern_members`: projection.review_concerns)
-REVIEW_SCHEMA_VERSION: Final = 6
+# and the word-pair index; 6: recurring concerns (`concerns`, `concern_members`: projection.review_concerns);
+# 7: the concern clustering's input digest and its clusters (`concern_input`, `concern_clusters`), which the next
+# build reuses when that input is unchanged, and the facts the concern stage read (`concern_facts`;
+# projection.concern_reuse)
+REVIEW_SCHEMA_VERSION: Final = 7
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
 
 CHANNEL_TITLE: Final = "title"
@@ -67,7 +70,10 @@ CHANNELS: Final = (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COM
 # `review.findSimilar` serves (`review_rows.embedding_text`), base64 of little-endian float16, and
 # `embedding_model` the one identity of the model that made them (`theurian.embedding`; docs/review-similar.md).
 # `concerns` holds one row per recurring concern and `concern_members` its members' ordinals
-# (`projection.review_concerns`; docs/review-concerns.md).
+# (`projection.review_concerns`; docs/review-concerns.md). `concern_input` is one row, the digest of everything the
+# clustering read (the units' stored vectors in order, its threshold, its code), and `concern_clusters` every
+# cluster it formed, as units' positions in that order; `concern_facts` the `RecordFacts` of every record the
+# concern stage asked about (members and their pull requests), by content hash (`projection.concern_reuse`).
 SCHEMA: Final = """
 CREATE TABLE records (
     ordinal BIGINT NOT NULL,
@@ -128,6 +134,20 @@ CREATE TABLE concern_members (
     concern_id VARCHAR NOT NULL,
     ordinal BIGINT NOT NULL
 );
+CREATE TABLE concern_input (
+    input_digest VARCHAR NOT NULL,
+    units BIGINT NOT NULL
+);
+CREATE TABLE concern_clusters (
+    cluster BIGINT NOT NULL,
+    unit BIGINT NOT NULL
+);
+CREATE TABLE concern_facts (
+    content_sha256 VARCHAR NOT NULL,
+    created_at VARCHAR,
+    merged BOOLEAN,
+    ci_state VARCHAR
+);
 CREATE TABLE build_stamp (
     store VARCHAR NOT NULL,
     schema_version INTEGER NOT NULL,
@@ -161,6 +181,9 @@ CONCERN_COLUMNS: Final = (
     "pull_requests", "reviewers", "repositories", "first_seen", "last_seen", "resolved", "gate_passing",
 )
 CONCERN_MEMBER_COLUMNS: Final = ("concern_id", "ordinal")
+CONCERN_INPUT_COLUMNS: Final = ("input_digest", "units")
+CONCERN_CLUSTER_COLUMNS: Final = ("cluster", "unit")
+CONCERN_FACT_COLUMNS: Final = ("content_sha256", "created_at", "merged", "ci_state")
 BLOCK_RECORDS: Final = 64
 # What the stamp's row digest covers, and in which order (`projection.review_digest`).
 DIGEST_TABLES: Final = (
@@ -172,6 +195,9 @@ DIGEST_TABLES: Final = (
     ("word_pairs", PAIR_COLUMNS, "block"),
     ("concerns", CONCERN_COLUMNS, "concern_id"),
     ("concern_members", CONCERN_MEMBER_COLUMNS, "concern_id, ordinal"),
+    ("concern_input", CONCERN_INPUT_COLUMNS, "input_digest"),
+    ("concern_clusters", CONCERN_CLUSTER_COLUMNS, "cluster, unit"),
+    ("concern_facts", CONCERN_FACT_COLUMNS, "content_sha256"),
 )
 
 

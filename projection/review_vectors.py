@@ -10,14 +10,16 @@ text to embed, so the same vector, and a rebuild after an incremental ingest emb
 from __future__ import annotations
 
 import base64
+import binascii
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
-from projection.review_rows import Projected
+from projection.review_rows import Projected, RecordFacts
 from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
@@ -37,53 +39,68 @@ def encode_vector(vector: numpy.typing.NDArray[numpy.float32]) -> str:
 
 
 def decode_vectors(encoded: Sequence[str], dimension: int) -> numpy.typing.NDArray[numpy.float32]:
-    """(len(encoded), dimension) float32 from stored rows.
+    """(len(encoded), dimension) float32 from stored rows (each a strict base64 decode, read as float16).
 
     Raises:
         ReviewStoreUnavailable: a row is not base64 of `dimension` float16 values.
     """
     import numpy
 
-    matrix = numpy.zeros((len(encoded), dimension), dtype=numpy.float32)
     width = dimension * _STORED_BYTES
-    for index, text in enumerate(encoded):
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except ValueError:
-            raw = b""
-        if len(raw) != width:
-            raise ReviewStoreUnavailable("damaged: a stored vector is not one of its model's")
-        matrix[index] = numpy.frombuffer(raw, dtype=STORED_DTYPE)
-    return matrix
+    try:
+        # Strict, as `base64.b64decode(text, validate=True)` is; one array from all rows, not a row at a time.
+        rows = [binascii.a2b_base64(text, strict_mode=True) for text in encoded]
+    except (binascii.Error, ValueError):
+        rows = [b""]
+    if any(len(raw) != width for raw in rows):
+        raise ReviewStoreUnavailable("damaged: a stored vector is not one of its model's")
+    values = numpy.frombuffer(b"".join(rows), dtype=STORED_DTYPE).reshape(len(encoded), dimension)
+    return values.astype(numpy.float32)
 
 
-def previous_vectors(root: Path, model: ModelIdentity) -> dict[str, str]:
-    """content hash → stored vector, from the store a build replaces: only a store this installation verifies,
-    built with this very model; otherwise nothing (everything is embedded afresh)."""
+@dataclass(frozen=True)
+class PreviousStore:
+    """What a build takes over from the store it replaces: content hash → stored vector, its concern clustering,
+    and content hash → the facts its concern stage read (`concern_reuse`)."""
+
+    vectors: dict[str, str]
+    clustering: StoredClustering | None
+    facts: dict[str, RecordFacts]
+
+
+def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
+    """From the store a build replaces, only a store this installation verifies, built with this very model: its
+    vectors, its concern clustering and the facts its concern stage read; otherwise nothing (everything is embedded
+    and clustered afresh, and members' facts are read from their files)."""
+    nothing = PreviousStore({}, None, {})
     try:
         store = open_store(root)
     except (ReviewStoreUnavailable, PathEscapeError):
-        return {}
+        return nothing
     cursor = store.cursor()
     try:
         if stored_model(cursor, "s.") != model:
-            return {}
+            return nothing
         rows = cursor.execute(
             "SELECT r.content_sha256, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal"
         ).fetchall()
+        clustering = stored_clustering(cursor, "s.")
+        facts = stored_facts(cursor, "s.")
     except READ_FAULTS:
-        return {}
+        return nothing
     finally:
         cursor.close()
-    return {str(sha): str(vector) for sha, vector in rows}
+    return PreviousStore({str(sha): str(vector) for sha, vector in rows}, clustering, facts)
 
 
 @dataclass
 class Embedded:
-    """How many of a build's vectors were embedded and how many reused."""
+    """How many of a build's vectors were embedded and how many reused; `stored` is each embedded ordinal's stored
+    vector text as written (what the concern stage clusters, so it reads nothing back)."""
 
     embedded: int = 0
     reused: int = 0
+    stored: dict[int, str] = field(default_factory=dict)
 
 
 def vector_lines(projected: Sequence[Projected], model: EmbeddingModel, previous: dict[str, str],
@@ -103,6 +120,7 @@ def vector_lines(projected: Sequence[Projected], model: EmbeddingModel, previous
                 counts.embedded += 1
             else:
                 counts.reused += 1
+            counts.stored[ordinal] = stored
             yield row_line(VECTOR_COLUMNS, (ordinal, stored))
 
 

@@ -7,7 +7,8 @@ threshold is chosen on the tuning half only, and the constant the build ships is
 
 Cost: the concern stage of a real build over a quarter, a half and all of CONCERNS_BENCHMARK_UNITS (default
 100,000) embedded review threads (the lake grown between builds), timed by a spy that calls the real stage, against
-the whole build in the same process; per 100,000 threads, and how the stage grew each time the lake doubled.
+the whole build in the same process; per 100,000 threads, and how the stage grew each time the lake doubled; then
+the unchanged lake rebuilt, incrementally and with --full, where the clustering is taken over (concern_reuse).
 """
 
 from __future__ import annotations
@@ -160,6 +161,16 @@ def test_the_concern_stage_s_cost_per_100000_threads_at_three_sizes(tmp_path: Pa
               f"{summary.concerns} concerns; per 100,000 threads: concern stage {stage / size * 100_000:.2f} s"
               f"{growth} (n log n doubling: x{2 * math.log(size) / math.log(size // 2):.2f}; n squared: x4)")
         previous = stage
+    # The same lake again, as an operator rebuilds it: the clustering's input is unchanged, so it is taken over.
+    for full in (False, True):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(review_build, "build_concerns", timed)
+            started = time.perf_counter()
+            summary = build_review_store(root, full=full)
+            total = time.perf_counter() - started
+        print(f"{'full ' if full else ''}rebuild of the unchanged {UNITS} threads: {total:.1f} s, of which the concern "
+              f"stage {spent[-1]:.2f} s ({spent[-1] / total:.0%}; clustering taken over: {summary.clustering_reused}, "
+              f"against {previous:.2f} s clustering the same lake above); {summary.concerns} concerns")
 
 
 def _all_pairs_edges(exact: Any, floor: int) -> Any:

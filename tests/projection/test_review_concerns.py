@@ -165,3 +165,20 @@ def test_a_taken_over_member_whose_file_changed_or_vanished_during_the_build_sto
     (lake / relative).unlink()
     with pytest.raises(LakeChangedDuringBuildError, match="Run `theurian review build` again"):
         _Facts([taken_over], lake).of(0)
+
+
+def test_a_taken_over_member_s_facts_kept_by_the_store_it_replaces_are_used_without_reading_its_file(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    record = thread("Acme/Alpha", 1, "PRRT_kept", bodies=("take the locks in one order",))
+    [relative] = write_lake(root, [record])
+    lake = (root / ".theurian/review").resolve()
+    read = project(relative, record, None, content_hash((lake / relative).read_bytes()))
+    taken_over = read._replace(facts=None)
+    assert read.facts is not None
+    (lake / relative).unlink()  # nothing to read: the kept facts are the ones its bytes gave
+    facts = _Facts([taken_over], lake, {taken_over.content_sha256: read.facts})
+    assert facts.of(0) == read.facts
+    assert facts.asked == {taken_over.content_sha256: read.facts}  # and the new store keeps them again
+    with pytest.raises(LakeChangedDuringBuildError):
+        _Facts([taken_over], lake, {"sha256:" + "0" * 64: read.facts}).of(0)  # another file's facts are not its

@@ -210,7 +210,7 @@ def test_a_rebuild_swaps_in_a_new_file_and_a_reader_of_the_old_one_keeps_reading
     held = old.cursor()
     assert held.execute("SELECT record_key FROM s.records ORDER BY ordinal").fetchall() == [("PR_first",)]
     assert _all(root) == ["PR_first", "PR_second"]
-    assert REVIEW_SCHEMA_VERSION == 6
+    assert REVIEW_SCHEMA_VERSION == 7
 
 
 def test_a_store_swapped_in_between_the_look_and_the_attach_is_opened_not_refused(

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import base64
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_store import open_store
-from projection.review_vectors import decode_vectors
+from projection.review_vectors import decode_vectors, encode_vector
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.fake_model import write_fake_model
 from theurian.embedding import load_model
@@ -101,3 +103,32 @@ def test_importing_the_build_and_the_tool_registry_leaves_the_build_free_to_fork
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                             encoding="utf-8")
     assert (result.returncode, result.stdout.strip()) == (0, "True"), result.stderr
+
+
+def test_stored_vectors_decode_as_each_row_s_strict_base64_read_as_float16() -> None:
+    rows = [encode_vector(vector) for vector in numpy.random.default_rng(5).standard_normal((7, 256))]
+    expected = numpy.stack([numpy.frombuffer(base64.b64decode(row, validate=True), dtype="<f2") for row in rows])
+    decoded = decode_vectors(rows, 256)
+    assert decoded.dtype == numpy.float32 and numpy.array_equal(decoded, expected.astype(numpy.float32))
+    assert decode_vectors([], 256).shape == (0, 256)
+
+
+@pytest.mark.parametrize("damage", [
+    lambda row: row[:-4],  # a value short
+    lambda row: row + "AAAA",  # a value long
+    lambda row: row[:-1] + "A",  # no padding: a byte long
+    lambda row: row[:-2] + "==",  # padding where a value's byte is
+    lambda row: "*" + row[1:],  # outside the alphabet
+    lambda row: "é" + row[1:],  # not ASCII
+    lambda row: row[:100] + "\n" + row[101:],  # a line break
+])
+def test_a_stored_vector_that_is_not_one_of_its_model_s_is_refused_as_damaged(damage: Any) -> None:
+    rows = [encode_vector(vector) for vector in numpy.eye(3, 256, dtype=numpy.float32)]
+    with pytest.raises(ReviewStoreUnavailable, match="damaged"):
+        decode_vectors([rows[0], damage(rows[1]), rows[2]], 256)
+
+
+def test_two_damaged_rows_whose_lengths_make_up_for_each_other_are_refused() -> None:
+    short, long = (encode_vector(vector) for vector in numpy.eye(2, 256, dtype=numpy.float32))
+    with pytest.raises(ReviewStoreUnavailable, match="damaged"):
+        decode_vectors([short[:-4] + "AA==", long[:-1] + "A"], 256)  # 511 bytes and 513
