@@ -30,9 +30,9 @@ from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import build_concerns
-from projection.review_digest import LineDigest, remember_verified
+from projection.review_digest import HeldDigest, LineDigest, remember_verified
 from projection.review_load import loading, write_rows
-from projection.review_pairs import build_pairs
+from projection.review_pairs import pairs_building
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
 from projection.review_rows import Projected, project
 from projection.review_store import (
@@ -258,8 +258,10 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.execute(SCHEMA)
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
-            build_pairs(connection, digest)
-            concerns = build_concerns(connection, digest, projected, model, lake)
+            held = HeldDigest()  # the concerns are digested after the pairs, which build meanwhile
+            with pairs_building(connection, digest, interrupts):
+                concerns = build_concerns(connection, held, projected, model, lake)
+            held.release(digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
