@@ -6,6 +6,7 @@ the build with the old store untouched and no thread left behind."""
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 import projection.review_build as review_build
 import projection.review_pairs as review_pairs
 from projection.review_build import build_review_store
+from projection.review_concerns import build_concerns
 from projection.review_digest import digest_tables
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
 from projection.review_query import RecordFilter, _candidate_blocks, read_records
@@ -32,6 +34,10 @@ WHITESPACE = OTHER_WHITESPACE + " "
 def _sql_words(connection: duckdb.DuckDBPyConnection, text: str) -> list[str]:
     sql = f"SELECT {split_sql()} FROM (SELECT ?::VARCHAR AS body)"
     return list(connection.execute(sql, [*words_sql_params(), text]).fetchall()[0][0])
+
+
+def test_the_other_whitespace_is_every_character_str_split_splits_at_but_the_space() -> None:
+    assert OTHER_WHITESPACE == "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
 
 
 def test_every_python_whitespace_character_splits_in_sql_and_nothing_else_does() -> None:
@@ -86,14 +92,14 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
     root = new_project(tmp_path / "p")
     write_lake(root, lake_records())  # the labelled concern set: both the pairs and the concerns have rows
     concerns_done = threading.Event()
-    real_pairs, real_concerns = review_pairs.build_pairs, review_build.build_concerns
+    real_pairs = review_pairs.build_pairs
 
     def pairs_finishing_last(*arguments: Any) -> None:
         assert concerns_done.wait(timeout=60)  # the concern stage has digested everything before the pairs start
         real_pairs(*arguments)
 
     def concerns(*arguments: Any) -> int:
-        found = real_concerns(*arguments)
+        found = build_concerns(*arguments)
         concerns_done.set()
         return found
 
