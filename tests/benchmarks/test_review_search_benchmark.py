@@ -88,13 +88,19 @@ def cli_build(installation: Installation, root: Path, *flags: str,
               profile_to: Path | None = None) -> tuple[float, dict[str, Any]]:
     """`theurian review build --project ROOT --json FLAGS` in a fresh process of `installation`: (its wall seconds,
     its `--json` summary). `profile_to`: the same command under `python -m cProfile -o PROFILE_TO -m theurian`
-    (the profile covers that process only, not the readers it forks)."""
+    (the profile covers that process only, not the readers it forks).
+
+    Its modules' bytecode is cached, as an installed tool's is (pip compiles it at install, Python writes it on a
+    first import), in a folder of the installation's (`PYTHONPYCACHEPREFIX`), even where this environment says
+    PYTHONDONTWRITEBYTECODE: compiling every module afresh cost each build process ~0.4 s. The first build of a
+    benchmark fills it."""
     command = [str(THEURIAN_BIN)] if profile_to is None else [
         sys.executable, "-m", "cProfile", "-o", str(profile_to), "-m", "theurian"]
+    env = {name: value for name, value in installation.env.items() if name != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(installation.home / "bytecode")
     started = time.perf_counter()
     done = subprocess.run([*command, "review", "build", "--project", str(root), "--json", *flags],
-                          env=installation.env, capture_output=True, text=True, encoding="utf-8", timeout=3600,
-                          check=False)
+                          env=env, capture_output=True, text=True, encoding="utf-8", timeout=3600, check=False)
     seconds = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     summary: dict[str, Any] = json.loads(done.stdout)["summary"]
