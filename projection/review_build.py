@@ -17,7 +17,7 @@ import os
 import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,9 +31,9 @@ from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_reuse import StoredClustering
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import ConcernsFound, build_concerns
-from projection.review_digest import LineDigest, remember_verified
+from projection.review_digest import HeldDigest, LineDigest, remember_verified
 from projection.review_load import loading, write_rows
-from projection.review_pairs import build_pairs
+from projection.review_pairs import pairs_building
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
 from projection.review_rows import Projected, RecordFacts, project
 from projection.review_store import (
@@ -46,7 +46,7 @@ from projection.review_store import (
     publish_path,
     wal_path,
 )
-from projection.review_vectors import Embedded, model_line, previous_store, vector_lines
+from projection.review_vectors import Embedded, PreviousStore, model_line, previous_store, vector_lines
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import EmbeddingModel, load_model
@@ -157,7 +157,8 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         same, changed = unchanged(entries, recorded)
         forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
         wanted = processes if processes is not None else _default_processes(len(changed), forking)
-        projected, bad, readers = _read(lake, changed, seen, wanted if forking else 1)
+        embedding = _EmbeddingInputs(root)
+        projected, bad, readers = _read(lake, changed, seen, wanted if forking else 1, embedding.load)
         interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
         reused = take_over(root, recorded, same, seen) if recorded is not None and same else []
         if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
@@ -172,8 +173,7 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
         sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
         build_id = new_build_id()
-        model = load_model()
-        previous = previous_store(root, model.identity)
+        model, previous = embedding.loaded()
         counts = Embedded()
         embeddings = (vector_lines(projected, model, previous.vectors, counts), model_line(model.identity))
         texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
@@ -198,12 +198,39 @@ def _refuse_unbuildable(lake: Path, target: Path) -> None:  # raises as `build_r
         )
 
 
-def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen],
-          processes: int) -> tuple[list[Projected], list[tuple[str, str]], int]:
-    """`entries` read, checked and rendered by `processes` processes: (rows, files skipped and why, processes)."""
+@dataclass
+class _EmbeddingInputs:
+    """The model and what the build takes over from the store it replaces (`previous_store`), loaded once: by
+    `load` while forked readers still read their shares, or by `loaded` when the build comes to need them."""
+
+    root: Path
+    model: EmbeddingModel | None = None
+    previous: PreviousStore = field(default_factory=lambda: PreviousStore({}, None, {}))
+
+    def load(self) -> None:
+        if self.model is None:
+            self.model = load_model()
+            self.previous = previous_store(self.root, self.model.identity)
+
+    def loaded(self) -> tuple[EmbeddingModel, PreviousStore]:
+        self.load()
+        assert self.model is not None  # load() sets it
+        return self.model, self.previous
+
+
+def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen], processes: int,
+          meanwhile: Callable[[], None] | None = None) -> tuple[list[Projected], list[tuple[str, str]], int]:
+    """`entries` read, checked and rendered by `processes` processes: (rows, files skipped and why, processes).
+
+    `meanwhile`: run once by this process after the first share it reads, so while its forked readers may still
+    read theirs; for work that starts threads, which must not run before the forks (`theurian.forked`)."""
+    parent, pending = os.getpid(), [meanwhile] if meanwhile is not None else []
 
     def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
-        return _read_share(lake, share, seen)
+        found = _read_share(lake, share, seen)
+        if pending and os.getpid() == parent:  # a forked reader runs this too, and must not do the parent's work
+            pending.pop()()
+        return found
 
     projected: list[Projected] = []
     skipped: list[tuple[str, str]] = []
@@ -264,8 +291,10 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             connection.execute(SCHEMA)
             with loading(connection, interrupts) as loader:
                 text_count = write_rows(temp, projected, digest, loader, embeddings)
-            build_pairs(connection, digest)
-            concerns = build_concerns(connection, digest, projected, model, lake, *concern_inputs)
+            held = HeldDigest()  # the concerns are digested after the pairs, which build meanwhile
+            with pairs_building(connection, digest, interrupts):
+                concerns = build_concerns(connection, held, projected, model, lake, *concern_inputs)
+            held.release(digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)

@@ -43,13 +43,34 @@ class LineDigest:
         self._hash = hashlib.sha256()
 
     def table(self, name: str) -> None:
-        self._hash.update(b"\x00T" + name.encode("ascii") + b"\n")
+        self.line(b"\x00T" + name.encode("ascii") + b"\n")
 
     def line(self, data: bytes) -> None:
         self._hash.update(data)
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
+
+
+class HeldDigest(LineDigest):
+    """What a stage digests, held until its turn comes in the stamp's table order (`release`): for a stage that
+    runs while an earlier table is still being digested on another thread. Hashing the held bytes later, in order,
+    is hashing them now."""
+
+    def __init__(self) -> None:  # no hash of its own: everything goes to the digest it is released into
+        self._held: list[bytes] = []
+
+    def line(self, data: bytes) -> None:
+        self._held.append(data)
+
+    def hexdigest(self) -> str:
+        raise TypeError("a held digest has no digest of its own: release it into the build's")
+
+    def release(self, into: LineDigest) -> None:
+        """Everything held, into `into`, in the order it was digested here."""
+        for data in self._held:
+            into.line(data)
+        self._held.clear()
 
 
 def row_line(columns: Sequence[str], values: Sequence[object]) -> bytes:

@@ -13,22 +13,35 @@ It is built by DuckDB from the loaded `texts`, in SQL (no Python work per text):
 FOLD_SQL, every other Python whitespace character is translated to a space, and the text is split at spaces, so
 its words are exactly `str.split`'s (a test compares them on every whitespace character). Cut words keep the
 index small: on real text almost every adjacent pair is distinct, and whole pairs would repeat the texts.
+
+A build runs it on a thread of its own (`pairs_building`) while the concern stage runs: DuckDB releases the GIL
+while it splits and aggregates, and the concern stage is mostly Python, so the two overlap rather than add up. The
+pairs are still digested before the concerns, as the stamp's table order says: the concern stage digests into a
+`HeldDigest`, released into the build's digest once the pairs are in.
 """
 
 from __future__ import annotations
 
-import sys
+import contextlib
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Final
 
 import duckdb
 
 from projection.review_digest import LineDigest, row_line
 from projection.review_store import BLOCK_RECORDS, FOLD_SQL, PAIR_COLUMNS
+from theurian.interrupts import Interrupts
 
 PAIR_CHARS: Final = 4
 PAIR_TABLE: Final = "word_pairs"
 # Every character str.split() splits at but the space: DuckDB's split takes one separator, so these become spaces.
-OTHER_WHITESPACE: Final = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
+# Written out, not computed: testing all 1,114,112 code points cost every process that imports this 73 ms. A test
+# computes it from `str.isspace` over every code point, so a Python whose Unicode data differs fails there.
+OTHER_WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+    "\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 _WORDS_SQL: Final = (
     f"list_filter(string_split(translate({FOLD_SQL}, ?, ?), ' '), lambda w: w <> '')"
@@ -63,6 +76,34 @@ def build_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> No
     while batch := cursor.fetchmany(1024):
         for values in batch:
             digest.line(row_line(PAIR_COLUMNS, values))
+
+
+@contextlib.contextmanager
+def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest,
+                   interrupts: Interrupts) -> Iterator[None]:
+    """`build_pairs` into `digest` on a thread of its own, over a cursor of `connection`, while the block runs.
+
+    The texts must be loaded, and nothing else may touch `digest` until the block ends: it ends with the pairs
+    built and digested (their failure raised), or, if the block raised, with the build interrupted and waited
+    for, so the connection is free to close. A Ctrl-C meanwhile is deferred, as `review_load.Loader.abandon`'s.
+    """
+    cursor = connection.cursor()  # a connection of its own to the same database: one per thread
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-pairs")
+    try:
+        future = pool.submit(build_pairs, cursor, digest)
+        try:
+            yield
+            future.result()
+        except BaseException:
+            with interrupts.deferred():
+                while not future.done():
+                    with contextlib.suppress(KeyboardInterrupt):
+                        cursor.interrupt()
+                        wait([future], timeout=0.05)
+            raise
+    finally:
+        pool.shutdown(wait=True)
+        cursor.close()
 
 
 def pair_keys(q: str) -> list[str]:

@@ -1,20 +1,31 @@
 """The word-pair index: DuckDB splits texts exactly where `str.split` does, the pairs a `q` requires are known from
-`q` alone only where its pieces fix the cut, and common words that never touch leave no candidate block."""
+`q` alone only where its pieces fix the cut, and common words that never touch leave no candidate block. Built on
+a thread beside the concern stage, it is still digested before the concerns, and a failure on either side stops
+the build with the old store untouched and no thread left behind."""
 
 from __future__ import annotations
 
 import functools
+import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import projection.review_build as review_build
+import projection.review_pairs as review_pairs
 from projection.review_build import build_review_store
+from projection.review_concerns import build_concerns
+from projection.review_digest import digest_tables
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
-from projection.review_query import RecordFilter, _candidate_blocks
-from projection.review_store import BLOCK_RECORDS, open_store
-from tests.projection.review_records import new_project, review, write_lake
+from projection.review_query import RecordFilter, _candidate_blocks, read_records
+from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, open_store, store_path
+from tests.projection.review_records import new_project, pull_request, review, write_lake
+from tests.support.concern_set import lake_records
 from theurian.text import ascii_fold
 
 WHITESPACE = OTHER_WHITESPACE + " "
@@ -23,6 +34,10 @@ WHITESPACE = OTHER_WHITESPACE + " "
 def _sql_words(connection: duckdb.DuckDBPyConnection, text: str) -> list[str]:
     sql = f"SELECT {split_sql()} FROM (SELECT ?::VARCHAR AS body)"
     return list(connection.execute(sql, [*words_sql_params(), text]).fetchall()[0][0])
+
+
+def test_the_other_whitespace_is_every_character_str_split_splits_at_but_the_space() -> None:
+    assert OTHER_WHITESPACE == "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace() and c != " ")
 
 
 def test_every_python_whitespace_character_splits_in_sql_and_nothing_else_does() -> None:
@@ -70,3 +85,78 @@ def test_common_words_that_never_touch_leave_no_candidate_block(tmp_path: Path) 
         assert candidates("ck retry ca") == [0, 1, 2]  # short edges: the words decide
         assert candidates("retry lock") == []
         assert candidates("lock retry", pull_request=6) == []  # no record of the filter anywhere
+
+
+def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = new_project(tmp_path / "p")
+    write_lake(root, lake_records())  # the labelled concern set: both the pairs and the concerns have rows
+    concerns_done = threading.Event()
+    real_pairs = review_pairs.build_pairs
+
+    def pairs_finishing_last(*arguments: Any) -> None:
+        assert concerns_done.wait(timeout=60)  # the concern stage has digested everything before the pairs start
+        real_pairs(*arguments)
+
+    def concerns(*arguments: Any) -> int:
+        found = build_concerns(*arguments)
+        concerns_done.set()
+        return found
+
+    monkeypatch.setattr(review_pairs, "build_pairs", pairs_finishing_last)
+    monkeypatch.setattr(review_build, "build_concerns", concerns)
+    summary = build_review_store(root)
+    assert summary.concerns > 0
+    with duckdb.connect(":memory:") as connection:
+        connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
+        assert connection.execute("SELECT count(*) FROM s.word_pairs").fetchone() != (0,)
+        stamped = connection.execute("SELECT row_digest FROM s.build_stamp").fetchone()
+        assert stamped == (digest_tables(connection, DIGEST_TABLES, "s."),)
+
+
+def _built_once(tmp_path: Path) -> Path:
+    root = new_project(tmp_path / "p")
+    write_lake(root, [pull_request("Acme/Alpha", 1, "PR_old", body="the old store")])
+    build_review_store(root)
+    write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
+    return root
+
+
+def _assert_old_store_serves(root: Path) -> None:
+    assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old"]
+    assert not [t for t in threading.enumerate() if t.name.startswith("review-pairs")]
+    assert [p.name for p in store_path(root).parent.iterdir() if p.name.endswith(".building")] == []
+
+
+def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_the_old_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built_once(tmp_path)
+    started = threading.Event()
+    real_pairs = review_pairs.build_pairs
+
+    def announced_pairs(*arguments: Any) -> None:
+        started.set()
+        real_pairs(*arguments)
+
+    def interrupted_concerns(*arguments: Any) -> int:
+        assert started.wait(timeout=30)  # the pairs are on their thread when the concern stage stops
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(review_pairs, "build_pairs", announced_pairs)
+    monkeypatch.setattr(review_build, "build_concerns", interrupted_concerns)
+    with pytest.raises(KeyboardInterrupt):
+        build_review_store(root)
+    _assert_old_store_serves(root)
+
+
+def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _built_once(tmp_path)
+
+    def failing_pairs(*arguments: Any) -> None:
+        raise duckdb.IOException("the disk filled up")
+
+    monkeypatch.setattr(review_pairs, "build_pairs", failing_pairs)
+    with pytest.raises(duckdb.IOException, match="disk filled"):
+        build_review_store(root)
+    _assert_old_store_serves(root)
