@@ -1,6 +1,7 @@
-"""The build's read phase in several processes: the embedding model and the replaced store's vectors are loaded by
-the parent alone, once, after its readers are forked (loading them starts threads, after which nothing forks), so
-the lake is still read by every process asked for and every unchanged vector is still reused."""
+"""The build's read phase in several processes: the embedding model and what the replaced store lends (its
+vectors, its kept clustering) are loaded by the parent alone, once, after its readers are forked (loading them
+starts threads, after which nothing forks), so the lake is still read by every process asked for and every
+unchanged vector is still reused."""
 
 from __future__ import annotations
 
@@ -15,12 +16,12 @@ _PROBE = """
 import os, sys
 from pathlib import Path
 import projection.review_build as review_build
-real = review_build.previous_vectors
+real = review_build.previous_store
 def recorded(*arguments):
     with open(sys.argv[2], "a", encoding="utf-8") as calls:
         calls.write(f"{os.getpid()}\\n")
     return real(*arguments)
-review_build.previous_vectors = recorded
+review_build.previous_store = recorded
 summary = review_build.build_review_store(Path(sys.argv[1]), processes=2, full=True)
 print(os.getpid(), summary.processes, summary.reused, summary.embedded)
 """
