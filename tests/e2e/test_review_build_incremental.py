@@ -29,7 +29,11 @@ def test_a_second_build_takes_the_unchanged_records_over_and_full_reads_them_aga
                       thread("Acme/Alpha", 1, "PRRT_1", bodies=("the cache is stale",))])
     settle(root)
     first = installation.cli("review", "build", "--project", str(root), "--json", check=True)
-    assert json.loads(first.stdout)["summary"]["recordsReused"] == 0
+    first_summary = json.loads(first.stdout)["summary"]
+    assert first_summary["recordsReused"] == 0
+    # the thread is embedded (a pull request is not); nothing to reuse, so the clustering ran
+    reuse = ("embedded", "vectorsReused", "clusteringReused")
+    assert tuple(first_summary[name] for name in reuse) == (1, 0, False)
     digest = _stamped_digest(root)
     second = installation.cli("review", "build", "--project", str(root), check=True)
     assert "records: 0 read from the lake, 2 unchanged taken over from the store it replaces" in second.stdout
@@ -37,5 +41,8 @@ def test_a_second_build_takes_the_unchanged_records_over_and_full_reads_them_aga
     full = installation.cli("review", "build", "--project", str(root), "--full", "--json", check=True)
     full_summary = json.loads(full.stdout)["summary"]
     assert (full_summary["recordsReused"], full_summary["records"]) == (0, 2)
+    # --full reads every file again, but its vector and clustering input are unchanged: both taken over
+    assert tuple(full_summary[name] for name in reuse) == (0, 1, True)
+    assert full_summary["concerns"] == 0
     assert _stamped_digest(root) == digest
     assert first.stderr == second.stderr == full.stderr == ""

@@ -79,4 +79,8 @@ def build_document(summary: BuildSummary) -> dict[str, Any]:
         "skipped": [{"path": path, "reason": why} for path, why in summary.skipped],
         "processes": summary.processes,
         "recordsReused": summary.records_reused,
+        "embedded": summary.embedded,
+        "vectorsReused": summary.reused,
+        "concerns": summary.concerns,
+        "clusteringReused": summary.clustering_reused,
     }
