@@ -13,20 +13,10 @@ import pytest
 import projection.review_concerns as review_concerns
 from projection.concern_reuse import StoredClustering, input_digest, insert_clustering, stored_clustering
 from projection.review_build import BuildSummary, build_review_store
-from projection.review_store import DIGEST_TABLES, SCHEMA, store_path
+from projection.review_store import SCHEMA
 from tests.projection.review_records import new_project, review, thread, write_lake
 from tests.support.concern_set import lake_records, threads
-
-
-def _tables(root: Path) -> dict[str, object]:
-    """Every stamped table's rows in stamped order, and the stamp's row count and digest."""
-    with duckdb.connect(":memory:") as connection:
-        connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
-        found: dict[str, object] = {name: connection.execute(
-            f"SELECT {', '.join(columns)} FROM s.{name} ORDER BY {order}").fetchall()
-            for name, columns, order in DIGEST_TABLES}
-        found["stamp"] = connection.execute("SELECT row_count, row_digest FROM s.build_stamp").fetchall()
-    return found
+from tests.support.store_tables import stamped_tables
 
 
 def _fresh(root: Path, tmp_path: Path) -> dict[str, object]:
@@ -35,7 +25,7 @@ def _fresh(root: Path, tmp_path: Path) -> dict[str, object]:
     shutil.copytree(root / ".theurian/review", copy / ".theurian/review")
     summary = build_review_store(copy)
     assert not summary.clustering_reused and summary.reused == 0
-    return _tables(copy)
+    return stamped_tables(copy)
 
 
 @pytest.fixture
@@ -52,7 +42,7 @@ def test_a_rebuild_of_an_unchanged_lake_takes_the_clustering_over_and_stores_wha
     again = build_review_store(root)
     assert again.clustering_reused and again.concerns == first.concerns
     assert "clustering unchanged, taken over from the store it replaces" in again.describe()
-    assert _tables(root) == _fresh(root, tmp_path)
+    assert stamped_tables(root) == _fresh(root, tmp_path)
 
 
 def test_a_full_rebuild_takes_the_clustering_over_as_it_takes_over_the_vectors(
@@ -60,7 +50,7 @@ def test_a_full_rebuild_takes_the_clustering_over_as_it_takes_over_the_vectors(
     root, _ = built
     full = build_review_store(root, full=True)
     assert full.clustering_reused and full.records_reused == 0
-    assert _tables(root) == _fresh(root, tmp_path)
+    assert stamped_tables(root) == _fresh(root, tmp_path)
 
 
 def test_records_that_are_no_units_shift_every_ordinal_and_the_clustering_is_still_taken_over(
@@ -72,7 +62,7 @@ def test_records_that_are_no_units_shift_every_ordinal_and_the_clustering_is_sti
                       thread(repository, 1, "PRRT_lgtm", bodies=("LGTM",))])
     shifted = build_review_store(root)
     assert shifted.clustering_reused
-    assert _tables(root) == _fresh(root, tmp_path)
+    assert stamped_tables(root) == _fresh(root, tmp_path)
 
 
 def test_an_edited_unit_text_clusters_afresh_and_stores_what_a_fresh_build_stores(
@@ -83,7 +73,7 @@ def test_an_edited_unit_text_clusters_afresh_and_stores_what_a_fresh_build_store
     write_lake(root, [record])
     edited = build_review_store(root)
     assert not edited.clustering_reused
-    assert _tables(root) == _fresh(root, tmp_path)
+    assert stamped_tables(root) == _fresh(root, tmp_path)
 
 
 def test_another_threshold_clusters_afresh(built: tuple[Path, BuildSummary], tmp_path: Path,
@@ -92,7 +82,7 @@ def test_another_threshold_clusters_afresh(built: tuple[Path, BuildSummary], tmp
     monkeypatch.setattr(review_concerns, "CONCERN_SIMILARITY", 0.44)
     tighter = build_review_store(root)
     assert not tighter.clustering_reused
-    assert _tables(root) == _fresh(root, tmp_path)
+    assert stamped_tables(root) == _fresh(root, tmp_path)
 
 
 def test_the_input_digest_changes_with_any_vector_their_order_their_count_and_the_threshold() -> None:

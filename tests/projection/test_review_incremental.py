@@ -8,16 +8,16 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from evidence.lake import Lake
 from projection.review_build import build_review_store
 from projection.review_reuse import FILES_DIR
-from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, store_path
+from projection.review_store import BLOCK_RECORDS, store_path
 from tests.projection.review_records import new_project, pull_request, review, settle, thread, write_lake
 from tests.support import concern_set
 from tests.support.fake_model import write_fake_model
+from tests.support.store_tables import stamped_tables
 from theurian.installation import HOME_OVERRIDE_ENV, installation_config_path, state_dir
 
 REPOSITORIES = ("Acme/Alpha", "Acme/Beta")
@@ -32,17 +32,6 @@ def _records(count: int) -> list[dict[str, Any]]:
         records.append(thread(repository, n, f"PRRT_{n}", bodies=(f"cache {n} is stale", "agreed")))
     records.append(thread(REPOSITORIES[0], 2, "PRRT_silent", bodies=()))  # a thread holding no text at all
     return records
-
-
-def _tables(root: Path) -> dict[str, Any]:
-    """Every digested table's rows in stamped order, and the stamp's count and digest (not its build id)."""
-    with duckdb.connect(":memory:") as connection:
-        connection.execute(f"ATTACH '{store_path(root)}' AS s (READ_ONLY)")
-        found: dict[str, Any] = {name: connection.execute(
-            f"SELECT {', '.join(columns)} FROM s.{name} ORDER BY {order}").fetchall()
-            for name, columns, order in DIGEST_TABLES}
-        found["stamp"] = connection.execute("SELECT row_count, row_digest FROM s.build_stamp").fetchall()
-    return found
 
 
 def _lake(tmp_path: Path) -> tuple[Path, list[dict[str, Any]], list[str]]:
@@ -69,12 +58,12 @@ def test_an_incremental_build_after_a_change_equals_a_full_build_table_by_table(
     assert incremental.records == len(records) + len(added) - 1
     assert incremental.records_reused == len(records) - len(edited) - 1
     assert incremental.embedded == len(edited) + len(added)  # vectors made only for what changed
-    taken_over = _tables(root)
+    taken_over = stamped_tables(root)
     assert removed not in {row[1] for row in taken_over["records"]}
     assert "edited body 301" in {row[3] for row in taken_over["texts"]}
     full = build_review_store(root, full=True)
     assert full.records_reused == 0 and full.records == incremental.records
-    assert _tables(root) == taken_over
+    assert stamped_tables(root) == taken_over
 
 
 def test_a_file_rewritten_in_place_with_its_size_and_mtime_put_back_is_read_again(tmp_path: Path) -> None:
@@ -91,7 +80,7 @@ def test_a_file_rewritten_in_place_with_its_size_and_mtime_put_back_is_read_agai
         before.st_ino, before.st_size, before.st_mtime_ns)
     summary = build_review_store(root)
     assert summary.records_reused == len(records) - 1
-    assert "PLEASE TAKE LOCK 1 FIRST" in {row[3] for row in _tables(root)["texts"]}
+    assert "PLEASE TAKE LOCK 1 FIRST" in {row[3] for row in stamped_tables(root)["texts"]}
 
 
 def test_a_store_that_is_not_the_one_the_files_were_recorded_with_lends_nothing(tmp_path: Path) -> None:
@@ -100,11 +89,11 @@ def test_a_store_that_is_not_the_one_the_files_were_recorded_with_lends_nothing(
     kept = tmp_path / "first.duckdb"
     shutil.copyfile(store_path(root), kept)  # a genuine store of this installation, of an earlier build
     build_review_store(root, full=True)
-    expected = _tables(root)
+    expected = stamped_tables(root)
     os.replace(kept, store_path(root))
     summary = build_review_store(root)
     assert (summary.records, summary.records_reused) == (len(records), 0)
-    assert _tables(root) == expected
+    assert stamped_tables(root) == expected
 
 
 def test_without_a_store_to_replace_every_file_is_read(tmp_path: Path) -> None:
@@ -149,10 +138,10 @@ def test_an_incremental_build_finds_the_concerns_a_full_build_finds_reading_the_
     assert incremental.records_reused > 0 and incremental.concerns > 0
     # The members were taken over unread: their first-seen times, the anchors (so the ids) and the gate counts come
     # from their files, read for the clustering alone.
-    taken_over = _tables(root)
+    taken_over = stamped_tables(root)
     full = build_review_store(root, full=True)
     assert full.records_reused == 0 and full.concerns == incremental.concerns
-    assert _tables(root) == taken_over
+    assert stamped_tables(root) == taken_over
 
 
 def test_records_taken_over_with_their_recorded_words_index_as_a_full_build_does_on_any_text(tmp_path: Path) -> None:
@@ -169,10 +158,10 @@ def test_records_taken_over_with_their_recorded_words_index_as_a_full_build_does
     build_review_store(root)
     incremental = build_review_store(root)
     assert (incremental.records, incremental.records_reused) == (len(records), len(records))
-    taken_over = _tables(root)
+    taken_over = stamped_tables(root)
     assert {"nul", "inside", "Ünïcode", "’quotes’", "\u212aelvin"} <= set(taken_over["word_blocks"][0][1].split("\x00"))
     build_review_store(root, full=True)
-    assert _tables(root) == taken_over
+    assert stamped_tables(root) == taken_over
 
 
 def test_a_file_record_whose_words_were_altered_lends_nothing(tmp_path: Path) -> None:
