@@ -25,7 +25,8 @@ from projection.review_build import build_review_store
 from projection.review_digest import row_line
 from projection.review_query import RecordFilter, read_records
 from projection.review_rows import ordinal_line, project
-from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS, store_path
+from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS
+from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, thread, write_lake
 from theurian.text import ascii_fold
 
@@ -61,22 +62,9 @@ def test_a_rendered_row_is_the_row_line_of_the_same_row_byte_for_byte() -> None:
         assert ordinal_line(41, tail) == row_line(TEXT_COLUMNS, [text[name] for name in TEXT_COLUMNS])
 
 
-def _built(tmp_path: Path) -> Path:
-    root = new_project(tmp_path / "p")
-    write_lake(root, [pull_request("Acme/Alpha", 1, "PR_old", body="the old store")])
-    build_review_store(root)
-    return root
-
-
-def _assert_old_store_serves(root: Path) -> None:
-    assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old"]
-    assert not [t for t in threading.enumerate() if t.name.startswith("review-load")]
-    assert [p.name for p in store_path(root).parent.iterdir() if p.name.endswith(".building")] == []
-
-
 def test_a_load_that_fails_stops_the_build_and_leaves_the_old_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_load = review_load._load
 
@@ -89,12 +77,12 @@ def test_a_load_that_fails_stops_the_build_and_leaves_the_old_store(
     monkeypatch.setattr(review_load, "_load", failing_load)
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-load")
 
 
 def test_a_write_that_fails_while_loads_run_stops_them_and_leaves_the_old_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_write = review_load._write_table
 
@@ -106,7 +94,7 @@ def test_a_write_that_fails_while_loads_run_stops_them_and_leaves_the_old_store(
     monkeypatch.setattr(review_load, "_write_table", failing_write)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-load")
 
 
 def test_a_table_of_more_lines_than_a_file_holds_loads_every_line_in_order(
@@ -143,7 +131,7 @@ def test_ctrl_c_while_waiting_for_the_last_load_stops_it_and_leaves_the_old_stor
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The load is interrupted even when the Ctrl-C comes before it reaches DuckDB (the first interrupt then
     finds nothing to stop): abandoning keeps interrupting until the connection is free."""
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_load = review_load._load
     about_to_run = threading.Event()
@@ -171,13 +159,13 @@ def test_ctrl_c_while_waiting_for_the_last_load_stops_it_and_leaves_the_old_stor
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
     assert outcome == ["interrupted"]
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-load")
 
 
 def test_a_ctrl_c_that_native_code_swallowed_while_the_lake_was_read_still_stops_the_build(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """jsonschema-rs was seen to run the SIGINT handler inside its own call and drop the KeyboardInterrupt."""
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_check = fast_check.record_check("pull-request")
 
@@ -192,13 +180,13 @@ def test_a_ctrl_c_that_native_code_swallowed_while_the_lake_was_read_still_stops
     monkeypatch.setattr(validation, "record_check", lambda kind: swallowing_check)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root, processes=1)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-load")
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the build put Python's handler back
 
 
 def test_a_ctrl_c_duckdb_reports_as_its_own_error_is_an_interrupt(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
 
     def interrupted(*_: Any) -> int:
         raise duckdb.InterruptException("INTERRUPT Error: Interrupted!")  # Ctrl-C during CHECKPOINT, say
@@ -206,14 +194,14 @@ def test_a_ctrl_c_duckdb_reports_as_its_own_error_is_an_interrupt(
     monkeypatch.setattr(review_build, "_write_store", interrupted)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-load")
 
 
 def test_a_ctrl_c_once_the_new_store_is_swapped_in_is_ignored_and_the_build_is_reported_built(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Past the swap nothing can keep the old store, so the build has happened: exiting 130 would report a
     build that did replace the store as interrupted."""
-    root = _built(tmp_path)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_publish = review_build.publish_built_file
 

@@ -22,8 +22,9 @@ from projection.review_build import build_review_store
 from projection.review_concerns import build_concerns
 from projection.review_digest import digest_tables
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
-from projection.review_query import RecordFilter, _candidate_blocks, read_records
+from projection.review_query import RecordFilter, _candidate_blocks
 from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, open_store, store_path
+from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, review, write_lake
 from tests.support.concern_set import lake_records
 from theurian.text import ascii_fold
@@ -115,17 +116,9 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
 
 
 def _built_once(tmp_path: Path) -> Path:
-    root = new_project(tmp_path / "p")
-    write_lake(root, [pull_request("Acme/Alpha", 1, "PR_old", body="the old store")])
-    build_review_store(root)
+    root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     return root
-
-
-def _assert_old_store_serves(root: Path) -> None:
-    assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old"]
-    assert not [t for t in threading.enumerate() if t.name.startswith("review-pairs")]
-    assert [p.name for p in store_path(root).parent.iterdir() if p.name.endswith(".building")] == []
 
 
 def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_the_old_store(
@@ -146,7 +139,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
     monkeypatch.setattr(review_build, "build_concerns", interrupted_concerns)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-pairs")
 
 
 def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
@@ -159,4 +152,4 @@ def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
     monkeypatch.setattr(review_pairs, "build_pairs", failing_pairs)
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
-    _assert_old_store_serves(root)
+    assert_old_store_serves(root, "review-pairs")
