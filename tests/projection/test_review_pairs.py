@@ -9,7 +9,7 @@ import functools
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import duckdb
 import pytest
@@ -131,7 +131,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
         started.set()
         real_pairs(*arguments)
 
-    def interrupted_concerns(*arguments: Any) -> int:
+    def interrupted_concerns(*arguments: Any) -> NoReturn:
         assert started.wait(timeout=30)  # the pairs are on their thread when the concern stage stops
         raise KeyboardInterrupt
 
