@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import projection.review_build as review_build
 import projection.review_pairs as review_pairs
 from projection.review_build import build_review_store
-from projection.review_concerns import build_concerns
+from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import digest_tables
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
 from projection.review_query import RecordFilter, _candidate_blocks
@@ -99,7 +99,7 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
         assert concerns_done.wait(timeout=60)  # the concern stage has digested everything before the pairs start
         real_pairs(*arguments)
 
-    def concerns(*arguments: Any) -> int:
+    def concerns(*arguments: Any) -> ConcernsFound:
         found = build_concerns(*arguments)
         concerns_done.set()
         return found
