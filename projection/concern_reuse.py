@@ -50,7 +50,12 @@ class StoredClustering:
 
 @cache
 def _code_digest() -> str:
-    """The clustering's code, read from its modules' files: any edit to it (or its constants) is another input."""
+    """The clustering's code, read from its modules' files: any edit to it (or its constants) is another input.
+
+    The files as they are when a build first asks, which is the code that build runs: only a build digests them,
+    and a build is one short-lived process (the daemon never builds). How a stored vector text decodes
+    (`review_vectors.decode_vectors`) is not covered: the stored encoding changing is a store schema change, and a
+    store of another schema lends nothing."""
     digest = hashlib.sha256()
     for module in (concern_clusters, concern_screen):
         digest.update(Path(str(module.__file__)).read_bytes())

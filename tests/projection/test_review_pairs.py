@@ -125,20 +125,27 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _built_once(tmp_path)
     started = threading.Event()
-    real_pairs = review_pairs.build_pairs
+    ended: list[BaseException | None] = []
 
-    def announced_pairs(*arguments: Any) -> None:
+    def endless_pairs(cursor: duckdb.DuckDBPyConnection, digest: Any) -> None:
+        # A pair build that would take minutes (10^11 rows summed): only the build's interrupt ends it soon.
         started.set()
-        real_pairs(*arguments)
+        try:
+            cursor.execute("SELECT sum(range) FROM range(100000000000)").fetchall()
+        except BaseException as exc:
+            ended.append(exc)
+            raise
+        ended.append(None)
 
     def interrupted_concerns(*arguments: Any) -> NoReturn:
         assert started.wait(timeout=30)  # the pairs are on their thread when the concern stage stops
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(review_pairs, "build_pairs", announced_pairs)
+    monkeypatch.setattr(review_pairs, "build_pairs", endless_pairs)
     monkeypatch.setattr(review_build, "build_concerns", interrupted_concerns)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
+    assert len(ended) == 1 and isinstance(ended[0], duckdb.InterruptException)  # stopped, not waited out
     assert_old_store_serves(root, "review-pairs")
 
 
