@@ -205,7 +205,7 @@ class _EmbeddingInputs:
 
     root: Path
     model: EmbeddingModel | None = None
-    previous: PreviousStore = field(default_factory=lambda: PreviousStore({}, None, {}))
+    previous: PreviousStore = field(default_factory=PreviousStore.nothing)
 
     def load(self) -> None:
         if self.model is None:

@@ -67,12 +67,17 @@ class PreviousStore:
     clustering: StoredClustering | None
     facts: dict[str, RecordFacts]
 
+    @classmethod
+    def nothing(cls) -> PreviousStore:
+        """Nothing to take over: every vector embedded, the clustering run, members' facts read from their files."""
+        return cls({}, None, {})
+
 
 def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
     """From the store a build replaces, only a store this installation verifies, built with this very model: its
     vectors, its concern clustering and the facts its concern stage read; otherwise nothing (everything is embedded
     and clustered afresh, and members' facts are read from their files)."""
-    nothing = PreviousStore({}, None, {})
+    nothing = PreviousStore.nothing()
     try:
         store = open_store(root)
     except (ReviewStoreUnavailable, PathEscapeError):

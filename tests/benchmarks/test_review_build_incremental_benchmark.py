@@ -23,10 +23,8 @@ import pytest
 from evidence.lake_read import scan_records
 from evidence.records import canonical_bytes
 from projection.review_store import DIGEST_TABLES, store_path
-from tests.benchmarks.test_review_search_benchmark import RECORDS, _generate, _parse_seconds, cli_build
+from tests.benchmarks.test_review_search_benchmark import RECORDS, _parse_seconds, cli_build, generated_project
 from tests.support.installation import Installation
-from theurian import registry
-from theurian.project import init_project
 
 CHANGED_SHARE = 100  # one record file in this many is rewritten
 
@@ -70,11 +68,7 @@ def _clustering(summary: dict[str, object]) -> str:
 
 @pytest.mark.benchmark
 def test_incremental_review_build_figures(tmp_path: Path, installation: Installation) -> None:
-    root = tmp_path / "bench"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "bench")
-    files = _generate(root)
+    root, files = generated_project(tmp_path)
     # The first build embeds every record: not the figure the target is about.
     first_seconds, first = cli_build(installation, root, "--full")
     parse_seconds = _parse_seconds(files)

@@ -23,11 +23,10 @@ from projection.review_build import build_review_store
 from projection.review_reuse import recorded_files, take_over, unchanged
 from projection.review_rows import project
 from projection.review_store import publish_path
-from tests.benchmarks.test_review_search_benchmark import RECORDS, _generate
+from tests.benchmarks.test_review_search_benchmark import RECORDS, generated_project
 from tests.support.installation import Installation
-from theurian import registry
 from theurian.installation import build_stamp_secret
-from theurian.project import REVIEW_DIR, init_project
+from theurian.project import REVIEW_DIR
 from theurian.text import ASCII_LOWER, ASCII_UPPER, ascii_fold
 
 _RUNS = 3
@@ -51,11 +50,7 @@ def _best(action: Callable[[], object]) -> float:
 
 @pytest.mark.benchmark
 def test_review_rows_rendering_figures(tmp_path: Path, installation: Installation) -> None:
-    root = tmp_path / "bench"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "bench")
-    _generate(root)
+    root, _ = generated_project(tmp_path)
     build_review_store(root, full=True)  # the store and file record the take-over reads
     lake = root / REVIEW_DIR
     seen = last_seen(read_manifests(root).manifests)

@@ -107,6 +107,15 @@ def cli_build(installation: Installation, root: Path, *flags: str,
     return seconds, summary
 
 
+def generated_project(tmp_path: Path) -> tuple[Path, list[Path]]:
+    """A registered project "bench" under `tmp_path` with its lake generated (`_generate`): (its root, the files)."""
+    root = tmp_path / "bench"
+    root.mkdir()
+    init_project(root)
+    registry.register(root, "bench")
+    return root, _generate(root)
+
+
 def _cpu_seconds() -> float:
     """User + system time of this process (its threads included) and of its children that have exited."""
     spent = os.times()
@@ -152,11 +161,7 @@ def _line(name: str, samples: list[float]) -> str:
 
 @pytest.mark.benchmark
 def test_review_build_and_search_figures(tmp_path: Path, installation: Installation) -> None:
-    root = tmp_path / "bench"
-    root.mkdir()
-    init_project(root)
-    registry.register(root, "bench")
-    files = _generate(root)
+    root, files = generated_project(tmp_path)
     size = sum(path.stat().st_size for path in files)
 
     parse_seconds = _parse_seconds(files)
