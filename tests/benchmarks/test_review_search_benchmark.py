@@ -4,7 +4,8 @@
 Each build is timed as an operator runs it: `theurian review build --full --json` in a fresh process (`cli_build`),
 its interpreter start and imports included, so it forks its readers as the command does (a build in this test's
 own process could not: its threads make forking unsafe, `theurian.forked`). Set REVIEW_BENCHMARK_RECORDS to shrink
-the lake (default 100,000).
+the lake (default 100,000; at least 3,704, the smallest lake holding the selective filter's pull request, which that
+shape must match).
 """
 
 from __future__ import annotations
