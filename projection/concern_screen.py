@@ -50,6 +50,7 @@ _POSITION_BITS: Final = 32
 _POSITION_MASK: Final = (1 << _POSITION_BITS) - 1
 _COSINE_OFFSET: Final = 1 << 30  # a cosine in parts per billion lies in [-2^30, 2^30)
 _NONE: Final = -1  # an empty slot: below every key
+_PACKED_KEYS: Final = 1 << 63  # a leaf and a projection pack into one int64 key below this
 
 
 def quantum_bits(dimension: int) -> int:
@@ -108,7 +109,8 @@ def _direction_matrix(tree: int, depth: int, dimension: int) -> Exact:
 
 
 def _leaves(exact: Exact, tree: int) -> tuple[numpy.typing.NDArray[numpy.int64], numpy.typing.NDArray[numpy.int64]]:
-    """The units in leaf order and where each leaf starts (the last entry is the count)."""
+    """The units grouped by leaf (in no particular order within one: only a leaf's members matter downstream) and
+    where each leaf starts (the last entry is the count)."""
     import numpy
 
     count = len(exact)
@@ -117,24 +119,68 @@ def _leaves(exact: Exact, tree: int) -> tuple[numpy.typing.NDArray[numpy.int64],
         depth += 1
     # |projection| <= dimension x 2^quantum_bits x 128 < 2^53: exact integers, whatever BLAS does.
     projections = exact @ _direction_matrix(tree, depth, exact.shape[1])
-    order = numpy.arange(count, dtype=numpy.int64)
-    starts = numpy.array([0, count], dtype=numpy.int64)
+    leaf = numpy.zeros(count, dtype=numpy.int64)
     for level in range(depth):
-        leaf = numpy.repeat(numpy.arange(len(starts) - 1), numpy.diff(starts))
-        # Within each leaf, by projection; equal projections by a hash of position, other for every tree and level.
-        ties = _tie_breaks(count, tree, level)
-        order = order[numpy.lexsort((ties[order], projections[order, level], leaf))]
-        starts = numpy.sort(numpy.concatenate([starts, (starts[:-1] + starts[1:]) // 2]))
+        # Leaf i's lower half by (projection, tie) becomes leaf 2i, its upper half 2i + 1: a leaf of an odd count
+        # keeps the extra unit in its upper half.
+        leaf = 2 * leaf + _upper_halves(leaf, 1 << level, projections[:, level], tree, level)
+    order = numpy.argsort(leaf, kind="stable")
+    starts = numpy.zeros((1 << depth) + 1, dtype=numpy.int64)
+    numpy.cumsum(numpy.bincount(leaf, minlength=1 << depth), out=starts[1:])
     return order, starts
 
 
-def _tie_breaks(count: int, tree: int, level: int) -> numpy.typing.NDArray[numpy.uint64]:
+def _upper_halves(leaf: numpy.typing.NDArray[numpy.int64], leaves: int, projection: Exact, tree: int,
+                  level: int) -> numpy.typing.NDArray[numpy.int64]:
+    """1 for each unit in the upper half of its leaf (the last ceil(size / 2) by projection, equal projections by
+    a hash of position, `_tie_breaks`), else 0.
+
+    One sort of a packed integer key (leaf, projection) decides every unit but those whose projection equals the
+    one across the median of their leaf: only those few are ordered by their tie hash."""
+    import numpy
+
+    count = len(leaf)
+    values = projection.astype(numpy.int64)  # exact integers below 2^53
+    low = int(values.min())
+    span = int(values.max()) - low + 1
+    sizes = numpy.bincount(leaf, minlength=leaves)
+    starts = numpy.concatenate([[0], numpy.cumsum(sizes)[:-1]])
+    middles = starts + sizes // 2  # where each leaf's upper half starts, in the sorted order
+    if leaves * span >= _PACKED_KEYS:
+        # The key would overflow (a dimension or a count far past any model's or store's): the projections' ranks
+        # order the same and pack.
+        values = numpy.unique(values, return_inverse=True)[1].astype(numpy.int64)
+        low, span = 0, int(values.max()) + 1
+    key = leaf * span + (values - low)
+    order = numpy.argsort(key)
+    ranked = key[order]
+    upper = (numpy.arange(count) >= middles[leaf[order]]).astype(numpy.int64)
+    # A leaf whose median falls inside a run of equal keys: that run is ordered by the tie hash.
+    split = numpy.flatnonzero((sizes >= 2) & (ranked[middles - 1] == ranked[numpy.minimum(middles, count - 1)]))
+    if len(split):
+        firsts = numpy.searchsorted(ranked, ranked[middles[split]], side="left")
+        ends = numpy.searchsorted(ranked, ranked[middles[split]], side="right")
+        lengths = ends - firsts
+        run = numpy.repeat(numpy.arange(len(split)), lengths)
+        at = numpy.repeat(firsts - numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]), lengths) + \
+            numpy.arange(int(lengths.sum()))
+        by_tie = numpy.lexsort((_tie_breaks(count, tree, level, order[at]), run))
+        within = numpy.arange(len(at)) - numpy.repeat(numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]), lengths)
+        upper[at[by_tie]] = within >= (middles[split] - firsts)[run[by_tie]]
+    halves = numpy.empty(count, dtype=numpy.int64)
+    halves[order] = upper
+    return halves
+
+
+def _tie_breaks(count: int, tree: int, level: int,
+                at: numpy.typing.NDArray[numpy.int64] | None = None) -> numpy.typing.NDArray[numpy.uint64]:
     """A pseudo-random 64-bit integer per position (splitmix64 of the position plus a blake2b seed of tree and
-    level): wrapping integer arithmetic, the same on every machine."""
+    level): wrapping integer arithmetic, the same on every machine. `at`: only those positions', in that order."""
     import numpy
 
     seed = hashlib.blake2b(f"{_TIE_DOMAIN}\n{tree}\n{level}".encode(), digest_size=8).digest()
-    mixed = numpy.arange(count, dtype=numpy.uint64) + numpy.uint64(int.from_bytes(seed, "little"))
+    positions = numpy.arange(count, dtype=numpy.uint64) if at is None else at.astype(numpy.uint64)
+    mixed = positions + numpy.uint64(int.from_bytes(seed, "little"))
     for shift, multiplier in ((30, 0xBF58476D1CE4E5B9), (27, 0x94D049BB133111EB)):
         mixed = (mixed ^ (mixed >> numpy.uint64(shift))) * numpy.uint64(multiplier)
     return mixed ^ (mixed >> numpy.uint64(31))
@@ -142,7 +188,7 @@ def _tie_breaks(count: int, tree: int, level: int) -> numpy.typing.NDArray[numpy
 
 def _leaf_neighbours(exact: Exact, order: numpy.typing.NDArray[numpy.int64],
                      starts: numpy.typing.NDArray[numpy.int64], floor: int) -> Keys:
-    """Each unit's MAX_NEIGHBOURS best keys among the units of its leaf (empty slots _NONE)."""
+    """Each unit's MAX_NEIGHBOURS best keys among the units of its leaf (empty slots _NONE), in no particular order."""
     import numpy
 
     count, dimension = exact.shape
@@ -152,25 +198,40 @@ def _leaf_neighbours(exact: Exact, order: numpy.typing.NDArray[numpy.int64],
     slots[numpy.arange(width)[None, :] < sizes[:, None]] = order
     found = numpy.full((count + 1, MAX_NEIGHBOURS), _NONE, dtype=numpy.int64)
     scale = ppb_scale(dimension)
+    # A key is cosine x 2^32 + (offset x 2^32 + the position term): the second part depends on the column alone.
+    # cosine x 2^32 is exact in float64 (|cosine| < 2^30), so it is formed there and converted once.
+    column_terms = (_COSINE_OFFSET << _POSITION_BITS) + (_POSITION_MASK - numpy.arange(count + 1, dtype=numpy.int64))
+    lowest = min((floor + _COSINE_OFFSET) << _POSITION_BITS, (1 << 63) - 1)  # a key below it: a cosine below the floor
+    kept = min(width, MAX_NEIGHBOURS)
     # A chunk holds its leaves' vectors (width x dimension each) and their cosines (width x width): bound both, so a
-    # model of many dimensions does not multiply the memory in hand.
-    step = max(1, LEAF_CELLS // (width * max(width, dimension)))
+    # model of many dimensions does not multiply the memory in hand. The buffers are this call's, reused by chunk.
+    step = max(1, min(len(sizes), LEAF_CELLS // (width * max(width, dimension))))
+    stacked = numpy.empty((step, width, dimension))
+    products = numpy.empty((step, width, width))
+    keys = numpy.empty((step, width, width), dtype=numpy.int64)
     for start in range(0, len(sizes), step):
         chunk = slots[start:start + step]
+        leaves = len(chunk)
         # A leaf's empty slot (position `count`) reads unit 0's vector, not a copy of every vector with a zero row
         # added: its cosines are refused below, and its own row of keys lands in `found`'s spare last row.
-        stacked = exact[numpy.where(chunk == count, 0, chunk)]
-        products = stacked @ stacked.transpose(0, 2, 1)
-        products *= scale
-        cosines = numpy.rint(products, out=products).astype(numpy.int64)
-        refused = (cosines < floor) | (chunk[:, None, :] == chunk[:, :, None]) | (chunk[:, None, :] == count)
-        cosines += _COSINE_OFFSET
-        cosines <<= _POSITION_BITS
-        keys = numpy.bitwise_or(cosines, _POSITION_MASK - chunk[:, None, :], out=cosines)
-        keys[refused] = _NONE
+        vectors = numpy.take(exact, numpy.where(chunk == count, 0, chunk), axis=0, out=stacked[:leaves])
+        cosines = numpy.matmul(vectors, vectors.transpose(0, 2, 1), out=products[:leaves])
+        cosines *= scale
+        numpy.rint(cosines, out=cosines)
+        cosines *= float(1 << _POSITION_BITS)
+        chunk_keys = keys[:leaves]
+        numpy.copyto(chunk_keys, cosines, casting="unsafe")  # exact: integers below 2^62
+        chunk_keys += column_terms[chunk][:, None, :]
+        chunk_keys.reshape(leaves, width * width)[:, ::width + 1] = _NONE  # a unit is not its own neighbour
+        empty_leaves, empty_slots = numpy.nonzero(chunk == count)
+        chunk_keys[empty_leaves, :, empty_slots] = _NONE
         if width > MAX_NEIGHBOURS:
-            keys = numpy.partition(keys, width - MAX_NEIGHBOURS, axis=2)[:, :, width - MAX_NEIGHBOURS:]
-        found[chunk.reshape(-1), :keys.shape[2]] = keys.reshape(-1, keys.shape[2])
+            chunk_keys.partition(width - MAX_NEIGHBOURS, axis=2)
+        best = chunk_keys[:, :, width - kept:]
+        # Refused after the partition, not before: a cosine under the floor is under every cosine that reaches it,
+        # so it is among a row's best only where the row has fewer than MAX_NEIGHBOURS that reach it.
+        numpy.copyto(best, _NONE, where=best < lowest)
+        found[chunk.reshape(-1), :kept] = best.reshape(-1, kept)
     return found[:count]
 
 
