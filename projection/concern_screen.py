@@ -158,18 +158,24 @@ def _upper_halves(leaf: numpy.typing.NDArray[numpy.int64], leaves: int, projecti
     # A leaf whose median falls inside a run of equal keys: that run is ordered by the tie hash.
     split = numpy.flatnonzero((sizes >= 2) & (ranked[middles - 1] == ranked[numpy.minimum(middles, count - 1)]))
     if len(split):
-        firsts = numpy.searchsorted(ranked, ranked[middles[split]], side="left")
-        ends = numpy.searchsorted(ranked, ranked[middles[split]], side="right")
-        lengths = ends - firsts
-        run = numpy.repeat(numpy.arange(len(split)), lengths)
-        at = numpy.repeat(firsts - numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]), lengths) + \
-            numpy.arange(int(lengths.sum()))
-        by_tie = numpy.lexsort((_tie_breaks(count, tree, level, order[at]), run))
-        within = numpy.arange(len(at)) - numpy.repeat(numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]), lengths)
-        upper[at[by_tie]] = within >= (middles[split] - firsts)[run[by_tie]]
+        _split_runs(ranked, order, middles[split], upper, tree, level)
     halves = numpy.empty(count, dtype=numpy.int64)
     halves[order] = upper
     return halves
+
+
+def _split_runs(ranked: Keys, order: Keys, middles: Keys, upper: Keys, tree: int, level: int) -> None:
+    """Set `upper` (in sorted order) over each run of equal keys holding a median in `middles`: the run's units
+    before the median by tie hash are lower (0), the rest upper (1)."""
+    import numpy
+
+    firsts = numpy.searchsorted(ranked, ranked[middles], side="left")
+    lengths = numpy.searchsorted(ranked, ranked[middles], side="right") - firsts
+    run = numpy.repeat(numpy.arange(len(middles)), lengths)
+    offsets = numpy.repeat(numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]]), lengths)  # each run's, in `at`
+    at = numpy.repeat(firsts, lengths) + numpy.arange(len(run)) - offsets  # the runs' places in sorted order
+    by_tie = numpy.lexsort((_tie_breaks(len(ranked), tree, level, order[at]), run))
+    upper[at[by_tie]] = numpy.arange(len(run)) - offsets >= (middles - firsts)[run[by_tie]]
 
 
 def _tie_breaks(count: int, tree: int, level: int,
