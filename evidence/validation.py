@@ -10,11 +10,14 @@ import jsonschema
 
 import schemas
 from evidence.errors import RecordInvalidError
-from evidence.fast_check import record_check
+from evidence.fast_check import Check, record_check
 from evidence.records import KINDS, repository_folder
 
 EVIDENCE_FAMILY: Final = "evidence"
 MANIFEST_SCHEMA: Final = "run-manifest.schema.json"
+# The fast check of each kind met so far, by its name: one dict lookup a record (`record_check` is cached, but a
+# call, and its argument needs `str()`).
+_CHECKS: Final[dict[str, Check]] = {}
 
 
 @cache
@@ -41,10 +44,14 @@ def validate_record(record: object, *, path: str = "") -> None:
     Valid means the fast check (`evidence.fast_check`) accepts it; `jsonschema` runs only on a record it
     rejects, to name the failing place.
     """
-    kind = record.get("kind") if isinstance(record, Mapping) else None
-    if kind not in KINDS:
-        raise RecordInvalidError(f"{path or 'record'}: kind is not one of {', '.join(KINDS)}", path=path)
-    if record_check(str(kind))(record):
+    # `type(...) is dict` first: what the bulk path parses, at a fraction of an ABC isinstance test (~0.2 µs).
+    kind = record.get("kind") if type(record) is dict or isinstance(record, Mapping) else None
+    check = _CHECKS.get(kind) if type(kind) is str else None
+    if check is None:
+        if kind not in KINDS:
+            raise RecordInvalidError(f"{path or 'record'}: kind is not one of {', '.join(KINDS)}", path=path)
+        check = _CHECKS[str(kind)] = record_check(str(kind))
+    if check(record):
         return
     _check(f"{kind}.schema.json", record, path)
     # jsonschema found nothing: the one known difference, a pattern's `$` before a final newline.

@@ -25,7 +25,7 @@ from typing import Final
 
 import duckdb
 
-from evidence.lake_read import LakeEntry, read_entry, scan_records
+from evidence.lake_read import LakeEntry, read_entries, scan_records
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_reuse import StoredClustering
@@ -265,16 +265,15 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
     """Read, check and render one share of the lake's files: (the records' rows, the files skipped and why)."""
     rows: list[Projected] = []
     skipped: list[tuple[str, str]] = []
-    for entry in share:
-        found = read_entry(lake, entry)
-        if found.record is None:
-            skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+    for path, record, error, content_sha256 in read_entries(lake, share):
+        if record is None:
+            skipped.append((f"{REVIEW_DIR}/{path}", error or "invalid"))
             # Naming what is wrong builds jsonschema errors that refer to each other (~17 KB a file): with the
             # collector paused, only a collection of the youngest generation frees them.
             gc.collect(0)
         else:
-            assert found.content_sha256 is not None  # read_entry hashes every record it returns
-            rows.append(project(found.record_path, found.record, seen.get(found.record_path), found.content_sha256))
+            assert content_sha256 is not None  # read_entries hashes every record it returns
+            rows.append(project(path, record, seen.get(path), content_sha256))
     return rows, skipped
 
 
