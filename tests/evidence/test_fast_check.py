@@ -125,3 +125,18 @@ def test_jsonschema_checks_no_format_the_evidence_schemas_use_so_the_fast_check_
         collect(schemas.load("evidence", f"{kind}.schema.json"))
     assert used == {"date-time"}
     assert not used & set(jsonschema.FormatChecker().checkers)
+
+
+@pytest.mark.parametrize("kind", [["pull-request"], {"a": 1}, None, 7, "pull-requests", ""])
+def test_a_record_of_no_known_kind_is_refused_by_name_whatever_its_kind_holds(kind: object) -> None:
+    record = {**copy.deepcopy(_sample("pull-request")), "kind": kind}
+    with pytest.raises(RecordInvalidError, match="^x: kind is not one of pull-request, review-submission"):
+        validate_record(record, path="x")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_record_of_a_known_kind_is_checked_against_that_kinds_schema_each_time(kind: str) -> None:
+    for _ in range(2):  # the first check of a kind, and the one remembered for the next record
+        validate_record(copy.deepcopy(_sample(kind)))
+        with pytest.raises(RecordInvalidError, match="^x: recordKey fails"):
+            validate_record({**copy.deepcopy(_sample(kind)), "recordKey": 7}, path="x")
