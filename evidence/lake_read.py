@@ -41,9 +41,9 @@ from theurian.project import REVIEW_DIR
 
 RUNS_DIR: Final = "runs"  # run manifests, beside the repository folders
 _FOLDER_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-# A record key is ASCII ([A-Za-z0-9_=-]); this maps each character to its bit of the case mask.
-_MASK_BITS: Final = str.maketrans({**{chr(c): "1" for c in range(65, 91)}, **{
-    ch: "0" for ch in "abcdefghijklmnopqrstuvwxyz0123456789_=-"}})
+# A record key is ASCII ([A-Za-z0-9_=-], FILE_NAME_PATTERN's own classes): this maps each of its bytes to its bit
+# of the case mask, "1" for A-Z and "0" for the rest.
+_MASK_BITS: Final = bytes(0x31 if 65 <= byte <= 90 else 0x30 for byte in range(256))
 
 # (device, inode, size, mtime ns, ctime ns) of a record file as a scan saw it, not following a link.
 FileIdentity = tuple[int, int, int, int, int]
@@ -162,16 +162,16 @@ _folder_of: Final = lru_cache(maxsize=256)(repository_folder)
 
 
 def key_of(name: str) -> str | None:
-    """`evidence.records.key_from_file_name`, with the case mask computed by one `str.translate` (the
+    """`evidence.records.key_from_file_name`, with the case mask computed by one `bytes.translate` (the
     reference sums a generator per character, a measurable share of a 100,000-file build)."""
     match = FILE_NAME_PATTERN.fullmatch(name)
     if match is None:
         return None
     key: str = match["key"]
-    bits = key.translate(_MASK_BITS)
-    if not bits.isdigit() or len(bits) != len(key):  # a character outside the key alphabet: the reference decides
+    if not key.isascii():  # never, by the pattern's classes; the reference decides should they ever change
         return key_from_file_name(name)
-    return key if format(int(bits[::-1], 2), "x") == match["mask"] else None
+    # One byte table lookup a character (a str table looks each up in a dict).
+    return key if format(int(key.encode("ascii").translate(_MASK_BITS)[::-1], 2), "x") == match["mask"] else None
 
 
 def lake_path(lake: Path, relative: str) -> Path:

@@ -35,7 +35,7 @@ from projection.review_digest import HeldDigest, LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import pairs_building
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
-from projection.review_rows import Projected, RecordFacts, project
+from projection.review_rows import Projected, ProjectedColumns, RecordFacts, from_columns, project, to_columns
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
     REVIEW_SCHEMA_VERSION,
@@ -226,17 +226,19 @@ def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen], proce
     read theirs; for work that starts threads, which must not run before the forks (`theurian.forked`)."""
     parent, pending = os.getpid(), [meanwhile] if meanwhile is not None else []
 
-    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
-        found = _read_share(lake, share, seen)
-        if pending and os.getpid() == parent:  # a forked reader runs this too, and must not do the parent's work
+    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected] | ProjectedColumns, list[tuple[str, str]]]:
+        rows, bad = _read_share(lake, share, seen)
+        if os.getpid() != parent:  # a forked reader: its rows cross back pickled, cheapest as columns
+            return to_columns(rows), bad
+        if pending:  # a forked reader must not do the parent's work
             pending.pop()()
-        return found
+        return rows, bad
 
     projected: list[Projected] = []
     skipped: list[tuple[str, str]] = []
     shared = map_shares(read_share, _shares(entries, processes))
     for rows, bad in shared.results:
-        projected += rows
+        projected += rows if isinstance(rows, list) else from_columns(rows)
         skipped += bad
     return projected, skipped, shared.processes
 

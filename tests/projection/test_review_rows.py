@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence.lake_runs import LastSeen
-from projection.review_rows import assemble, project
+from projection.review_rows import Projected, assemble, from_columns, project, to_columns
 from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
 from tests.projection.review_records import thread
 from theurian.text import ascii_fold
@@ -61,3 +61,12 @@ def test_a_text_lines_tail_is_the_json_of_its_position_channel_and_body(channel:
                                    for position, body in enumerate(bodies)]
     lead = orjson.loads(b"{" + rendered.record_tail)["lead_position"]
     assert lead == next((position for position, body in enumerate(bodies) if body), None)
+
+
+def test_rows_sent_as_columns_come_back_equal_in_order_and_of_their_type() -> None:
+    rows = [project(f"sha256-x/review-thread/PRRT_{index}.0.json",
+                    thread("Acme/Alpha", index, f"PRRT_{index}", bodies=(f"comment {index}",)), None,
+                    "sha256:" + "0" * 64) for index in range(3)]
+    for sent in (rows, rows[:1], []):
+        back = from_columns(to_columns(sent))
+        assert back == sent and all(type(row) is Projected for row in back)
