@@ -24,6 +24,7 @@ import schemas
 Check = Callable[[Any], bool]
 
 
+@cache
 def record_check(kind: str) -> Check:
     """The check for records of `kind` (`<kind>.schema.json` in `schemas/evidence/`).
 
