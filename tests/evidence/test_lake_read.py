@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 import evidence.files as evidence_files
+import evidence.lake_read as lake_read
 from evidence.files import MAX_RECORD_FILE_BYTES
 from evidence.lake_read import LakeEntry, LakeFile, iter_records, read_entries, read_entry, scan_records
 from evidence.lake_runs import last_seen, read_manifests
@@ -205,3 +206,43 @@ def test_a_kind_folder_gone_since_the_scan_has_each_of_its_files_refused_as_read
     gone = [found for found in alone if found.record_path.startswith(f"{repository_folder(REPOSITORY)}/pull-request/")]
     assert gone and all(found.record is None for found in gone)
     assert "unreadable: FileNotFoundError" in {found.error for found in gone}
+
+
+def _entries_of_sizes(lake: Path, sizes: list[int]) -> list[LakeEntry]:
+    entries = []
+    for index, size in enumerate(sizes):
+        entry = _entry(lake, f"pr_{index}.0.json")
+        (lake / entry.relative).write_bytes(b" " * size)
+        entries.append(entry)
+    return entries
+
+
+def test_a_batch_of_reads_holds_at_most_its_file_count_and_the_rest_come_next(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    run = iter(_entries_of_sizes(lake, [1] * (lake_read.READ_BATCH_FILES + 1)))
+    assert [len(lake_read._read_some(lake, run, None)) for _ in range(3)] == [lake_read.READ_BATCH_FILES, 1, 0]
+
+
+@pytest.mark.parametrize(("sizes", "first_batch"), [([50, 50, 50], 2), ([50, 49, 50], 3)])
+def test_a_batch_of_reads_ends_with_the_file_that_brings_it_to_its_byte_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sizes: list[int], first_batch: int) -> None:
+    monkeypatch.setattr(lake_read, "READ_BATCH_BYTES", 100)
+    lake = tmp_path / "lake"
+    run = iter(_entries_of_sizes(lake, sizes))
+    assert len(lake_read._read_some(lake, run, None)) == first_batch
+
+
+def test_reading_many_files_in_batches_answers_each_as_reading_it_alone_does(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    count = 2 * lake_read.READ_BATCH_FILES + 5
+    write_lake(root, [pull_request(REPOSITORY, index + 1, f"PR_{index}") for index in range(count)]
+               + [thread(REPOSITORY, index + 1, f"PRRT_{index}") for index in range(count)])
+    folder = root / ".theurian/review" / repository_folder(REPOSITORY) / "pull-request"
+    for index in (0, lake_read.READ_BATCH_FILES - 1, lake_read.READ_BATCH_FILES, count - 1):  # at each batch's edge
+        (folder / record_file_name(f"PR_{index}")).write_bytes(b"[]" if index % 2 else b'{"kind": ')
+    lake = root / ".theurian/review"
+    entries, _ = scan_records(root)
+    alone = [read_entry(lake, entry) for entry in entries]
+    assert list(read_entries(lake, entries)) == alone
+    assert sum(found.record is None for found in alone) == 4 and len(alone) == 2 * count
+    assert [found.record_path for found in iter_records(root)] == sorted(found.record_path for found in alone)
