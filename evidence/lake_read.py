@@ -198,7 +198,7 @@ def _contained_dir(root: Path, relative: str) -> bool:
 
 def read_entry(root: Path, entry: LakeEntry) -> LakeFile:
     """One scanned file of the resolved lake `root`, read and checked: the record, or what is wrong with it."""
-    return _checked(root, entry.folder, entry.kind, _read_some(root, iter([entry]), None))[0]
+    return _checked(entry.folder, entry.kind, _read_some(root, iter([entry]), None))[0]
 
 
 def read_entries(root: Path, entries: Iterable[LakeEntry]) -> Iterator[LakeFile]:
@@ -217,7 +217,7 @@ def read_entries(root: Path, entries: Iterable[LakeEntry]) -> Iterator[LakeFile]
             descriptor = None
         try:
             while batch := _read_some(root, run, descriptor):
-                yield from _checked(root, folder, kind, batch)
+                yield from _checked(folder, kind, batch)
         finally:
             if descriptor is not None:
                 os.close(descriptor)
@@ -232,7 +232,7 @@ def _folder_and_kind(entry: LakeEntry) -> tuple[str, str]:
 READ_BATCH_FILES: Final = 64
 READ_BATCH_BYTES: Final = 4 * 1024 * 1024
 
-_Read = tuple[str, str | None, "bytes | LakeFile"]  # (relative path, record key, its bytes or why it was not read)
+_Read = tuple[str, str | None, bytes | LakeFile]  # (relative path, record key, its bytes or why it was not read)
 
 
 def _read_some(root: Path, run: Iterator[LakeEntry], descriptor: int | None) -> list[_Read]:
@@ -268,7 +268,7 @@ def _bytes_of(root: Path, entry: LakeEntry, relative: str, descriptor: int | Non
         return LakeFile(relative, None, f"unreadable: {type(exc).__name__}")
 
 
-def _checked(root: Path, folder: str, kind: str, batch: list[_Read]) -> list[LakeFile]:
+def _checked(folder: str, kind: str, batch: list[_Read]) -> list[LakeFile]:
     """A batch of one kind folder's files read by `_read_some`, parsed (the whole batch) and then checked."""
     parsed = [data if isinstance(data, LakeFile) else _parsed(relative, data) for relative, _, data in batch]
     return [found if isinstance(found, LakeFile) else _verdict(relative, folder, kind, key, data, found)
@@ -283,7 +283,8 @@ def _parsed(relative: str, data: bytes) -> object:
         return LakeFile(relative, None, f"unreadable: {type(exc).__name__}")
 
 
-def _verdict(relative: str, folder: str, kind: str, key: str | None, data: object, record: object) -> LakeFile:
+def _verdict(relative: str, folder: str, kind: str, key: str | None, data: bytes | LakeFile, record: object,
+             ) -> LakeFile:
     """A parsed file checked: a valid record of this very place, or what is wrong with it."""
     if type(record) is not dict:  # orjson makes a JSON object a dict, never a subclass of one
         return LakeFile(relative, None, "not a JSON object")
