@@ -31,7 +31,13 @@ def record_check(kind: str) -> Check:
     The schema's own `$schema` picks the draft (2020-12, where `format` is an annotation, as `jsonschema`
     treats a format it has no checker for).
     """
-    is_valid = jsonschema_rs.validator_for(schemas.load("evidence", f"{kind}.schema.json")).is_valid
+    return schema_check(f"{kind}.schema.json")
+
+
+@cache
+def schema_check(schema_name: str) -> Check:
+    """The check for documents of the evidence schema `schema_name` (`record_check`'s, for a run manifest too)."""
+    is_valid = jsonschema_rs.validator_for(schemas.load("evidence", schema_name)).is_valid
 
     def check(record: Any) -> bool:
         try:

@@ -24,6 +24,7 @@ from theurian.project import REVIEW_DIR
 MAX_RECORD_FILE_BYTES: Final = 256 * 1024 * 1024
 # A run manifest lists every record of its run, ~320 bytes each: this bound is a run of over three million.
 MAX_MANIFEST_FILE_BYTES: Final = 1024 * 1024 * 1024
+_READ_FLAGS: Final = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW
 
 
 def read_regular(root: Path, relative: str, max_bytes: int | None = None) -> bytes:
@@ -47,11 +48,16 @@ def read_regular(root: Path, relative: str, max_bytes: int | None = None) -> byt
     return read_opened(path, max_bytes)
 
 
-def read_opened(path: str | Path, max_bytes: int | None = None) -> bytes:
+def read_opened(path: str | Path, max_bytes: int | None = None, *, dir_fd: int | None = None) -> bytes:
     """Open `path` without following a link at its leaf and without blocking, check the descriptor is a regular
     file of at most `max_bytes` (default MAX_RECORD_FILE_BYTES), and read it to its end: the first `read` asks for
     one byte past its size, and reading goes on until one returns nothing, so neither a short read nor a file
-    that grew since the `fstat` is cut off (one that grows past the bound is refused).
+    that grew since the `fstat` is cut off (one that grows past the bound is refused). A first `read` that
+    returns exactly the size the `fstat` gave, one byte short of what it asked, has met the end: the read that
+    would return nothing is not made.
+
+    `dir_fd`: a descriptor of the folder a bare name `path` lies in (`os.open`'s), so the kernel walks one
+    component rather than the whole path (a reader of many files of one folder opens the folder once).
 
     For a caller that has already ruled out a link and a special file (a scan's file type), this is the whole
     check at a third of `read_regular`'s system calls.
@@ -61,23 +67,38 @@ def read_opened(path: str | Path, max_bytes: int | None = None) -> bytes:
         OSError: the file system refused the read, or the leaf is a link (ELOOP).
     """
     bound = MAX_RECORD_FILE_BYTES if max_bytes is None else max_bytes
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     try:
         status = os.fstat(fd)
         if not stat.S_ISREG(status.st_mode):
             raise NotRegularFile("not a regular file")
-        if status.st_size > bound:
+        size = status.st_size
+        if size > bound:
             raise _too_large(bound)
-        chunks, total, ask = [], 0, status.st_size + 1
-        while chunk := os.read(fd, ask):
-            total += len(chunk)
-            if total > bound:
-                raise _too_large(bound)
-            chunks.append(chunk)
-            ask = 1 << 20
-        return b"".join(chunks)
+        first = os.read(fd, size + 1)
+        if len(first) == size:
+            return first  # the file as its fstat gave it, and not one byte more: no read returning nothing
+        if len(first) > bound:
+            raise _too_large(bound)
+        return _read_on(fd, first, bound) if first else first
     finally:
         os.close(fd)
+
+
+def _read_on(fd: int, first: bytes, bound: int) -> bytes:
+    """An open file read to its end after a `first` read that a short read or a growth since its `fstat` left
+    unfinished: reading goes on until a read returns nothing.
+
+    Raises:
+        NotRegularFile: the file passes `bound` bytes.
+    """
+    chunks, total = [first], len(first)
+    while chunk := os.read(fd, 1 << 20):
+        total += len(chunk)
+        if total > bound:
+            raise _too_large(bound)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _too_large(bound: int) -> NotRegularFile:

@@ -25,7 +25,7 @@ from typing import Final
 
 import duckdb
 
-from evidence.lake_read import LakeEntry, read_entry, scan_records
+from evidence.lake_read import LakeEntry, read_entries, scan_records
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_reuse import StoredClustering
@@ -35,7 +35,7 @@ from projection.review_digest import HeldDigest, LineDigest, remember_verified
 from projection.review_load import loading, write_rows
 from projection.review_pairs import pairs_building
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
-from projection.review_rows import Projected, RecordFacts, project
+from projection.review_rows import Projected, ProjectedColumns, RecordFacts, from_columns, project, to_columns
 from projection.review_store import (
     EVIDENCE_FORMAT_VERSION,
     REVIEW_SCHEMA_VERSION,
@@ -226,17 +226,19 @@ def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen], proce
     read theirs; for work that starts threads, which must not run before the forks (`theurian.forked`)."""
     parent, pending = os.getpid(), [meanwhile] if meanwhile is not None else []
 
-    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected], list[tuple[str, str]]]:
-        found = _read_share(lake, share, seen)
-        if pending and os.getpid() == parent:  # a forked reader runs this too, and must not do the parent's work
+    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected] | ProjectedColumns, list[tuple[str, str]]]:
+        rows, bad = _read_share(lake, share, seen)
+        if os.getpid() != parent:  # a forked reader: its rows cross back pickled, cheapest as columns
+            return to_columns(rows), bad
+        if pending:  # a forked reader must not do the parent's work
             pending.pop()()
-        return found
+        return rows, bad
 
     projected: list[Projected] = []
     skipped: list[tuple[str, str]] = []
     shared = map_shares(read_share, _shares(entries, processes))
     for rows, bad in shared.results:
-        projected += rows
+        projected += rows if isinstance(rows, list) else from_columns(rows)
         skipped += bad
     return projected, skipped, shared.processes
 
@@ -265,16 +267,15 @@ def _read_share(lake: Path, share: Sequence[LakeEntry],
     """Read, check and render one share of the lake's files: (the records' rows, the files skipped and why)."""
     rows: list[Projected] = []
     skipped: list[tuple[str, str]] = []
-    for entry in share:
-        found = read_entry(lake, entry)
-        if found.record is None:
-            skipped.append((f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid"))
+    for path, record, error, content_sha256 in read_entries(lake, share):
+        if record is None:
+            skipped.append((f"{REVIEW_DIR}/{path}", error or "invalid"))
             # Naming what is wrong builds jsonschema errors that refer to each other (~17 KB a file): with the
             # collector paused, only a collection of the youngest generation frees them.
             gc.collect(0)
         else:
-            assert found.content_sha256 is not None  # read_entry hashes every record it returns
-            rows.append(project(found.record_path, found.record, seen.get(found.record_path), found.content_sha256))
+            assert content_sha256 is not None  # read_entries hashes every record it returns
+            rows.append(project(path, record, seen.get(path), content_sha256))
     return rows, skipped
 
 

@@ -19,6 +19,7 @@ part (sort, number, write) to joining bytes, and lets a worker process do the re
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any, Final, NamedTuple
 
 import orjson
@@ -62,6 +63,21 @@ class Projected(NamedTuple):
     facts: RecordFacts | None = None
 
 
+# A list of rows as one list per `Projected` field: how a forked reader's rows cross back (`theurian.forked`), as
+# pickle reads a list of plain values at half the cost of a named tuple a row (whose class it calls per row).
+ProjectedColumns = tuple[list[Any], ...]
+
+
+def to_columns(rows: list[Projected]) -> ProjectedColumns:
+    """`rows` as one list per field, in row order (`from_columns` gives them back)."""
+    return tuple(map(list, zip(*rows, strict=True)))
+
+
+def from_columns(columns: ProjectedColumns) -> list[Projected]:
+    """The rows `to_columns` was given, equal and in order."""
+    return list(map(tuple.__new__, repeat(Projected), zip(*columns, strict=True)))
+
+
 def ordinal_line(ordinal: int, tail: bytes) -> bytes:
     """The full line of a row rendered by `project`: byte for byte `review_digest.row_line` of the same row."""
     return b'{"ordinal":%d,' % ordinal + tail
@@ -70,6 +86,11 @@ def ordinal_line(ordinal: int, tail: bytes) -> bytes:
 def _tail(row: dict[str, Any]) -> bytes:
     # orjson renders a dict in insertion order, so the line with `ordinal` first is `{"ordinal":N,` + this.
     return orjson.dumps(row, option=orjson.OPT_APPEND_NEWLINE)[1:]
+
+
+# What `_tail` renders of a text row between its position and its body, for each channel a record can have.
+_TEXT_HEADS: Final = {channel: b'"channel":%b,"body":' % orjson.dumps(channel)
+                      for channel in (CHANNEL_TITLE, CHANNEL_BODY, CHANNEL_REVIEW_BODY, CHANNEL_COMMENT)}
 
 
 # The stored fields of a record row besides its ordinal and what the build derives (last seen, lead position), in
@@ -101,7 +122,11 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
     `Projected.words` as a build derived them from these very texts (`review_reuse`), or None to derive them."""
     (record_path, record_key, kind, provider, repository, pull_request, thread_state, file_path, source_uri,
      author_id, author_login, content_sha256) = fields
-    lead = next((index for index, (_, text) in enumerate(texts) if text), None)
+    lead = None
+    for index, (_, text) in enumerate(texts):
+        if text:
+            lead = index
+            break
     row = {
         "record_path": record_path,
         "record_key": record_key,
@@ -120,15 +145,24 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
         "content_sha256": content_sha256,
     }
     sort_key = (repository, pull_request, _KIND_ORDER[kind], record_path)
-    tails = [_tail({"position": position, "channel": channel, "body": text})
-             for position, (channel, text) in enumerate(texts)]
     joined = joined_texts(texts)
     # One fold and one split of the texts joined by a line break, not one of each text: a line break is whitespace
     # to str.split, so no word spans two texts and the set is the union of each text's own. str.split and q.split
     # agree on what whitespace is: the index's soundness rests on it.
     if words is None:
         words = "\x00".join(set(ascii_fold(joined).split()))
-    return Projected(sort_key, _tail(row), tails, words, content_sha256, embedding_text(kind, joined), facts)
+    return Projected(sort_key, _tail(row), _text_tails(texts), words, content_sha256, embedding_text(kind, joined),
+                     facts)
+
+
+def _text_tails(texts: Sequence[tuple[str, str]]) -> list[bytes]:
+    """Each text's `texts` line tail: `_tail` of {position, channel, body}, its head spelled once per channel."""
+    try:
+        return [b'"position":%d,%b%b}\n' % (position, _TEXT_HEADS[channel], orjson.dumps(text))
+                for position, (channel, text) in enumerate(texts)]
+    except KeyError:  # a channel this module does not name: the plain rendering
+        return [_tail({"position": position, "channel": channel, "body": text})
+                for position, (channel, text) in enumerate(texts)]
 
 
 def record_facts(record: Mapping[str, Any]) -> RecordFacts:

@@ -7,16 +7,18 @@ import copy
 from typing import Any
 
 import jsonschema
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
 from evidence.errors import RecordInvalidError
-from evidence.fast_check import record_check
+from evidence.fast_check import record_check, schema_check
 from evidence.records import KINDS
+from evidence.validation import MANIFEST_SCHEMA, validate_manifest, validate_record
 from evidence.validation import _validator as jsonschema_validator
-from evidence.validation import validate_record
+from tests.evidence.sample_lake import FIXTURE_LAKE
 from tests.projection.review_records import _sample
 
 # Integral floats (1.0, -0.0, 2.0**63) are integers to JSON Schema; non-integral ones, inf and nan are not.
@@ -121,7 +123,64 @@ def test_jsonschema_checks_no_format_the_evidence_schemas_use_so_the_fast_check_
             for value in node:
                 collect(value)
 
-    for kind in KINDS:
-        collect(schemas.load("evidence", f"{kind}.schema.json"))
+    for name in [f"{kind}.schema.json" for kind in KINDS] + [MANIFEST_SCHEMA]:  # a manifest is checked fast too
+        collect(schemas.load("evidence", name))
     assert used == {"date-time"}
     assert not used & set(jsonschema.FormatChecker().checkers)
+
+
+@pytest.mark.parametrize("kind", [["pull-request"], {"a": 1}, None, 7, "pull-requests", ""])
+def test_a_record_of_no_known_kind_is_refused_by_name_whatever_its_kind_holds(kind: object) -> None:
+    record = {**copy.deepcopy(_sample("pull-request")), "kind": kind}
+    with pytest.raises(RecordInvalidError, match="^x: kind is not one of pull-request, review-submission"):
+        validate_record(record, path="x")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_record_of_a_known_kind_is_checked_against_that_kinds_schema_each_time(kind: str) -> None:
+    for _ in range(2):  # the first check of a kind, and the one remembered for the next record
+        validate_record(copy.deepcopy(_sample(kind)))
+        with pytest.raises(RecordInvalidError, match="^x: recordKey fails"):
+            validate_record({**copy.deepcopy(_sample(kind)), "recordKey": 7}, path="x")
+
+
+def _sample_manifest() -> dict[str, Any]:
+    manifest: dict[str, Any] = orjson.loads((FIXTURE_LAKE / "runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_bytes())
+    folder = manifest["repositoryFolder"]
+    manifest["records"] = [{"kind": kind, "recordKey": f"K_{index}", "recordPath": f"{folder}/{kind}/K_{index}.1.json",
+                            "sha256": "sha256:" + "0" * 64} for index, kind in enumerate(KINDS)]
+    return manifest
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), entries_checked=st.sampled_from([0, 1]))
+def test_a_manifest_is_refused_exactly_when_jsonschema_refuses_it(data: st.DataObject, entries_checked: int) -> None:
+    manifest = _sample_manifest()
+    validate_manifest(manifest)
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(_paths(manifest)))
+        parent = manifest
+        for step in path[:-1]:
+            parent = parent[step]
+        action = data.draw(st.sampled_from(["set", "delete", "add"]))
+        if action == "delete" and isinstance(parent, dict):
+            del parent[path[-1]]
+        elif action == "add" and isinstance(parent, dict):
+            parent[data.draw(st.sampled_from(["extra", "status", "recordKey"]))] = data.draw(VALUES)
+        else:
+            parent[path[-1]] = data.draw(VALUES | st.just("K_1\n"))
+    records = manifest.get("records")
+    checked = {**manifest, "records": records[entries_checked:]} if isinstance(records, list) else manifest
+    reference = jsonschema_validator(MANIFEST_SCHEMA).is_valid(checked)
+    if schema_check(MANIFEST_SCHEMA)(checked):
+        assert reference  # the fast check never passes what jsonschema refuses
+    if not reference:
+        with pytest.raises(RecordInvalidError, match="fails"):
+            validate_manifest(manifest, path="m", entries_checked=entries_checked)
+
+
+def test_a_manifest_whose_key_ends_in_a_newline_passes_as_jsonschema_lets_it() -> None:
+    manifest = _sample_manifest()
+    manifest["records"][0]["recordKey"] += "\n"
+    assert not schema_check(MANIFEST_SCHEMA)(manifest)  # stricter than jsonschema here: jsonschema decides
+    validate_manifest(manifest)

@@ -47,6 +47,45 @@ def test_a_file_that_grew_after_its_fstat_is_read_to_its_end(tmp_path: Path, mon
     assert read_opened(_file(tmp_path)) == CONTENT
 
 
+def _counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every `os.read` the reader makes, by the size it asked."""
+    real, asked = os.read, []
+
+    def counted(fd: int, n: int) -> bytes:
+        asked.append(n)
+        return real(fd, n)
+
+    monkeypatch.setattr(files.os, "read", counted)
+    return asked
+
+
+@pytest.mark.parametrize("data", [CONTENT, b""])
+def test_a_file_whose_first_read_returns_the_size_its_fstat_gave_is_read_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    asked = _counting_reads(monkeypatch)
+    assert read_opened(_file(tmp_path, data)) == data
+    assert asked == [len(data) + 1]
+
+
+def test_a_first_read_one_byte_short_of_the_size_reads_on_to_the_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = os.read
+    monkeypatch.setattr(files.os, "read", lambda fd, n: real(fd, min(n, len(CONTENT) - 1)))
+    assert read_opened(_file(tmp_path)) == CONTENT
+
+
+def test_a_bare_name_is_opened_in_the_folder_its_descriptor_names(tmp_path: Path) -> None:
+    _file(tmp_path)
+    folder = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        assert read_opened("f.json", dir_fd=folder) == CONTENT
+        os.symlink("f.json", tmp_path / "link.json")
+        with pytest.raises(OSError):  # ELOOP: a link at the leaf is never followed, by name as by path
+            read_opened("link.json", dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
 @pytest.mark.parametrize(("size", "refused"), [(1023, True), (1024, False)])
 def test_a_file_that_grew_past_the_bound_is_refused_and_one_at_it_is_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int, refused: bool) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
 import threading
 from pathlib import Path
 
@@ -14,12 +15,13 @@ import orjson
 import pytest
 
 import evidence.files as evidence_files
+import evidence.lake_read as lake_read
 from evidence.files import MAX_RECORD_FILE_BYTES
-from evidence.lake_read import LakeEntry, LakeFile, iter_records, read_entry, scan_records
+from evidence.lake_read import LakeEntry, LakeFile, iter_records, read_entries, read_entry, scan_records
 from evidence.lake_runs import last_seen, read_manifests
 from evidence.records import record_file_name, repository_folder
 from projection.review_build import build_review_store
-from tests.projection.review_records import _sample, new_project, pull_request, write_lake
+from tests.projection.review_records import _sample, new_project, pull_request, thread, write_lake
 from theurian.errors import PathEscapeError
 
 REPOSITORY = "Acme/Alpha"
@@ -154,3 +156,93 @@ def test_the_scan_with_identities_types_every_entry_as_the_listing_does_and_take
         status = os.lstat(folder / entry.name)
         assert entry.identity == (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
                                   status.st_ctime_ns)
+
+
+def _every_kind_of_file(root: Path) -> Path:
+    """A lake of two repositories holding, beside good records, each thing a build skips: a bad name, a link in
+    and one out, a FIFO, a folder, bytes that are not JSON, JSON that is not an object, an invalid record, and a
+    record in another repository's place."""
+    write_lake(root, [pull_request(REPOSITORY, 1, "PR_a"), pull_request(REPOSITORY, 2, "PR_b"),
+                      thread(REPOSITORY, 1, "PRRT_a"), pull_request("Acme/Beta", 3, "PR_c")])
+    lake = root / ".theurian/review"
+    folder = lake / repository_folder(REPOSITORY) / "pull-request"
+    (folder / "not-a-record.json").write_bytes(b"{}")
+    (folder / "a_link_in.0.json").symlink_to(folder / record_file_name("PR_a"))
+    (folder / "a_link_out.0.json").symlink_to(root.parent / "outside.json")
+    os.mkfifo(folder / "b_fifo.0.json")
+    (folder / "c_folder.0.json").mkdir()
+    (folder / "d_broken.0.json").write_bytes(b'{"kind": ')
+    (folder / "e_list.0.json").write_bytes(b"[]")
+    (folder / record_file_name("PR_bad")).write_bytes(orjson.dumps({**pull_request(REPOSITORY, 4, "PR_bad"),
+                                                                     "merged": "yes"}))
+    misplaced = pull_request("Acme/Beta", 5, "PR_moved")
+    (folder / record_file_name("PR_moved")).write_bytes(orjson.dumps(misplaced))
+    return lake
+
+
+def test_reading_a_run_of_entries_answers_each_file_exactly_as_reading_it_alone_does(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    lake = _every_kind_of_file(root)
+    entries, _ = scan_records(root)
+    swapped = next(entry for entry in entries if entry.name == "a_link_in.0.json")
+    entries.insert(entries.index(swapped), swapped._replace(is_link=False, is_file=True))  # a link since the scan
+    alone = [read_entry(lake, entry) for entry in entries]
+    assert list(read_entries(lake, entries)) == alone
+    assert sum(found.record is not None for found in alone) == 4  # each kind of answer is in the run
+    assert {found.error for found in alone} == {
+        None, "file name is not <recordKey>.<case mask>.json", "not a regular file", "unreadable: JSONDecodeError",
+        "not a JSON object", "merged fails type", "repository, kind or key does not match the record's path",
+        "unreadable: OSError", "a link out of .theurian/review, not followed"}
+
+
+def test_a_kind_folder_gone_since_the_scan_has_each_of_its_files_refused_as_reading_it_alone_does(
+        tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    lake = _every_kind_of_file(root)
+    entries, _ = scan_records(root)
+    shutil.rmtree(lake / repository_folder(REPOSITORY) / "pull-request")
+    alone = [read_entry(lake, entry) for entry in entries]
+    assert list(read_entries(lake, entries)) == alone
+    gone = [found for found in alone if found.record_path.startswith(f"{repository_folder(REPOSITORY)}/pull-request/")]
+    assert gone and all(found.record is None for found in gone)
+    assert "unreadable: FileNotFoundError" in {found.error for found in gone}
+
+
+def _entries_of_sizes(lake: Path, sizes: list[int]) -> list[LakeEntry]:
+    entries = []
+    for index, size in enumerate(sizes):
+        entry = _entry(lake, f"pr_{index}.0.json")
+        (lake / entry.relative).write_bytes(b" " * size)
+        entries.append(entry)
+    return entries
+
+
+def test_a_batch_of_reads_holds_at_most_its_file_count_and_the_rest_come_next(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    run = iter(_entries_of_sizes(lake, [1] * (lake_read.READ_BATCH_FILES + 1)))
+    assert [len(lake_read._read_some(lake, run, None)) for _ in range(3)] == [lake_read.READ_BATCH_FILES, 1, 0]
+
+
+@pytest.mark.parametrize(("sizes", "first_batch"), [([50, 50, 50], 2), ([50, 49, 50], 3)])
+def test_a_batch_of_reads_ends_with_the_file_that_brings_it_to_its_byte_bound(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sizes: list[int], first_batch: int) -> None:
+    monkeypatch.setattr(lake_read, "READ_BATCH_BYTES", 100)
+    lake = tmp_path / "lake"
+    run = iter(_entries_of_sizes(lake, sizes))
+    assert len(lake_read._read_some(lake, run, None)) == first_batch
+
+
+def test_reading_many_files_in_batches_answers_each_as_reading_it_alone_does(tmp_path: Path) -> None:
+    root = new_project(tmp_path / "p")
+    count = 2 * lake_read.READ_BATCH_FILES + 5
+    write_lake(root, [pull_request(REPOSITORY, index + 1, f"PR_{index}") for index in range(count)]
+               + [thread(REPOSITORY, index + 1, f"PRRT_{index}") for index in range(count)])
+    folder = root / ".theurian/review" / repository_folder(REPOSITORY) / "pull-request"
+    for index in (0, lake_read.READ_BATCH_FILES - 1, lake_read.READ_BATCH_FILES, count - 1):  # at each batch's edge
+        (folder / record_file_name(f"PR_{index}")).write_bytes(b"[]" if index % 2 else b'{"kind": ')
+    lake = root / ".theurian/review"
+    entries, _ = scan_records(root)
+    alone = [read_entry(lake, entry) for entry in entries]
+    assert list(read_entries(lake, entries)) == alone
+    assert sum(found.record is None for found in alone) == 4 and len(alone) == 2 * count
+    assert [found.record_path for found in iter_records(root)] == sorted(found.record_path for found in alone)
