@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
+from projection.review_reuse import fetched_rows
 from projection.review_rows import Projected, RecordFacts
 from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
@@ -88,9 +89,9 @@ def previous_store(root: Path, model: ModelIdentity, stores: VerifiedStores | No
     try:
         if stored_model(cursor, "s.") != model:
             return nothing
-        rows = cursor.execute(
+        rows = fetched_rows(cursor.execute(
             "SELECT r.content_sha256, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal"
-        ).fetchall()
+        ))
         clustering = stored_clustering(cursor, "s.")
         facts = stored_facts(cursor, "s.")
     except READ_FAULTS:
