@@ -35,13 +35,10 @@ from projection.review_store import (
 )
 from theurian.interrupts import Interrupts
 
-# Lines per NDJSON file. A load statement reads its files in parallel (one file per thread) and stores them in file
-# order: at 200,000 text rows, four files in one statement loaded in 0.57 s where one statement per file took 0.85 s.
+# Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel
+# (one file per thread) and stores in file order: at 200,000 text rows, four files loaded in 0.57 s where one
+# statement per file took 0.85 s.
 FILE_ROWS: Final = 32_768
-# Files per load statement: two keep both cores of the build's machine busy, and a table's first files load while
-# its later ones are written rather than after the last (at 50,000 records, writing and loading every table took
-# 0.1–0.3 s less than with one statement a table; docs/review-search.md, "Incremental builds").
-FILES_PER_LOAD: Final = 2
 _JOIN_ROWS: Final = 4_096  # lines joined into one write (and one digest update)
 _TYPES: Final = {
     "ordinal": "BIGINT", "pull_request": "BIGINT", "lead_position": "INTEGER", "position": "INTEGER",
@@ -140,24 +137,18 @@ def _block_lines(projected: list[Projected]) -> list[bytes]:
 
 def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: Iterable[bytes], digest: LineDigest,
                  loader: Loader) -> None:
-    """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, each FILES_PER_LOAD of them
-    queued for one load as soon as they are written."""
+    """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, then queued for one load."""
     digest.table(table)
     files: list[Path] = []
-    written = 0
     remaining = iter(lines)
     while chunk := list(islice(remaining, FILE_ROWS)):
-        path = folder / f"{table}-{written:05d}.ndjson"
-        written += 1
+        path = folder / f"{table}-{len(files):05d}.ndjson"
         with open(path, "wb") as target:
             for start in range(0, len(chunk), _JOIN_ROWS):
                 data = b"".join(chunk[start:start + _JOIN_ROWS])
                 target.write(data)
                 digest.line(data)
         files.append(path)
-        if len(files) == FILES_PER_LOAD:
-            loader.submit(table, columns, files)
-            files = []
     if files:
         loader.submit(table, columns, files)
 

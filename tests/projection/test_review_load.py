@@ -28,7 +28,6 @@ from projection.review_rows import ordinal_line, project
 from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS
 from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, thread, write_lake
-from tests.support.store_tables import stamped_tables
 from theurian.text import ascii_fold
 
 # Letters either side of A–Z in every script DuckDB's `lower` would fold and `translate` must not: Latin-1,
@@ -223,18 +222,3 @@ def test_a_row_of_fewer_or_more_values_than_its_columns_is_refused_not_cut() -> 
         row_line(TEXT_COLUMNS, (1, 0, "comment"))
     with pytest.raises(ValueError, match="a row of 5 values for 4 columns"):
         row_line(TEXT_COLUMNS, (1, 0, "comment", "x", "y"))
-
-
-@pytest.mark.parametrize("records", [2 * 3, 2 * 3 + 1])  # exactly FILES_PER_LOAD files of records, and one past
-def test_a_table_loaded_by_several_statements_stores_what_one_file_and_statement_stores(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, records: int) -> None:
-    assert review_load.FILES_PER_LOAD == 2
-    root = new_project(tmp_path / "p")
-    write_lake(root, [pull_request("Acme/Alpha", number, f"PR_{number}", body=f"body {number}")
-                      for number in range(1, records + 1)])
-    build_review_store(root, full=True)
-    whole = stamped_tables(root)
-    monkeypatch.setattr(review_load, "FILE_ROWS", 3)  # records in 2 or 3 files; texts in 4 or 5
-    build_review_store(root, full=True)
-    assert stamped_tables(root) == whole
-    assert [r.record_key for r in read_records(root, RecordFilter(), 50)] == [f"PR_{n}" for n in range(1, records + 1)]
