@@ -55,6 +55,7 @@ from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
 from theurian.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
+from theurian.stamped_store import VerifiedStores
 
 # Below this many files per process a fork costs more than the share it takes over.
 MIN_FILES_PER_PROCESS: Final = 5_000
@@ -157,10 +158,12 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         same, changed = unchanged(entries, recorded)
         forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
         wanted = processes if processes is not None else _default_processes(len(changed), forking)
-        embedding = _EmbeddingInputs(root)
+        replaced = VerifiedStores()  # the store this build replaces, opened and verified once for its two readers
+        embedding = _EmbeddingInputs(root, replaced)
         projected, bad, readers = _read(lake, changed, seen, wanted if forking else 1, embedding.load)
         interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
-        reused = take_over(root, recorded, same, seen) if recorded is not None and same else []
+        reused = take_over(root, recorded, same, seen, replaced) if recorded is not None and same else []
+        del replaced  # closes it: the pages it read need not stay cached while the new store is written
         if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
             reused = []
             rows, more, _ = _read(lake, same, seen, 1)
@@ -204,13 +207,15 @@ class _EmbeddingInputs:
     `load` while forked readers still read their shares, or by `loaded` when the build comes to need them."""
 
     root: Path
+    replaced: VerifiedStores | None = None  # where the store it replaces is opened; let go of once read
     model: EmbeddingModel | None = None
     previous: PreviousStore = field(default_factory=PreviousStore.nothing)
 
     def load(self) -> None:
         if self.model is None:
             self.model = load_model()
-            self.previous = previous_store(self.root, self.model.identity)
+            self.previous = previous_store(self.root, self.model.identity, self.replaced)
+            self.replaced = None
 
     def loaded(self) -> tuple[EmbeddingModel, PreviousStore]:
         self.load()

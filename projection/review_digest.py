@@ -74,8 +74,16 @@ class HeldDigest(LineDigest):
 
 
 def row_line(columns: Sequence[str], values: Sequence[object]) -> bytes:
-    """The one rendering of a row that the build loads and the digest covers."""
-    return orjson.dumps(dict(zip(columns, values, strict=True))) + b"\n"
+    """The one rendering of a row that the build loads and the digest covers: `{column: value}` in column order, a
+    line break after it.
+
+    Raises:
+        ValueError: `values` are not as many as `columns`.
+    """
+    if len(columns) != len(values):
+        raise ValueError(f"a row of {len(values)} values for {len(columns)} columns")
+    # The line break appended by orjson as it renders: `+ b"\n"` would copy the whole line again.
+    return orjson.dumps(dict(zip(columns, values, strict=False)), option=orjson.OPT_APPEND_NEWLINE)  # counted above
 
 
 def digest_tables(connection: duckdb.DuckDBPyConnection, tables: Iterable[tuple[str, tuple[str, ...], str]],

@@ -107,13 +107,22 @@ def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loa
     a list of all the text lines would hold it all again."""
     _write_table(folder, "records", RECORD_COLUMNS,
                  (ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)), digest, loader)
-    text_lines = (ordinal_line(ordinal, tail) for ordinal, item in enumerate(projected) for tail in item.text_tails)
-    _write_table(folder, "texts", TEXT_COLUMNS, text_lines, digest, loader)
+    _write_table(folder, "texts", TEXT_COLUMNS, _text_lines(projected), digest, loader)
     _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
     vector_lines, model_line = embeddings
     _write_table(folder, "vectors", VECTOR_COLUMNS, vector_lines, digest, loader)
     _write_table(folder, "embedding_model", MODEL_COLUMNS, [model_line], digest, loader)
     return sum(len(item.text_tails) for item in projected)
+
+
+def _text_lines(projected: list[Projected]) -> Iterator[bytes]:
+    """Every `texts` line in ordinal order: a record's opening (`ordinal_line` with an empty tail) rendered once for
+    all its texts, each line that opening and a text's tail, which is `ordinal_line` of the tail byte for byte."""
+    for ordinal, item in enumerate(projected):
+        if item.text_tails:
+            opening = ordinal_line(ordinal, b"")
+            for tail in item.text_tails:
+                yield opening + tail
 
 
 def _block_lines(projected: list[Projected]) -> list[bytes]:

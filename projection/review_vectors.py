@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING, Final
 from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
+from projection.review_reuse import fetched_rows
 from projection.review_rows import Projected, RecordFacts
 from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
+from theurian.stamped_store import VerifiedStores
 
 if TYPE_CHECKING:
     # Imported where used: numpy's BLAS starts threads, and the build forks its readers only from a process with one.
@@ -73,29 +75,30 @@ class PreviousStore:
         return cls({}, None, {})
 
 
-def previous_store(root: Path, model: ModelIdentity) -> PreviousStore:
+def previous_store(root: Path, model: ModelIdentity, stores: VerifiedStores | None = None) -> PreviousStore:
     """From the store a build replaces, only a store this installation verifies, built with this very model: its
     vectors, its concern clustering and the facts its concern stage read; otherwise nothing (everything is embedded
-    and clustered afresh, and members' facts are read from their files)."""
+    and clustered afresh, and members' facts are read from their files). `stores`: shared with the build's other
+    reader of that store (`review_reuse.take_over`), so it is opened and verified once."""
     nothing = PreviousStore.nothing()
     try:
-        store = open_store(root)
+        store = open_store(root, stores)
     except (ReviewStoreUnavailable, PathEscapeError):
         return nothing
     cursor = store.cursor()
     try:
         if stored_model(cursor, "s.") != model:
             return nothing
-        rows = cursor.execute(
+        rows = fetched_rows(cursor.execute(
             "SELECT r.content_sha256, v.vector FROM s.vectors v JOIN s.records r ON r.ordinal = v.ordinal"
-        ).fetchall()
+        ))
         clustering = stored_clustering(cursor, "s.")
         facts = stored_facts(cursor, "s.")
     except READ_FAULTS:
         return nothing
     finally:
         cursor.close()
-    return PreviousStore({str(sha): str(vector) for sha, vector in rows}, clustering, facts)
+    return PreviousStore(dict(rows), clustering, facts)  # both columns VARCHAR NOT NULL: str and str
 
 
 @dataclass

@@ -213,3 +213,12 @@ def test_a_ctrl_c_once_the_new_store_is_swapped_in_is_ignored_and_the_build_is_r
     summary = build_review_store(root)
     assert summary.records == 2
     assert [r.record_key for r in read_records(root, RecordFilter(), 10)] == ["PR_old", "PR_new"]
+
+
+def test_a_row_of_fewer_or_more_values_than_its_columns_is_refused_not_cut() -> None:
+    line = row_line(TEXT_COLUMNS, (1, 0, "comment", "x"))
+    assert line == b'{"ordinal":1,"position":0,"channel":"comment","body":"x"}\n'
+    with pytest.raises(ValueError, match="a row of 3 values for 4 columns"):
+        row_line(TEXT_COLUMNS, (1, 0, "comment"))
+    with pytest.raises(ValueError, match="a row of 5 values for 4 columns"):
+        row_line(TEXT_COLUMNS, (1, 0, "comment", "x", "y"))
