@@ -43,12 +43,11 @@ from typing import Any, Final
 
 import duckdb
 import orjson
-from orjson import OPT_APPEND_NEWLINE, dumps
 
 from evidence.lake_read import FileIdentity, LakeEntry
 from evidence.lake_runs import LastSeen
 from projection.errors import ReviewStoreUnavailable
-from projection.review_rows import _KIND_ORDER, STORED_FIELDS, Projected, assemble, embedding_text
+from projection.review_rows import STORED_FIELDS, Projected, assemble
 from projection.review_store import READ_FAULTS, open_store
 from theurian.errors import PathEscapeError
 from theurian.installation import state_dir
@@ -186,66 +185,27 @@ def fetched_rows(result: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
 
 
 def _text_groups(cursor: duckdb.DuckDBPyConnection, last: int) -> Iterator[tuple[int, Iterator[tuple[Any, ...]]]]:
-    """(ordinal, its (ordinal, position, channel, text) rows in position order) for each ordinal up to `last`
+    """(ordinal, its (ordinal, channel, text) rows in position order) for each ordinal up to `last`
     holding texts, ascending, read TEXT_BATCH ordinals at a time."""
     for start in range(0, last + 1, TEXT_BATCH):
         yield from groupby(fetched_rows(cursor.execute(
-            "SELECT ordinal, position, channel, body FROM s.texts WHERE ordinal >= ? AND ordinal < ? "
+            "SELECT ordinal, channel, body FROM s.texts WHERE ordinal >= ? AND ordinal < ? "
             "ORDER BY ordinal, position", [start, start + TEXT_BATCH])), itemgetter(0))
 
 
 def _taken_over(fields: list[tuple[Any, ...]], groups: Iterator[tuple[int, Iterator[tuple[Any, ...]]]],
                 seen: dict[str, LastSeen], words: dict[str, str]) -> list[Projected]:
-    """Each wanted record (`fields`: its ordinal and `STORED_FIELDS` values, by ordinal, ascending) rendered with
-    its texts and its recorded `words`, as `assemble` renders it (`test_review_reuse` compares the two); a record
-    holding no text (a thread whose comments are all gone) has none. A record whose words the file record lacks
-    is rendered by `assemble` itself, which derives them."""
+    """Each wanted record (`fields`: its ordinal and `STORED_FIELDS` values, by ordinal, ascending) assembled with
+    its texts and its recorded `words` (None where the file record lacks them: `assemble` then derives them); a
+    record holding no text (a thread whose comments are all gone) has none."""
     rows = []
     pending = next(groups, None)
     for values in fields:
         ordinal = values[0]
         while pending is not None and pending[0] < ordinal:
             pending = next(groups, None)
-        texts = list(pending[1]) if pending is not None and pending[0] == ordinal else []
-        kept = words.get(values[1])
-        if kept is None:
-            rows.append(assemble(values[1:], [(channel, text) for _, _, channel, text in texts], seen.get(values[1])))
-        else:
-            rows.append(_rendered(values, texts, seen.get(values[1]), kept))
+        # A verified store's positions are 0, 1, ... as `assemble` numbered them: the order is all it needs.
+        texts = [(channel, text) for _, channel, text in pending[1]] if pending is not None \
+            and pending[0] == ordinal else []
+        rows.append(assemble(values[1:], texts, seen.get(values[1]), words=words.get(values[1])))
     return rows
-
-
-def _rendered(values: tuple[Any, ...], texts: list[tuple[Any, ...]], seen: LastSeen | None, words: str) -> Projected:
-    """`assemble`'s rows of one record from its stored values and its stored (ordinal, position, channel, text)
-    rows, rendered without the intermediate pairs and generators `assemble` builds for a record read from its file.
-    A verified store's positions are 0, 1, … as `assemble` numbered them, so they are its positions here."""
-    (_, record_path, record_key, kind, provider, repository, pull_request, thread_state, file_path, source_uri,
-     author_id, author_login, content_sha256) = values
-    lead = None
-    for _, position, _, text in texts:
-        if text:
-            lead = position
-            break
-    row = {
-        "record_path": record_path,
-        "record_key": record_key,
-        "kind": kind,
-        "provider": provider,
-        "repository": repository,
-        "pull_request": pull_request,
-        "thread_state": thread_state,
-        "file_path": file_path,
-        "source_uri": source_uri,
-        "author_id": author_id,
-        "author_login": author_login,
-        "last_seen_run_id": seen.run_id if seen else None,
-        "last_seen_at": seen.at if seen else None,
-        "lead_position": lead,
-        "content_sha256": content_sha256,
-    }
-    tails = [dumps({"position": position, "channel": channel, "body": text}, option=OPT_APPEND_NEWLINE)[1:]
-             for _, position, channel, text in texts]
-    joined = "\n".join([text for _, _, _, text in texts if text])
-    return Projected((repository, pull_request, _KIND_ORDER[kind], record_path),
-                     dumps(row, option=OPT_APPEND_NEWLINE)[1:], tails, words, content_sha256,
-                     embedding_text(kind, joined))

@@ -1,5 +1,5 @@
-"""The take-over's own rendering: a record taken over from the store a build replaces gets, from its stored
-columns and texts, exactly the rows `project` renders from its file (`projection.review_reuse._rendered`)."""
+"""The take-over's rendering: a record taken over from the store a build replaces gets, from its stored columns and
+texts, exactly the rows `project` renders from its file (`projection.review_reuse.take_over`, through `assemble`)."""
 
 from __future__ import annotations
 
