@@ -7,10 +7,10 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from evidence.lake_read import read_entry, scan_records
+from evidence.lake_read import LakeEntry, read_entry, scan_records
 from evidence.lake_runs import LastSeen
 from projection.review_build import build_review_store
-from projection.review_reuse import recorded_files, take_over, unchanged
+from projection.review_reuse import RecordedFiles, recorded_files, take_over, unchanged
 from projection.review_rows import Projected, project
 from projection.review_store import publish_path
 from projection.review_vectors import previous_store
@@ -39,13 +39,9 @@ def _records() -> list[dict[str, Any]]:
     return records
 
 
-def _without_facts(row: Projected) -> tuple[Any, ...]:
-    # The words are one string of a set's members: compared as the set, the one thing they mean.
-    return (*row[:3], sorted(row.words.split("\x00")), *row[4:6])
-
-
-def test_each_record_taken_over_is_rendered_byte_for_byte_as_project_renders_it_from_its_file(
-        tmp_path: Path) -> None:
+def _built(tmp_path: Path) -> tuple[Path, RecordedFiles, list[LakeEntry]]:
+    """A project of `_records()` built once: its root, the file record its build wrote, and every entry (each
+    unchanged since)."""
     root = new_project(tmp_path / "p")
     write_lake(root, _records())
     settle(root)
@@ -55,6 +51,17 @@ def test_each_record_taken_over_is_rendered_byte_for_byte_as_project_renders_it_
     assert recorded is not None
     same, changed = unchanged(entries, recorded)
     assert (len(same), changed) == (len(_records()), [])
+    return root, recorded, same
+
+
+def _without_facts(row: Projected) -> tuple[Any, ...]:
+    # The words are one string of a set's members: compared as the set, the one thing they mean.
+    return (*row[:3], sorted(row.words.split("\x00")), *row[4:6])
+
+
+def test_each_record_taken_over_is_rendered_byte_for_byte_as_project_renders_it_from_its_file(
+        tmp_path: Path) -> None:
+    root, recorded, same = _built(tmp_path)
     # Last-seen runs are the current manifests', not the old store's: one record seen, the others not.
     seen = {same[4].relative: LastSeen("run-\u00e9 \"7\"", "2026-01-02T03:04:05Z")}
     found = [read_entry(root / REVIEW_DIR, entry) for entry in same]
@@ -72,14 +79,7 @@ def test_each_record_taken_over_is_rendered_byte_for_byte_as_project_renders_it_
 
 def test_a_take_over_through_the_store_previous_store_opened_renders_what_its_own_opening_renders(
         tmp_path: Path) -> None:
-    root = new_project(tmp_path / "p")
-    write_lake(root, _records())
-    settle(root)
-    build_review_store(root)
-    entries, _ = scan_records(root, identities=True)
-    recorded = recorded_files(publish_path(root), build_stamp_secret())
-    assert recorded is not None
-    same, _ = unchanged(entries, recorded)
+    root, recorded, same = _built(tmp_path)
     shared = VerifiedStores()
     previous = previous_store(root, load_model().identity, shared)
     assert len(shared.shelf("review")) == 1 and previous.vectors
