@@ -255,13 +255,9 @@ def _read_some(root: Path, run: Iterator[LakeEntry], descriptor: int | None) -> 
 
 
 def _bytes_of(root: Path, entry: LakeEntry, relative: str, descriptor: int | None) -> bytes | LakeFile:
-    """The file's bytes, opened by its name in `descriptor` (its kind folder) when given; or why not."""
+    """The file's bytes (`_entry_bytes`), or why they were not read."""
     try:
-        if entry.is_link:
-            return read_regular(root, relative)
-        if not entry.is_file:
-            raise NotRegularFile("not a regular file")  # the scan's own file type: no open at all
-        return read_opened(f"{root}/{relative}") if descriptor is None else read_opened(entry.name, dir_fd=descriptor)
+        return _entry_bytes(root, entry, relative, descriptor)
     except NotRegularFile as exc:
         return LakeFile(relative, None, exc.reason)
     except OSError as exc:
@@ -306,8 +302,23 @@ def read_entry_bytes(root: Path, entry: LakeEntry) -> bytes:
         NotRegularFile: not a regular file inside the lake, or too large.
         OSError: the file system refused the read.
     """
-    relative = entry.relative
-    return read_regular(root, relative) if entry.is_link else _read_unlinked(f"{root}/{relative}", entry.is_file)
+    return _entry_bytes(root, entry, entry.relative, None)
+
+
+def _entry_bytes(root: Path, entry: LakeEntry, relative: str, descriptor: int | None) -> bytes:
+    """The bytes of a scanned file at `relative`: a link resolved and checked inside the lake (`read_regular`);
+    otherwise the scan's own file type rules out a folder, FIFO or device before any open, and `read_opened` does
+    the rest, opening the bare name in `descriptor` (its kind folder's) when given.
+
+    Raises:
+        NotRegularFile: not a regular file (at the scan or at the open), or too large.
+        OSError: the file system refused the read, or a link was swapped in since the scan (ELOOP).
+    """
+    if entry.is_link:
+        return read_regular(root, relative)
+    if not entry.is_file:
+        raise NotRegularFile("not a regular file")
+    return read_opened(f"{root}/{relative}") if descriptor is None else read_opened(entry.name, dir_fd=descriptor)
 
 
 def kind_entries(root: Path, folder: str, kind: str) -> list[LakeEntry]:
@@ -333,16 +344,3 @@ def read_record_file(lake: Path, record_path: str) -> bytes:
         OSError: the file system refused the read.
     """
     return read_opened(lake_path(lake, record_path))
-
-
-def _read_unlinked(path: str, is_file: bool) -> bytes:
-    """The bytes of a scanned entry that is not a link: the scan's own file type rules out a folder, FIFO or
-    device before any open, and `evidence.files.read_opened` does the rest.
-
-    Raises:
-        NotRegularFile: not a regular file (at the scan or at the open), or too large.
-        OSError: the file system refused the read, or a link was swapped in since the scan (ELOOP).
-    """
-    if not is_file:
-        raise NotRegularFile("not a regular file")
-    return read_opened(path)

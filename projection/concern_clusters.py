@@ -191,7 +191,7 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
     sizes = numpy.ones(len(part), dtype=numpy.int64)
     alive = numpy.ones(len(part), dtype=bool)
     members = [[unit] for unit in part]
-    means = _Means(sums)
+    means = _Means(sums, sizes)
     while True:
         pair = means.best_pair(sums, sizes)
         if pair is None:
@@ -211,12 +211,16 @@ def _average_linkage(exact: Exact, part: list[int], threshold: float) -> list[li
 class _Means:
     """Every live pair's mean similarity as a float, above the diagonal (the rest -inf), with each row's maximum and
     a column holding it: a merge changes two rows and two columns, so finding the next pair costs one pass over the
-    rows, not over every pair (`_best_pair`, which it answers exactly as, by the same floats and exact ties)."""
+    rows, not a scan of every pair. Division rounds correctly, so it never reverses two exact means, but it can
+    make two different ones equal: the pairs at the float maximum are compared as exact fractions, and among exact
+    equals the first in row-major order above the diagonal wins (the smallest row, then column; a pair below it has
+    its mirror in an earlier row)."""
 
-    def __init__(self, sums: numpy.typing.NDArray[numpy.int64]) -> None:
+    def __init__(self, sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64]) -> None:
         import numpy
 
-        self.values = sums.astype(numpy.float64)  # every size is 1: a mean is its sum
+        # int64 sums over int64 size products, correctly rounded, as `merged` divides (sizes of 1: each sum itself).
+        self.values = sums / numpy.outer(sizes, sizes)
         numpy.copyto(self.values, -numpy.inf, where=numpy.tri(len(sums), dtype=bool))
         self.top = self.values.max(axis=1) if len(sums) else numpy.zeros(0)
         self.at = self.values.argmax(axis=1) if len(sums) else numpy.zeros(0, dtype=numpy.int64)
@@ -252,7 +256,7 @@ class _Means:
         values[second, :] = -numpy.inf
         values[:, second] = -numpy.inf
         top[second] = -numpy.inf
-        # The same division `_best_pair` makes: int64 sums over int64 size products, correctly rounded.
+        # The same division as at the start: int64 sums over int64 size products, correctly rounded.
         after = slice(first + 1, None)
         values[first, after] = numpy.where(alive[after], sums[first, after] / (sizes[first] * sizes[after]),
                                            -numpy.inf)
@@ -265,26 +269,6 @@ class _Means:
         top[rising], at[rising] = column[rising], first
         redo = numpy.append(stale, first)  # `first` may be in `stale` too: both assign the same
         top[redo], at[redo] = values[redo].max(axis=1), values[redo].argmax(axis=1)
-
-
-def _best_pair(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],
-               alive: numpy.typing.NDArray[numpy.bool_]) -> tuple[int, int] | None:
-    """The live pair with the highest mean similarity; among equals, the pair of smallest positions."""
-    import numpy
-
-    live = numpy.flatnonzero(alive)
-    if len(live) < 2:
-        return None
-    block = sums[numpy.ix_(live, live)] / numpy.outer(sizes[live], sizes[live])
-    # The block is symmetric: the first of equals in row-major order lies above the diagonal (a pair below it has
-    # its mirror in an earlier row), so only that triangle is searched, and a pair is never tied with its mirror.
-    numpy.copyto(block, -numpy.inf, where=numpy.tri(len(live), dtype=bool))
-    # Division rounds correctly, so it never reverses two exact means, but it can make two different ones equal:
-    # the pairs at the float maximum are compared as exact fractions. Among exact equals, the first in row-major
-    # order wins: the smallest row, then column (max keeps the first of equals).
-    tied = numpy.flatnonzero(block == block.max())
-    row, column = divmod(int(tied[0]) if len(tied) == 1 else _exactly_first(sums, sizes, live, tied), len(live))
-    return int(live[row]), int(live[column])
 
 
 def _exactly_first(sums: numpy.typing.NDArray[numpy.int64], sizes: numpy.typing.NDArray[numpy.int64],

@@ -19,9 +19,15 @@ from typing import TYPE_CHECKING, Final
 from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
-from projection.review_reuse import fetched_rows
 from projection.review_rows import Projected, RecordFacts
-from projection.review_store import MODEL_COLUMNS, READ_FAULTS, VECTOR_COLUMNS, open_store, stored_model
+from projection.review_store import (
+    MODEL_COLUMNS,
+    READ_FAULTS,
+    VECTOR_COLUMNS,
+    fetched_rows,
+    open_store,
+    stored_model,
+)
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
 from theurian.stamped_store import VerifiedStores

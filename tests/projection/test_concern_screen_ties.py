@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 from projection import concern_screen
-from projection.concern_clusters import MAX_PART_UNITS, _best_pair, cluster
+from projection.concern_clusters import MAX_PART_UNITS, _Means, cluster
 from projection.concern_screen import LEAF_UNITS
 
 THRESHOLD = 0.34
@@ -54,4 +54,4 @@ def test_two_means_that_round_to_the_same_float_are_told_apart_exactly() -> None
         sums[0, 2] = sums[2, 0] = third[0]
         sizes = numpy.array([1, second[1], third[1]], dtype=numpy.int64)
         assert second[0] / second[1] == third[0] / third[1]
-        assert _best_pair(sums, sizes, numpy.ones(3, dtype=bool)) == ((0, 2) if third == higher else (0, 1))
+        assert _Means(sums, sizes).best_pair(sums, sizes) == ((0, 2) if third == higher else (0, 1))
