@@ -18,7 +18,8 @@ from typing import Any
 import orjson
 
 from evidence.errors import EvidenceError, LakeBusyError, NotRegularFile
-from evidence.lake_read import RUNS_DIR, key_of, kind_entries, read_entry_bytes
+from evidence.lake_listing import RUNS_DIR, kind_entries
+from evidence.lake_read import key_of, read_entry_bytes
 from evidence.lake_runs import ManifestScan, read_manifests
 from evidence.records import (
     KINDS,

@@ -16,7 +16,7 @@ import orjson
 
 from evidence.errors import NotRegularFile, RecordInvalidError
 from evidence.files import MAX_MANIFEST_FILE_BYTES, read_regular
-from evidence.lake_read import RUNS_DIR
+from evidence.lake_listing import RUNS_DIR
 from evidence.validation import validate_manifest
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR

@@ -21,7 +21,8 @@ import orjson
 from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
 from evidence.errors import NotRegularFile
 from evidence.lake import Lake
-from evidence.lake_read import iter_records, key_of, kind_entries, read_entry_bytes
+from evidence.lake_listing import kind_entries
+from evidence.lake_read import iter_records, key_of, read_entry_bytes
 from evidence.records import KINDS, canonical_bytes
 from evidence.redaction import REDACTIONS_FIELD, screen
 from evidence.validation import validate_record

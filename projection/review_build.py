@@ -25,7 +25,8 @@ from typing import Final
 
 import duckdb
 
-from evidence.lake_read import LakeEntry, read_entries, scan_records
+from evidence.lake_listing import LakeEntry, scan_records
+from evidence.lake_read import read_entries
 from evidence.lake_runs import LastSeen, last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_reuse import StoredClustering

@@ -44,7 +44,7 @@ from typing import Any, Final
 import duckdb
 import orjson
 
-from evidence.lake_read import FileIdentity, LakeEntry
+from evidence.lake_listing import FileIdentity, LakeEntry
 from evidence.lake_runs import LastSeen
 from projection.errors import ReviewStoreUnavailable
 from projection.review_rows import STORED_FIELDS, Projected, assemble

@@ -15,7 +15,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from evidence.lake_read import read_entries, read_entry, scan_records
+from evidence.lake_listing import scan_records
+from evidence.lake_read import read_entries, read_entry
 from projection.review_build import _read_share
 from tests.benchmarks.test_review_search_benchmark import RECORDS, generated_project
 from theurian.project import REVIEW_DIR

@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from evidence.lake_read import scan_records
+from evidence.lake_listing import scan_records
 from evidence.records import canonical_bytes
 from projection.review_store import DIGEST_TABLES, store_path
 from tests.benchmarks.test_review_search_benchmark import RECORDS, _parse_seconds, cli_build, generated_project

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from evidence.lake_read import read_entry, scan_records
+from evidence.lake_listing import scan_records
+from evidence.lake_read import read_entry
 from evidence.lake_runs import last_seen, read_manifests
 from projection.review_build import build_review_store
 from projection.review_reuse import recorded_files, take_over, unchanged

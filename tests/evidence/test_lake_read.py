@@ -17,7 +17,8 @@ import pytest
 import evidence.files as evidence_files
 import evidence.lake_read as lake_read
 from evidence.files import MAX_RECORD_FILE_BYTES
-from evidence.lake_read import LakeEntry, LakeFile, iter_records, read_entries, read_entry, scan_records
+from evidence.lake_listing import LakeEntry, LakeFile, scan_records
+from evidence.lake_read import iter_records, read_entries, read_entry
 from evidence.lake_runs import last_seen, read_manifests
 from evidence.records import record_file_name, repository_folder
 from projection.review_build import build_review_store
@@ -134,28 +135,6 @@ def test_every_manifest_skipped_is_given_with_why_and_only_the_unreadable_ones_a
     ]
     assert scan.unreadable == [".theurian/review/runs/01K4YQ7N2B3C4D5E6F7G8H9JK2.json"]
     assert last_seen(scan.manifests) == {}
-
-
-def test_the_scan_with_identities_types_every_entry_as_the_listing_does_and_takes_each_lstat(tmp_path: Path) -> None:
-    root = new_project(tmp_path / "p")
-    write_lake(root, [pull_request(REPOSITORY, 1, "PR_a"), pull_request(REPOSITORY, 2, "PR_b")])
-    folder = root / ".theurian/review" / repository_folder(REPOSITORY) / "pull-request"
-    (folder / "a_link_in.0.json").symlink_to(folder / record_file_name("PR_a"))
-    (folder / "a_link_out.0.json").symlink_to(tmp_path / "outside.json")
-    os.mkfifo(folder / "b_fifo.0.json")
-    (folder / "c_folder.0.json").mkdir()
-    (folder / ".PR_c.0.json.tmp").write_bytes(b"{")  # a killed writer's leftover: never listed
-    typed, _ = scan_records(root)
-    identified, _ = scan_records(root, identities=True)
-    assert [entry._replace(identity=None) for entry in identified] == typed
-    assert [(entry.name, entry.is_link, entry.is_file) for entry in typed] == [
-        (record_file_name("PR_a"), False, True), (record_file_name("PR_b"), False, True),
-        ("a_link_in.0.json", True, False), ("a_link_out.0.json", True, False), ("b_fifo.0.json", False, False),
-        ("c_folder.0.json", False, False)]
-    for entry in identified:
-        status = os.lstat(folder / entry.name)
-        assert entry.identity == (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns,
-                                  status.st_ctime_ns)
 
 
 def _every_kind_of_file(root: Path) -> Path:

@@ -7,7 +7,8 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from evidence.lake_read import LakeEntry, read_entry, scan_records
+from evidence.lake_listing import LakeEntry, scan_records
+from evidence.lake_read import read_entry
 from evidence.lake_runs import LastSeen
 from projection.review_build import build_review_store
 from projection.review_reuse import RecordedFiles, recorded_files, take_over, unchanged
