@@ -14,6 +14,10 @@ interrupted at all, and raises the Ctrl-C after it: importing DuckDB, whose nati
 process (SIGABRT, a "Critical nanobind error" on stderr) when a KeyboardInterrupt lands while it registers its
 types.
 
+`ignored_from_here()` is for the process's very end, once a command has returned its outcome: a Ctrl-C while it
+prints its last line or while the interpreter shuts down (about one in five pressed in a build's last second) would
+otherwise make a command that has finished look interrupted, or end the process by SIGINT itself.
+
 Only the main thread receives KeyboardInterrupt, and only Python's own handler is replaced: in another thread,
 or where SIGINT is ignored or handled by someone else, nothing changes and `check()` never raises.
 """
@@ -97,3 +101,12 @@ def import_duckdb_held() -> None:
     DuckDB calls this first, so the one import that can abort the process is never interrupted."""
     with interrupts_held():
         import duckdb  # noqa: F401 - imported for its side effect: loaded before anything can interrupt it
+
+
+def ignored_from_here() -> None:
+    """Ignore Ctrl-C for the rest of this process (see the module's note), where its main thread runs Python's
+    default handler; elsewhere nothing changes. For the console script's exit alone: a process that goes on to
+    work must stay interruptible."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

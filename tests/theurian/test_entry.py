@@ -47,3 +47,31 @@ entry.run()
 def test_a_ctrl_c_while_the_command_line_loads_lets_the_imports_finish_then_exits_130_silently() -> None:
     done = subprocess.run([sys.executable, "-c", _INTERRUPTED_IMPORT], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (EXIT_INTERRUPTED, "the import ran to its end\n", "")
+
+
+# A stand-in command that has finished (it returns 0) and whose process is sent a Ctrl-C while it shuts down: the
+# exit must still be the command's own, in silence (a Ctrl-C in a build's last moments had ended the process by
+# SIGINT with its summary already printed, so a finished build looked interrupted).
+_CTRL_C_AT_EXIT = """
+import atexit, os, signal, sys
+import theurian.cli.main as main
+
+def late_ctrl_c():
+    os.kill(os.getpid(), signal.SIGINT)
+    for _ in range(10_000):  # bytecodes, where Python would raise the KeyboardInterrupt
+        pass
+    print("the exit ran to its end", flush=True)
+
+def finished_command(standalone_mode):
+    atexit.register(late_ctrl_c)
+    print("summary", flush=True)
+    return 0
+
+main.app = finished_command
+main.run()
+"""
+
+
+def test_a_ctrl_c_after_the_command_has_finished_leaves_its_exit_code_and_prints_nothing() -> None:
+    done = subprocess.run([sys.executable, "-c", _CTRL_C_AT_EXIT], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "summary\nthe exit ran to its end\n", "")

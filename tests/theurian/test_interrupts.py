@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from theurian.interrupts import interrupts_held, watching_interrupts
+from theurian.interrupts import ignored_from_here, interrupts_held, watching_interrupts
 
 
 def _ctrl_c() -> None:
@@ -80,3 +80,15 @@ def test_nothing_changes_in_another_thread_or_under_someone_elses_handler() -> N
         assert caught == [signal.SIGINT]
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_ignoring_ctrl_c_for_the_rest_of_the_process_changes_nothing_from_another_thread_or_another_handler(
+        ) -> None:
+    worker = threading.Thread(target=ignored_from_here)
+    worker.start()
+    worker.join(timeout=10)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with watching_interrupts() as interrupts:  # someone else's handler: left in place
+        ignored_from_here()
+        assert signal.getsignal(signal.SIGINT) == interrupts.handle
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 from typer._click.exceptions import ClickException  # typer vendors click; its errors are these
@@ -29,6 +29,7 @@ from theurian.cli import (
 from theurian.cli.error_text import escape_text, os_error_text
 from theurian.cli.json_summary import echo_refusal
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
+from theurian.interrupts import ignored_from_here
 from theurian.text import is_utf8, one_line
 
 app = typer.Typer(
@@ -105,39 +106,50 @@ def _escape_what_stdout_cannot_encode() -> None:
 
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
+    try:
+        code = _outcome()
+    except KeyboardInterrupt:  # while a refusal was being printed
+        code = EXIT_INTERRUPTED
+    # The command has finished, one way or another: a Ctrl-C from here on could only misreport it (theurian.interrupts).
+    ignored_from_here()
+    sys.exit(code)
+
+
+def _outcome() -> int:
+    """Run the command line; its exit code, every error turned into one line on stderr first."""
     # Every value Theurian stores or sends is UTF-8 text (TOML, JSON, DuckDB, SQLite), so a value that is not
     # would fail wherever it first reached one, as an internal fault or with another problem's cure.
     _escape_what_stdout_cannot_encode()
     undecodable = _not_utf8(sys.argv[1:])
     if undecodable is not None:
         typer.echo(f"theurian: the argument {undecodable} is not UTF-8 text; every argument must be", err=True)
-        sys.exit(EXIT_USAGE)
+        return EXIT_USAGE
     try:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.
         code = app(standalone_mode=False)
     except PathEscapeError as exc:
-        _refuse(escape_text(exc), exc.exit_code, exc)
+        return _refused(escape_text(exc), exc.exit_code, exc)
     except TheurianError as exc:
-        _refuse(exc.message, exc.exit_code, exc)
+        return _refused(exc.message, exc.exit_code, exc)
     except typer.Exit as exc:
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except typer.Abort as exc:
-        _refuse("aborted", EXIT_FAILED, exc)
+        return _refused("aborted", EXIT_FAILED, exc)
     except KeyboardInterrupt:
-        sys.exit(EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except OSError as exc:  # the file system said no: say what and where, on one line
-        _refuse(os_error_text(exc), EXIT_FAILED, exc)
+        return _refused(os_error_text(exc), EXIT_FAILED, exc)
     except ClickException as exc:  # usage errors: click's own one-paragraph message, exit 2
         exc.show()
-        sys.exit(exc.exit_code)
+        return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
-        _refuse(f"unexpected failure ({type(exc).__name__}: {exc})", EXIT_FAILED, exc)
-    sys.exit(code if isinstance(code, int) else 0)
+        return _refused(f"unexpected failure ({type(exc).__name__}: {exc})", EXIT_FAILED, exc)
+    return code if isinstance(code, int) else 0
 
 
-def _refuse(text: str, exit_code: int, error: BaseException) -> NoReturn:
+def _refused(text: str, exit_code: int, error: BaseException) -> int:
     """One line on stderr and the exit code; under `--json`, the refusal's document on stdout as well."""
     line = one_line(text)
     typer.echo(f"theurian: {line}", err=True)
     echo_refusal(line, exit_code, error)
-    sys.exit(exit_code)
+    return exit_code
