@@ -57,6 +57,7 @@ from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
 from theurian.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
 from theurian.stamped_store import VerifiedStores
+from theurian.text import one_line
 
 # Below this many files per process a fork costs more than the share it takes over.
 MIN_FILES_PER_PROCESS: Final = 5_000
@@ -79,7 +80,8 @@ class BuildSummary:
     clustering_reused: bool = False  # the concern clustering taken over from the store it replaced (concern_reuse)
 
     def describe(self) -> str:
-        lines = [f"skipped {path}: {why}" for path, why in self.skipped]
+        # A lake file's name is whatever the folder holds (a lake can arrive by clone): escaped, one line each.
+        lines = [f"skipped {one_line(path)}: {one_line(why)}" for path, why in self.skipped]
         readers = f"; read by {self.processes} processes" if self.processes > 1 else ""
         if self.records_reused:
             lines.append(f"records: {self.records - self.records_reused} read from the lake, {self.records_reused} "

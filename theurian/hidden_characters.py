@@ -23,7 +23,8 @@ OTHER_FORMAT: Final = "other-format"
 # The order a row lists its classes in.
 CLASSES: Final = (BIDI_CONTROL, ZERO_WIDTH, TAG_CHARACTER, OTHER_FORMAT)
 
-_BIDI: Final = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# The controls that reorder what is displayed (Trojan Source): theurian.text.one_line escapes them on a terminal line.
+BIDI_CONTROLS: Final = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _ZERO_WIDTH: Final = frozenset("\u180e\u200b\u200c\u200d\u2060\ufeff")
 
 
@@ -33,14 +34,14 @@ def _any_hidden() -> re.Pattern[str]:
     this Python's Unicode database, plus U+180E, which Unicode moved out of Cf). Made on first use: walking the
     code points costs ~0.1 s, which a command that serves no row should not pay."""
     points = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
-    points |= _BIDI | _ZERO_WIDTH | {chr(c) for c in range(0xE0000, 0xE0080)}
+    points |= BIDI_CONTROLS | _ZERO_WIDTH | {chr(c) for c in range(0xE0000, 0xE0080)}
     return re.compile("[" + "".join(re.escape(p) for p in sorted(points)) + "]")
 
 
 
 def class_of(char: str) -> str:
     """The class of one hidden character (one `_any_hidden()` matches)."""
-    if char in _BIDI:
+    if char in BIDI_CONTROLS:
         return BIDI_CONTROL
     if char in _ZERO_WIDTH:
         return ZERO_WIDTH

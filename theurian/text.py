@@ -6,6 +6,8 @@ import string
 import unicodedata
 from typing import Final
 
+from theurian.hidden_characters import BIDI_CONTROLS
+
 # The 26 ASCII letters and nothing else: GitHub's case-insensitive matching of names, and the contract's `q`
 # folding. SQL that folds the same way spells its `translate(...)` from these two (a test pins each to
 # `ascii_fold`).
@@ -39,11 +41,13 @@ def is_utf8(text: str) -> bool:
 
 
 def one_line(message: str) -> str:
-    """A message as the one line it is meant to be (a CLI error, a log line): a line break of any kind, or a control
-    character (a terminal escape), that a path or any value carried is shown escaped, as Python would write it.
-    Everything else stays as typed, so a path with an ideographic space or a joiner can still be copied from it."""
+    """A message as the one line it is meant to be (a CLI error, a log line, a table cell): a line break of any kind,
+    a control character (a terminal escape) or a bidirectional control (which reorders what the terminal shows)
+    that a path or any value carried is shown escaped, as Python would write it. Everything else stays as typed,
+    so a path with an ideographic space or a joiner can still be copied from it."""
     return "".join(c.encode("unicode_escape").decode("ascii") if _breaks_the_line(c) else c for c in message)
 
 
 def _breaks_the_line(character: str) -> bool:
-    return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029")
+    return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029"
+                                   or character in BIDI_CONTROLS)

@@ -155,3 +155,20 @@ def test_an_allowlisted_repository_whose_folder_is_linked_out_is_named_once_and_
     as_json = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
                                           check=True).stdout)["summary"]
     assert as_json["unreadableEntries"] == [f".theurian/review/{folder.name}"]  # the link to mend, once
+
+
+def test_a_lake_entry_named_with_terminal_escapes_is_shown_escaped_on_one_line_by_build_and_never_raw_by_status(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project_in_process(tmp_path / "p")
+    copy_fixture_lake(project)
+    hostile = "x\x1b[2J\x1b]0;pwned\x07\rALL CLEAN\u202e.json"
+    kind_folder = project / ".theurian/review" / repository_folder(FIXTURE_REPOSITORY) / "review-thread"
+    (kind_folder / hostile).write_bytes(b"{}")
+    (project / ".theurian/review" / hostile).mkdir()  # not a repository folder
+    escaped = "x\\x1b[2J\\x1b]0;pwned\\x07\\rALL CLEAN\\u202e.json"
+    build = installation.cli("review", "build", "--project", str(project), check=True).stdout
+    status, _ = _status(installation, project)
+    for text in (build, status):
+        assert not any(c in text for c in "\x1b\x07\r\u202e"), text
+    assert f"skipped .theurian/review/{repository_folder(FIXTURE_REPOSITORY)}/review-thread/{escaped}: " in build
+    assert f"skipped .theurian/review/{escaped}: not a repository folder" in build

@@ -32,6 +32,7 @@ from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
+from theurian.text import one_line
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
@@ -255,8 +256,8 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         typer.echo(f"{name}: {records}; {run}{_content_words(row['content'])}{kept}")
     for path in unreadable:
-        typer.echo(f"unreadable entry skipped: {path} (not a regular file or folder inside the evidence lake, "
-                   "or too large to read)")
+        typer.echo(f"unreadable entry skipped: {one_line(path)} (not a regular file or folder inside the evidence "
+                   "lake, or too large to read)")
 
 
 def _content_words(content: dict[str, Any]) -> str:
