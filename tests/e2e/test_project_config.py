@@ -1,6 +1,6 @@
 """A project's `.theurian/config.toml` holds only tables and keys some module reads: a misspelt key or table is
-refused, in one line naming it and the known ones, by every command that reads the file (before any request),
-and every key the docs name is still accepted."""
+refused, in one line naming it and the known ones, by every command that reads the file (before any request) and
+by the daemon's tools that read it, and every key the docs name is still accepted."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import pytest
 
 from evidence.content_policy import PROJECT_CONFIG_KEYS
 from tests.e2e.review_ingest_support import ingest, ingest_env, record_files, small_corpus
+from tests.knowledge.proposal_support import PROJECT_ID, new_shop, proposals
+from tests.support.daemon import running_daemon
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
+from tests.support.mcp_client import call_tools
 from theurian.project import INITIAL_CONFIG
 
 KEYS = "acknowledged_secrets, allowlist, redact_participants, secrets"
@@ -94,3 +97,21 @@ def test_every_key_any_module_reads_is_accepted_and_so_are_the_initial_and_sampl
         for reader in ("review scan", "review status", "review allow"):
             result = installation.cli(*READERS[reader], "--project", str(project))
             assert result.returncode == 0, (text, reader, result.stderr)
+
+
+def test_a_write_intent_tool_over_mcp_refuses_a_project_whose_config_holds_an_unknown_key(
+        installation: Installation, tmp_path: Path) -> None:
+    with installation.in_process():
+        shop = new_shop(tmp_path / "shop")
+    text, line = MISSPELT["secret"]
+    _config(shop.root, text)
+    change = {"projectId": PROJECT_ID, "itemId": shop.item_id, "expectedRevision": shop.revision_id,
+              "body": "Take the lock after the reads.\n", "author": "agent-7"}
+    with running_daemon(installation) as daemon:
+        [refused] = call_tools(daemon.mcp_url, [("knowledge.proposeChange", change)])
+        assert refused.is_error and line in refused.text, refused.text
+        assert proposals(shop.root) == []
+        _config(shop.root, text.replace("secret =", "secrets ="))
+        [drafted] = call_tools(daemon.mcp_url, [("knowledge.proposeChange", change)])
+        assert not drafted.is_error, drafted.text
+    assert len(proposals(shop.root)) == 1
