@@ -1,6 +1,10 @@
 """What a project asks of the text it keeps: `[review]` in `.theurian/config.toml`, and the salt beside the lake.
 
+This module also owns the config file's whole shape (`PROJECT_CONFIG_KEYS`): every reader parses it with
+`parse_config`, which refuses a table or key no module reads, so a typo is never silently a default.
+
     [review]
+    allowlist = []                  # read by ingest.allowlist
     secrets = "redact"              # "redact" (default) | "block" | "warn" | "off"
     redact_participants = false     # true: author logins and ids become stable keyed pseudonyms
     acknowledged_secrets = []       # fingerprints an operator has checked and knows are not secrets
@@ -36,6 +40,11 @@ DEFAULT_SECRETS_POLICY: Final = SECRETS_REDACT
 SALT_FILE: Final = f"{THEURIAN_DIR}/review.salt"
 # A project's config is a few lines; a bound keeps a planted multi-gigabyte file from being read whole.
 MAX_CONFIG_FILE_BYTES: Final = 1 << 20
+# Every table a project's config may hold and every key any module reads from it (`allowlist` is read by
+# ingest.allowlist, the rest here). A misspelt `redact_participant` would otherwise leave real logins in the lake.
+PROJECT_CONFIG_KEYS: Final[dict[str, frozenset[str]]] = {
+    "review": frozenset({"allowlist", "secrets", "redact_participants", "acknowledged_secrets"}),
+}
 _SALT_TEXT: Final = re.compile(r"[0-9a-f]{64}\n?")
 _FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}")
 
@@ -64,16 +73,40 @@ def config_text(path: Path) -> str:
         raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text (byte {exc.start}); edit it by hand") from None
 
 
+def parse_config(text: str) -> dict[str, Any]:
+    """The project config's document, its shape checked against PROJECT_CONFIG_KEYS.
+
+    Raises:
+        ConfigError: not TOML, or a table or key no module reads (one line naming it and the known ones).
+    """
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
+    tables = ", ".join(f"[{name}]" for name in sorted(PROJECT_CONFIG_KEYS))
+    for name, table in document.items():
+        if name not in PROJECT_CONFIG_KEYS:
+            raise ConfigError(f"{CONFIG_FILE}: unknown table [{_shown(name)}]; the tables are: {tables}")
+        if not isinstance(table, dict):
+            raise ConfigError(f"{CONFIG_FILE}: {name} must be a table ([{name}]); edit it by hand")
+        unknown = sorted(set(table) - PROJECT_CONFIG_KEYS[name])
+        if unknown:
+            known = ", ".join(sorted(PROJECT_CONFIG_KEYS[name]))
+            raise ConfigError(f"{CONFIG_FILE}: unknown key {_shown(unknown[0])!r} in [{name}]; the keys are: {known}")
+    return document
+
+
+def _shown(key: str) -> str:
+    # A key is the operator's text: cut and escaped so the refusal stays one printable line.
+    return key[:40].encode("ascii", "backslashreplace").decode("ascii")
+
+
 def _review_table(project_root: Path) -> dict[str, Any]:
     path = resolve_inside(project_root, CONFIG_FILE)
     if not path.exists():
         return {}
-    try:
-        document = tomllib.loads(config_text(path))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
-    review = document.get("review", {})
-    return review if isinstance(review, dict) else {}
+    review: dict[str, Any] = parse_config(config_text(path)).get("review", {})
+    return review
 
 
 def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:

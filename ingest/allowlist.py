@@ -1,7 +1,7 @@
 """SEC-10: the repositories a project may ingest, kept in `.theurian/config.toml` as `[review] allowlist`.
 
 The file is hand-editable: `allow`/`disallow` rewrite only the `allowlist = [...]` value inside `[review]`,
-keep every other byte (comments, other tables), and read the result back with `tomllib` before replacing it.
+keep every other byte (comments, other keys), and read the result back (`parse_config`) before replacing it.
 Each holds an exclusive lock on the `.theurian` folder from its read to its replace, so two at once both land:
 without it, a `disallow` racing an `allow` could report the repository removed while the other's rewrite put it
 back.
@@ -10,12 +10,11 @@ back.
 from __future__ import annotations
 
 import re
-import tomllib
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Final
 
-from evidence.content_policy import config_text
+from evidence.content_policy import config_text, parse_config
 from evidence.records import REPOSITORY_PATTERN, fold_repository
 from ingest.errors import NotAllowlistedError
 from theurian import tomlwrite
@@ -52,12 +51,8 @@ def _config_path(project_root: Path) -> Path:
 
 
 def _parse(text: str) -> list[str]:
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
-    review = document.get("review", {})
-    value = review.get("allowlist", []) if isinstance(review, dict) else None
+    review = parse_config(text).get("review", {})
+    value = review.get("allowlist", [])
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise ConfigError(f"{CONFIG_FILE}: [review] allowlist must be a list of \"owner/name\" strings")
     return value

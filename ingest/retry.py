@@ -22,6 +22,10 @@ RETRY_STATUSES: Final = frozenset({500, 502, 503, 504})
 NEVER_RETRY_STATUSES: Final = frozenset({400, 401, 404, 422})
 MAX_ATTEMPTS: Final = 6
 DEFAULT_MAX_WAIT_SECONDS: Final = 3600.0
+# The longest `max_wait` an operator may set: a day. GitHub's primary limit resets within the hour; a longer wait
+# (or an infinite one, `inf`) is a mistyped number, and a negative or `nan` one would make "a longer wait stops the
+# run" mean nothing.
+LONGEST_MAX_WAIT_SECONDS: Final = 86_400.0
 BACKOFF_FIRST_SECONDS: Final = 1.0
 BACKOFF_MAX_SECONDS: Final = 60.0
 # GitHub's advice when a secondary rate limit names no wait: at least a minute.

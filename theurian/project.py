@@ -55,10 +55,9 @@ def init_project(root: Path) -> Path:
 
     Raises:
         AlreadyInPlaceError: `.theurian/config.toml` already exists (nothing is changed).
-        ProjectError: the folder does not exist.
+        ProjectError: the folder does not exist, is not a folder, or lies inside a `.theurian` folder.
     """
-    if not root.is_dir():
-        raise ProjectError(f"{root} is not a folder")
+    _check_project_folder(root)
     theurian_dir = resolve_inside(root, THEURIAN_DIR)
     config = theurian_dir / "config.toml"
     if config.exists():
@@ -69,6 +68,23 @@ def init_project(root: Path) -> Path:
     if not gitignore.exists():
         write_text_durably(gitignore, INITIAL_GITIGNORE)
     return theurian_dir
+
+
+def _check_project_folder(root: Path) -> None:
+    """Refuse a `root` init cannot make a project of, naming the cure.
+
+    Raises:
+        ProjectError: it does not exist, is not a folder, or is (inside) a `.theurian` folder.
+    """
+    if THEURIAN_DIR in root.parts:
+        # `init proj/.theurian` would make `.theurian/.theurian`: a project nobody's commands would ever find.
+        project = Path(*root.parts[:root.parts.index(THEURIAN_DIR)])
+        raise ProjectError(f"{root} is a project's {THEURIAN_DIR} folder or inside one, not a project folder; "
+                           f"run `theurian init {project}` for the project that holds it")
+    if not root.exists():
+        raise ProjectError(f"{root} does not exist; create the folder first, or name an existing one")
+    if not root.is_dir():
+        raise ProjectError(f"{root} is not a folder")
 
 
 def resolve_project(project_id: str) -> Project:

@@ -5,19 +5,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import subprocess
 from pathlib import Path
 
 import yaml
 
+import schemas
 from tests.knowledge.proposal_support import (
     PROPOSAL_SCHEMA,
     REPOSITORY,
     THREAD_KEY,
+    Shop,
     candidate_arguments,
     new_shop,
     proposals,
 )
 from tests.support.installation import Installation
+
+BODY_LIMIT = schemas.load("mcp", "knowledge-propose-change-input.schema.json")["properties"]["body"]["maxLength"]
+PAST = f"holds more than {BODY_LIMIT} characters, the longest body knowledge.proposeChange admits"
 
 
 def test_the_three_drafts_list_reject_and_accept_at_the_command_line(installation: Installation,
@@ -160,3 +167,60 @@ def test_an_operations_file_with_an_anchor_or_a_repeated_key_is_a_usage_error_an
         assert len(result.stderr.strip().splitlines()) == 1
         assert ("appears twice" if name == "repeated" else "an anchor") in result.stderr
     assert not (root / ".theurian/proposals").exists() or list((root / ".theurian/proposals").iterdir()) == []
+
+
+def _change(installation: Installation, shop: Shop, body: Path | str) -> subprocess.CompletedProcess[str]:
+    # timeout: a FIFO nobody writes to must be refused, not waited on; a hang fails the test, bounded.
+    return installation.cli("propose", "change", shop.item_id, "--expected-revision", shop.revision_id,
+                            "--body-file", str(body), "--author", "me", "--project", str(shop.root), "--json",
+                            timeout=60)
+
+
+def test_a_body_file_at_the_tools_bound_is_drafted_and_one_character_past_it_is_refused_unwritten(
+        installation: Installation, tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    limit, past = BODY_LIMIT, PAST
+    # Characters, not bytes: four-byte characters at the bound are 4 × limit bytes, and one more byte is past both.
+    for name, text, drafted in (("ascii-at", "a" * limit, True), ("ascii-past", "a" * (limit + 1), False),
+                                ("wide-at", "\U0001f600" * limit, True),
+                                ("wide-past", "\U0001f600" * limit + "a", False)):
+        body = tmp_path / f"{name}.md"
+        body.write_text(text, encoding="utf-8")
+        result = _change(installation, shop, body)
+        if drafted:
+            assert result.returncode == 0, result.stderr
+            payload = json.loads(result.stdout)["summary"]
+            assert (shop.root / payload["bodyFile"]).read_text(encoding="utf-8") == text
+        else:
+            assert (result.returncode, result.stderr) == (2, f"theurian: --body-file {body} {past}\n")
+    assert len(proposals(shop.root)) == 2
+
+
+def test_a_body_file_that_is_a_fifo_a_device_a_folder_missing_or_not_utf8_is_refused_in_one_line(
+        installation: Installation, tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # nobody ever writes to it: reading it would wait forever
+    (tmp_path / "latin1.md").write_bytes(b"caf\xe9\n")
+    huge = tmp_path / "huge.md"
+    with open(huge, "wb") as grown:
+        grown.truncate(30_000_000)  # the 30 MB draft the tester saw written, refused before any byte is read
+    cases = {fifo: "cannot be read: the file is not a regular file",
+             Path("/dev/zero"): "cannot be read: the file is not a regular file",
+             tmp_path: "cannot be read: the file is not a regular file",
+             tmp_path / "nothing.md": "does not exist",
+             tmp_path / "latin1.md": "is not UTF-8 text (byte 3)",
+             huge: PAST}
+    for body, reason in cases.items():
+        result = _change(installation, shop, body)
+        assert (result.returncode, result.stderr) == (2, f"theurian: --body-file {body} {reason}\n")
+    candidate = installation.cli(
+        "propose", "candidate", "--repository", REPOSITORY, "--record-key", THREAD_KEY, "--fix-commit",
+        shop.fix_commit, "--item-id", "a.b", "--title", "t", "--body-file", str(fifo), "--kind", "convention",
+        "--category", "reliability-rule", "--owner", "o", "--author", "me", "--project", str(shop.root), timeout=60)
+    assert (candidate.returncode, candidate.stderr) == (2, f"theurian: --body-file {fifo} {cases[fifo]}\n")
+    operations = installation.cli("propose", "migration", "--operations-file", "/dev/zero", "--author", "me",
+                                  "--description", "d", "--project", str(shop.root), timeout=60)
+    assert (operations.returncode, operations.stderr) == (
+        2, f"theurian: --operations-file /dev/zero {cases[fifo]}\n")
+    assert proposals(shop.root) == []

@@ -38,18 +38,19 @@ def test_allowing_a_name_already_there_in_another_case_is_already_in_place(proje
         allowlist.disallow(project, "acme/other")
 
 
-def test_hand_edits_comments_and_other_tables_survive_an_allow(project: Path) -> None:
+def test_hand_edits_comments_and_other_keys_survive_an_allow(project: Path) -> None:
     path = project / ".theurian" / "config.toml"
     path.write_text(
-        '# mine\n[other]\nkey = "v"  # keep\n\n[review]\n# why these\nallowlist = [\n  "a/b", # first ]\n'
-        "  'c/d',\n]\nextra = 1\n\n[later]\nx = [1]\n",
+        '# mine\n[review]\nsecrets = "warn"  # keep\n# why these\nallowlist = [\n  "a/b", # first ]\n'
+        "  'c/d',\n]\nredact_participants = true\n\nacknowledged_secrets = ['0123456789abcdef']\n",
         encoding="utf-8",
     )
     allowlist.allow(project, "e/f")
     text = config(project)
     document = tomllib.loads(text)
     assert document["review"]["allowlist"] == ["a/b", "c/d", "e/f"]
-    assert document["other"] == {"key": "v"} and document["review"]["extra"] == 1 and document["later"]["x"] == [1]
+    assert document["review"]["secrets"] == "warn" and document["review"]["redact_participants"] is True
+    assert document["review"]["acknowledged_secrets"] == ["0123456789abcdef"]
     assert "# mine" in text and "# why these" in text and '# keep' in text
 
 
@@ -66,9 +67,19 @@ def test_a_config_with_crlf_line_endings_is_rewritten_as_a_text_editor_would_hav
 
 
 def test_a_config_without_a_review_table_gets_one(project: Path) -> None:
-    (project / ".theurian" / "config.toml").write_text('[other]\nk = 1\n', encoding="utf-8")
+    (project / ".theurian" / "config.toml").write_text('# mine\n', encoding="utf-8")
     allowlist.allow(project, "a/b")
-    assert tomllib.loads(config(project)) == {"other": {"k": 1}, "review": {"allowlist": ["a/b"]}}
+    assert tomllib.loads(config(project)) == {"review": {"allowlist": ["a/b"]}}
+    assert config(project).startswith("# mine\n")
+
+
+def test_allow_refuses_a_config_with_an_unknown_table_and_leaves_it_unchanged(project: Path) -> None:
+    path = project / ".theurian" / "config.toml"
+    path.write_text('[other]\nk = 1\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown table \[other\]; the tables are: \[review\]"):
+        allowlist.allow(project, "a/b")
+    assert path.read_text(encoding="utf-8") == '[other]\nk = 1\n'
+
 
 
 def test_a_non_list_allowlist_is_a_config_error(project: Path) -> None:

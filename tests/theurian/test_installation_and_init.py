@@ -61,10 +61,43 @@ def test_init_twice_changes_nothing_says_so_and_exits_0(installation: Installati
     assert (tmp_path / ".theurian/config.toml").read_text(encoding="utf-8") == "# mine\n"
 
 
-def test_init_of_a_missing_folder_fails_with_one_line(installation: Installation, tmp_path: Path) -> None:
+def test_init_of_a_missing_folder_or_a_file_fails_with_one_line_saying_which(installation: Installation,
+                                                                              tmp_path: Path) -> None:
     result = installation.cli("init", str(tmp_path / "missing"))
     assert result.returncode == EXIT_FAILED
-    assert result.stderr.strip().splitlines() == [f"theurian: {tmp_path / 'missing'} is not a folder"]
+    assert result.stderr.strip().splitlines() == [
+        f"theurian: {tmp_path / 'missing'} does not exist; create the folder first, or name an existing one"]
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    result = installation.cli("init", str(tmp_path / "file"))
+    assert result.returncode == EXIT_FAILED
+    assert result.stderr.strip().splitlines() == [f"theurian: {tmp_path / 'file'} is not a folder"]
+    assert not (tmp_path / "missing").exists()
+
+
+@pytest.mark.parametrize("inside", [".theurian", ".theurian/state", ".theurian/knowledge/deep"])
+def test_init_inside_a_theurian_folder_is_refused_naming_the_project_that_holds_it(
+        installation: Installation, tmp_path: Path, inside: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    installation.cli("init", str(project), check=True)
+    (project / inside).mkdir(parents=True, exist_ok=True)
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    for where, cwd in ((str(project / inside), None), (".", project / inside)):
+        result = installation.cli("init", where, cwd=cwd)
+        assert result.returncode == EXIT_FAILED
+        assert result.stderr.splitlines() == [
+            f"theurian: {project / inside} is a project's .theurian folder or inside one, not a project folder; "
+            f"run `theurian init {project}` for the project that holds it"]
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+    assert not (project / ".theurian/.theurian").exists()
+
+
+def test_init_of_a_folder_whose_name_only_starts_with_theurian_is_a_project(installation: Installation,
+                                                                           tmp_path: Path) -> None:
+    folder = tmp_path / ".theurian-notes"
+    folder.mkdir()
+    assert installation.cli("init", str(folder)).returncode == 0
+    assert (folder / ".theurian/config.toml").is_file()
 
 
 def test_an_unknown_installation_key_is_refused_rather_than_ignored() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import plistlib
+import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.daemon import running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian.client_lines import CLIENTS, client_config, client_url
 from theurian.errors import EXIT_USAGE
@@ -96,3 +99,40 @@ def test_setup_without_its_service_manager_writes_the_unit_and_says_what_to_run(
     assert result.stderr.strip() == ("theurian: systemctl is not on this system: run `systemctl --user "
                                      "daemon-reload` where it is, or pass --no-start")
     assert (installation.home / UNIT).is_file()
+
+
+def _steps(result: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
+    steps: list[dict[str, object]] = json.loads(result.stdout)["summary"]["steps"]
+    return steps
+
+
+def test_a_dry_run_of_uninstall_lists_every_step_the_real_one_takes_in_order_stopping_the_daemon_included(
+        installation: Installation) -> None:
+    installation.cli("setup", "--no-start", "--service", "launchd", check=True)
+    config = installation.home / "config"
+    config.mkdir(parents=True, exist_ok=True)
+    where = ["--service", "launchd", "--json"]
+    path = str(THEURIAN_BIN.parent)  # no launchctl: its steps are warnings, the files are still removed
+    with running_daemon(installation) as daemon:
+        dry = installation.cli("uninstall", "--dry-run", *where, check=True, extra_env={"PATH": path})
+        text = installation.cli("uninstall", "--dry-run", "--service", "launchd", check=True).stdout
+        assert daemon.process.poll() is None and (installation.home / AGENT).exists()
+        real = installation.cli("uninstall", "--yes", *where, check=True, extra_env={"PATH": path})
+        assert daemon.process.wait(timeout=30) == 0  # stopped by uninstall, gracefully
+    assert _steps(dry) == _steps(real)
+    actions = [step["action"] for step in _steps(real)]
+    assert actions == ["run", "remove", "stop daemon", "remove", "remove"]
+    assert [step.get("path") for step in _steps(real)][-2:] == [str(config), str(installation.state_dir)]
+    assert text.splitlines()[-3:] == ["would stop the running daemon", f"would remove {config}",
+                                      f"would remove {installation.state_dir}"]
+    assert not config.exists() and not installation.state_dir.exists()
+
+
+def test_a_dry_run_of_uninstall_with_nothing_installed_or_running_lists_only_what_the_real_one_does(
+        installation: Installation) -> None:
+    installation.cli("auth", "token", check=True)
+    where = ["--service", "systemd", "--json"]
+    dry = installation.cli("uninstall", "--dry-run", *where, check=True)
+    real = installation.cli("uninstall", "--yes", *where, check=True)
+    assert _steps(dry) == _steps(real)
+    assert [step["action"] for step in _steps(real)] == ["none", "remove"]  # no service, no daemon, no config

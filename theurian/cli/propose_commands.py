@@ -25,6 +25,9 @@ app = typer.Typer(
 
 AuthorOption = Annotated[str, typer.Option("--author", help="Who proposes it.")]
 DescriptionOption = Annotated[str | None, typer.Option("--description", help="Why, for the reviewer.")]
+# The tools each drafting command shares its payload with own the bound of a body: their input schemas.
+_CHANGE_SCHEMA = "knowledge-propose-change-input.schema.json"
+_CANDIDATE_SCHEMA = "review-generate-knowledge-candidate-input.schema.json"
 BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
 
 
@@ -35,11 +38,46 @@ def _project(option: Path | None) -> Project:
     return Project(default_project_id(root) or "project", root)
 
 
-def _read_text(path: Path, what: str) -> str:
+def _read_body(path: Path, tool: str, schema: str) -> str:
+    """The body a `--body-file` holds, within the bound `tool` (drafting the same proposal) admits for `body`.
+
+    Raises:
+        UsageError: not a regular file, past the bound, or not UTF-8 (read no further than the bound allows).
+    """
+    from schemas import load
+
+    limit: int = load("mcp", schema)["properties"]["body"]["maxLength"]  # characters, as JSON Schema counts
+    past = f"holds more than {limit} characters, the longest body {tool} admits"
+    # A UTF-8 character is at most four bytes: a file past 4 × the bound holds more characters than it, unread.
+    text = _read_text(path, "--body-file", 4 * limit, past)
+    if len(text) > limit:
+        raise UsageError(f"--body-file {path} {past}")
+    return text
+
+
+def _read_text(path: Path, what: str, max_bytes: int, past: str) -> str:
+    """The UTF-8 text of the regular file at `path` (a link followed), opened without waiting on a FIFO or a
+    device and never read past `max_bytes`; `past` completes the refusal of a larger one.
+
+    Raises:
+        UsageError: the file is missing, not a regular file, larger than `max_bytes`, unreadable or not UTF-8.
+    """
+    from knowledge.errors import SourceUnreadable
+    from knowledge.migrations import read_source
+
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{what} {path} cannot be read as UTF-8 text ({type(exc).__name__})") from exc
+        data = read_source(path.resolve(), max_bytes)  # the operator's own path: a link to a file is that file
+    except FileNotFoundError:
+        raise UsageError(f"{what} {path} does not exist") from None
+    except SourceUnreadable as exc:
+        detail = past if exc.reason.startswith("larger than") else f"cannot be read: the file is {exc.reason}"
+        raise UsageError(f"{what} {path} {detail}") from None
+    except OSError as exc:
+        raise UsageError(f"{what} {path} cannot be read ({exc.strerror or type(exc).__name__})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
 
 
 def _emit(payload: dict[str, Any], as_json: bool) -> None:
@@ -74,7 +112,8 @@ def change(
 
     where = _project(project)
     request = ChangeRequest(item_id=item_id, expected_revision=expected_revision,
-                            body=_read_text(body_file, "--body-file"), author=author, title=title,
+                            body=_read_body(body_file, "knowledge.proposeChange", _CHANGE_SCHEMA), author=author,
+                            title=title,
                             description=description, drafted_by="theurian propose change")
     _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json)
 
@@ -92,11 +131,14 @@ def migration(
     from knowledge.drafts import generate_migration_draft
     from knowledge.errors import MigrationInvalidError
     from knowledge.migration_yaml import read_yaml
+    from knowledge.migrations import MAX_MIGRATION_BYTES
     from knowledge.proposals import DraftFacade
 
     try:
         # The strict loader migrations use: no anchors or aliases, no key written twice.
-        operations = read_yaml(str(operations_file), _read_text(operations_file, "--operations-file").encode())
+        text = _read_text(operations_file, "--operations-file", MAX_MIGRATION_BYTES,
+                          f"is larger than {MAX_MIGRATION_BYTES} bytes, the bound of the migration it would become")
+        operations = read_yaml(str(operations_file), text.encode())
     except MigrationInvalidError as exc:
         raise UsageError(f"--operations-file: {exc.message}") from exc
     if not isinstance(operations, list) or not operations or not all(isinstance(op, dict) for op in operations):
@@ -144,7 +186,8 @@ def candidate(
         raise UsageError("--repository and --record-key name a thread together: give both")
     where = _project(project)
     request = CandidateRequest(
-        fix_commit=fix_commit, item_id=item_id, title=title, body=_read_text(body_file, "--body-file"), kind=kind,
+        fix_commit=fix_commit, item_id=item_id, title=title, kind=kind,
+        body=_read_body(body_file, "review.generateKnowledgeCandidate", _CANDIDATE_SCHEMA),
         category=category, owner=owner, author=author, drafted_by="theurian propose candidate",
         repository=repository, record_key=record_key, concern_id=concern, description=description,
         evidence_trail=tuple(evidence or ()),

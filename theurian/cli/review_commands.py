@@ -19,7 +19,7 @@ from evidence.lake_scan import content_counts
 from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
-from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
+from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, LONGEST_MAX_WAIT_SECONDS
 from theurian.cli import (
     review_build_command,
     review_concerns_command,
@@ -95,8 +95,8 @@ def ingest(
     api_url: Annotated[str | None, typer.Option(
         help="GitHub API base URL (GitHub Enterprise: https://HOST/api/v3); env GITHUB_API_URL.")] = None,
     max_wait: Annotated[float, typer.Option(
-        help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.")]
-    = DEFAULT_MAX_WAIT_SECONDS,
+        help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.",
+        min=0.0, max=LONGEST_MAX_WAIT_SECONDS)] = DEFAULT_MAX_WAIT_SECONDS,
     as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import subprocess
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,7 +14,7 @@ from theurian import access_token, client_lines, daemon_control, installation, s
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.serve_command import DEFAULT_PORT
 from theurian.durable import write_text_durably
-from theurian.errors import TheurianError, UsageError
+from theurian.errors import AlreadyInPlaceError, TheurianError, UsageError
 from theurian.service_files import Plan
 
 
@@ -84,29 +86,46 @@ def uninstall(
 ) -> None:
     """Remove the user service; without --service-only, also stop the daemon and remove the installation's own
     config and state folders (never a project's files: each project's .theurian/ stays as it is)."""
-    folders = [] if service_only else [installation.config_dir(), installation.state_dir()]
-    if folders and not dry_run and not yes:
+    if not service_only and not dry_run and not yes:
         raise UsageError("removing the installation deletes its registry, access token and build-stamp secret "
                          "(every store must then be rebuilt): pass --yes, or --service-only to keep them")
     kind = _kind(service)
     plan = service_files.remove_plan(kind)
-    installed = plan.path.exists()
     steps = _Steps(as_json)
-    if installed or dry_run:
-        _carry_out(plan, steps, dry_run=dry_run, run_commands=installed or dry_run)
+    # The dry run takes the real run's path with `dry_run` set: each step is decided once, so the two never drift.
+    if plan.path.exists():
+        _carry_out(plan, steps, dry_run=dry_run, run_commands=True)
     else:
         steps.say(f"no service installed ({plan.path} does not exist)", action="none", path=str(plan.path))
-    for folder in folders:
-        if dry_run:
-            steps.say(f"would remove {folder}", action="remove", path=str(folder))
-        elif folder.exists():
-            if folder == installation.state_dir() and daemon_control.running() is not None:
-                daemon_control.stop()
-                steps.say("stopped the running daemon", action="stop daemon")
-            shutil.rmtree(folder)
-            steps.say(f"removed {folder}", action="remove", path=str(folder))
+    for step, folder in [] if service_only else _installation_steps():
+        _take(step, folder, steps, dry_run=dry_run)
     if as_json:
         echo_summary({"service": kind, "dryRun": dry_run, "steps": steps.done})
+
+
+_STOP_DAEMON = "stop daemon"
+_REMOVE = "remove"
+
+
+def _installation_steps() -> list[tuple[str, Path | None]]:
+    """What uninstall does past the service, in order: stop a running daemon (before the folders it reads and
+    writes go), then remove each installation folder that exists. The one list both a dry and a real run take."""
+    steps: list[tuple[str, Path | None]] = [(_STOP_DAEMON, None)] if daemon_control.running() is not None else []
+    folders = (installation.config_dir(), installation.state_dir())
+    return steps + [(_REMOVE, folder) for folder in folders if folder.exists()]
+
+
+def _take(step: str, folder: Path | None, steps: _Steps, *, dry_run: bool) -> None:
+    if step == _STOP_DAEMON:
+        if not dry_run:
+            with contextlib.suppress(AlreadyInPlaceError):  # it exited since it was seen running: stopped all the same
+                daemon_control.stop()
+        steps.say("would stop the running daemon" if dry_run else "stopped the running daemon", action=step)
+        return
+    assert folder is not None  # a removal step always names its folder
+    if not dry_run:
+        shutil.rmtree(folder)
+    steps.say(f"{'would remove' if dry_run else 'removed'} {folder}", action=step, path=str(folder))
 
 
 def _kind(service: str | None) -> str:
