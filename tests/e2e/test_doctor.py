@@ -336,3 +336,28 @@ def test_migrate_validate_refuses_a_body_whose_hash_does_not_match(copy: tuple[I
     assert f"the body ../knowledge/{body.relative_to(project / '.theurian/knowledge')} hashes to sha256:" in (
         result.stderr)
     assert "not the contentSha256 the migration records; nothing was changed" in result.stderr
+
+
+def _leave_last_run_running(project: Path) -> str:
+    """What a killed ingest leaves: its manifest still `running`, no finish time (its lock died with it)."""
+    path = sorted((project / ".theurian/review/runs").iterdir())[-1]
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(manifest | {"status": "running", "finishedAt": None}), encoding="utf-8")
+    return str(manifest["runId"])
+
+
+def test_a_run_left_running_reads_interrupted_unless_an_ingest_holds_the_lake(copy: tuple[Installation, Path]) -> None:
+    from theurian.folder_lock import folder_held
+
+    installation, project = copy
+    run_id = _leave_last_run_running(project)
+    text = installation.cli("review", "status", "--project", str(project), check=True).stdout
+    assert f"last run {run_id} interrupted (no ingest is running) at " in text
+    rows = json.loads(installation.cli("review", "status", "--project", str(project), "--json", check=True).stdout)
+    [last] = [r["lastRun"] for r in rows["summary"]["repositories"] if r["lastRun"]["runId"] == run_id]
+    assert last["status"] == "running" and last["interrupted"] is True  # the manifest's word, and what it means
+    assert "last ingest interrupted (no ingest is running) " in installation.cli("project", "status").stdout
+    with folder_held(project / ".theurian/review", wait=False):  # the lock an ingest holds for its whole run
+        held = installation.cli("review", "status", "--project", str(project), check=True).stdout
+        assert f"last run {run_id} running at " in held
+        assert "last ingest running " in installation.cli("project", "status").stdout

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any, Final
 
 from evidence.lake_listing import scan_records
 from evidence.records import KINDS
@@ -52,3 +53,36 @@ def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | No
         if entry.identity is not None and entry.identity[3] >= built_ns:
             return f"{REVIEW_DIR}/{entry.relative} was changed since"
     return None
+
+
+def ingest_running(root: Path) -> bool:
+    """Whether an ingest holds this project's lake now (`Lake.writing`, the lock every ingest takes for its whole
+    run and the kernel drops when it dies): a manifest left `running` without it is a killed run's. The probe takes
+    the lock for an instant, so an ingest starting in that instant is refused as if another ran (it says so, and
+    writes nothing); call it only for a manifest that says `running`."""
+    from evidence.errors import LakeBusyError
+    from evidence.lake import Lake
+
+    try:
+        with Lake(root).writing():
+            return False
+    except LakeBusyError:
+        return True
+
+
+def interrupted_runs(root: Path, runs: list[dict[str, Any]]) -> None:
+    """Mark each summary of `runs` whose manifest says `running` with `interrupted`: true when no ingest holds
+    the lake (the run was killed), false while one does. The lake is probed once, and only if one says so."""
+    running = [run for run in runs if run.get("status") == "running"]
+    if running:
+        held = ingest_running(root)
+        for run in running:
+            run["interrupted"] = not held
+
+
+def run_state(run: dict[str, Any]) -> str:
+    """A run's status as an operator should read it: a `running` manifest no ingest holds is interrupted."""
+    return INTERRUPTED if run.get("interrupted") else str(run.get("status"))
+
+
+INTERRUPTED: Final = "interrupted (no ingest is running)"
