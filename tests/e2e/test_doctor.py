@@ -115,6 +115,17 @@ def _edit_lake_record_in_place(project: Path) -> None:
         file.write("\n")
 
 
+def _link_kind_folder_out_of_the_lake(project: Path) -> None:
+    """A kind folder swapped for a link out of the lake, its repository folder's mtime set back: only the listing
+    finds it, and a build would refuse that lake."""
+    kind = _lake_record(project).parent
+    repository = kind.parent
+    mtime = repository.stat().st_mtime_ns
+    kind.rename(project / "outside-kind")
+    kind.symlink_to(project / "outside-kind")
+    os.utime(repository, ns=(mtime, mtime))
+
+
 def _damage_index_file(project: Path) -> None:
     """As `dd if=/dev/urandom of=$INDEX bs=1 count=2000 seek=100 conv=notrunc` (a fixed pattern, not random)."""
     [index] = (project / ".theurian/state").glob("knowledge-index-*.sqlite")
@@ -146,6 +157,9 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
     "a lake record edited in place since the build": (lambda i, p: _edit_lake_record_in_place(p),
                                                       "sample: review store", "was changed since: not current",
                                                       "`theurian review build`"),
+    "a kind folder linked out of the lake": (lambda i, p: _link_kind_folder_out_of_the_lake(p),
+                                             "sample: review store", "the lake cannot be listed to compare (",
+                                             "`theurian review build` names what is wrong"),
     "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
                                           "HEAD was committed after it", "`theurian findings build`"),
     "findings store removed": (lambda i, p: (p / ".theurian/state/theurian-findings-local.sqlite").unlink(),

@@ -85,7 +85,11 @@ def _review(root: Path) -> list[Check]:
         level = FAIL if entries else OK
         checks.append(Check("evidence lake", level, "empty", "`theurian review ingest`" if entries else ""))
         # A store with no lake behind it (copied from another project, or its lake deleted) is still served.
-        return [*checks, _orphan_store(root)] if store_path(root).exists() else checks
+        try:
+            present = store_path(root).exists()
+        except TheurianError as exc:
+            return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
+        return [*checks, _orphan_store(root)] if present else checks
     records = sum(sum(lake.folder_record_counts(f).values()) for f in folders)
     checks.append(Check("evidence lake", OK, f"{records} records in {len(folders)} repositor"
                                               f"{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"))
@@ -101,7 +105,12 @@ def _review(root: Path) -> list[Check]:
     if newer:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {len(newer)} ingest run(s) "
                                                      "since", "`theurian review build`")]
-    changed = lake_change_since(root, folders, built_ns)
+    try:
+        changed = lake_change_since(root, folders, built_ns)
+    except (TheurianError, OSError) as exc:
+        reason = exc.message if isinstance(exc, TheurianError) else exc.strerror or type(exc).__name__
+        return [*checks, Check("review store", FAIL, f"the lake cannot be listed to compare ({reason})",
+                               "`theurian review build` names what is wrong")]
     if changed is not None:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {changed}: not current "
                                                      "with the lake", "`theurian review build`")]
