@@ -1,13 +1,17 @@
 """Whether a project's retrieval index is the one `knowledge.search` will rank with: built over the active state,
-under this installation's disclosure ceiling (the same tests `knowledge.retrieval` makes before using it)."""
+under this installation's disclosure ceiling, and readable (the same tests `knowledge.retrieval` makes before
+ranking: `open_index`'s probe, then the word postings checked against their digest, the first read a ranking
+makes). Damage in pages neither reads (the FTS tables a query then reads) only a search finds."""
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from knowledge.index import IndexPointer, read_index_pointer
+from knowledge.index import IndexPointer, open_index, read_index_pointer
 from knowledge.state import Pointer, read_pointer
 
 CURRENT: Final = "current"
@@ -15,6 +19,8 @@ STALE: Final = "stale"  # built over another state than the active one
 CEILING_MISMATCH: Final = "ceiling-mismatch"
 NOT_BUILT: Final = "not-built"
 NO_STATE: Final = "no-state"  # nothing applied yet: nothing to index
+UNREADABLE: Final = "unreadable"  # knowledge.search's `index-unreadable`: damaged, or not the build named
+HEALTHY: Final = (CURRENT, NO_STATE)  # the states `index status` exits 0 with
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,9 @@ class IndexStatus:
         if self.state == CEILING_MISMATCH:
             return (f"{built}: built under the ceiling {self.index.disclosure_ceiling}, not this installation's "
                     "(`theurian index build`)")
+        if self.state == UNREADABLE:
+            return (f"{built}: unreadable (damaged, or not the build its pointer names); knowledge.search falls "
+                    "back to substring search (`theurian index build`)")
         return f"{built}: current"
 
 
@@ -49,4 +58,17 @@ def index_status(root: Path, ceiling: str) -> IndexStatus:
         return IndexStatus(STALE, index, active)
     if index.disclosure_ceiling != ceiling:
         return IndexStatus(CEILING_MISMATCH, index, active)
-    return IndexStatus(CURRENT, index, active)
+    return IndexStatus(CURRENT if _readable(root, index) else UNREADABLE, index, active)
+
+
+def _readable(root: Path, index: IndexPointer) -> bool:
+    from knowledge.postings import load_postings  # numpy: only when there is an index to read
+
+    connection = open_index(root, index)
+    if connection is None:
+        return False
+    with closing(connection):
+        try:
+            return load_postings(connection, index.build_id, index.postings_sha256) is not None
+        except sqlite3.DatabaseError:
+            return False

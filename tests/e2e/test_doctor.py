@@ -100,6 +100,47 @@ def _edit_state_with_sqlite3(project: Path) -> None:
         connection.execute("UPDATE revisions SET body = 'Planted.'")
 
 
+def _lake_record(project: Path) -> Path:
+    return sorted((project / ".theurian/review").glob("sha256-*/review-thread/*.json"))[0]
+
+
+def _delete_lake_record(project: Path) -> None:
+    """The documented cure for a leaked record's first half: its evidence file deleted (docs/secrets.md)."""
+    _lake_record(project).rename(project / "deleted-record.json")
+
+
+def _edit_lake_record_in_place(project: Path) -> None:
+    record = _lake_record(project)
+    with record.open("a", encoding="utf-8") as file:  # the same inode: only the file's own times move
+        file.write("\n")
+
+
+def _link_kind_folder_out_of_the_lake(project: Path) -> None:
+    """A kind folder swapped for a link out of the lake, its repository folder's mtime set back: only the listing
+    finds it, and a build would refuse that lake."""
+    kind = _lake_record(project).parent
+    repository = kind.parent
+    mtime = repository.stat().st_mtime_ns
+    kind.rename(project / "outside-kind")
+    kind.symlink_to(project / "outside-kind")
+    os.utime(repository, ns=(mtime, mtime))
+
+
+def _damage_index_file(project: Path) -> None:
+    """As `dd if=/dev/urandom of=$INDEX bs=1 count=2000 seek=100 conv=notrunc` (a fixed pattern, not random)."""
+    [index] = (project / ".theurian/state").glob("knowledge-index-*.sqlite")
+    with index.open("r+b") as file:
+        file.seek(100)
+        file.write(bytes(range(256)) * 7 + bytes(208))
+
+
+def _alter_index_postings(project: Path) -> None:
+    """Damage `open_index`'s probe does not read: the postings no longer match the digest the pointer records."""
+    [index] = (project / ".theurian/state").glob("knowledge-index-*.sqlite")
+    with contextlib.closing(sqlite3.connect(index)) as connection, connection:
+        connection.execute("UPDATE word_postings SET data = X'00' WHERE id = 1")
+
+
 def _chmod(path: str, mode: int) -> Callable[[Installation, Path], None]:
     return lambda installation, project: (installation.home / path).chmod(mode)
 
@@ -110,6 +151,15 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                              "sample: review store", "not servable (absent)", "`theurian review build`"),
     "an ingest since the build": (lambda i, p: _newer_run(p), "sample: review store", "1 ingest run(s) since",
                                   "`theurian review build`"),
+    "a lake record deleted since the build": (lambda i, p: _delete_lake_record(p), "sample: review store",
+                                              "a record was added, removed or renamed in .theurian/review/sha256-",
+                                              "`theurian review build`"),
+    "a lake record edited in place since the build": (lambda i, p: _edit_lake_record_in_place(p),
+                                                      "sample: review store", "was changed since: not current",
+                                                      "`theurian review build`"),
+    "a kind folder linked out of the lake": (lambda i, p: _link_kind_folder_out_of_the_lake(p),
+                                             "sample: review store", "the lake cannot be listed to compare (",
+                                             "`theurian review build` names what is wrong"),
     "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
                                           "HEAD was committed after it", "`theurian findings build`"),
     "findings store removed": (lambda i, p: (p / ".theurian/state/theurian-findings-local.sqlite").unlink(),
@@ -124,6 +174,10 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                             "`theurian migrate apply` (rebuilds it"),
     "index removed": (lambda i, p: (p / ".theurian/state/knowledge-index.json").unlink(),
                       "sample: retrieval index", "not built", "`theurian index build`"),
+    "index file damaged": (lambda i, p: _damage_index_file(p), "sample: retrieval index", ": unreadable (damaged",
+                           "`theurian index build`"),
+    "index postings altered": (lambda i, p: _alter_index_postings(p), "sample: retrieval index",
+                               ": unreadable (damaged", "`theurian index build`"),
     "lake removed": (lambda i, p: shutil.rmtree(p / ".theurian/review"), "sample: evidence lake", "empty",
                      "`theurian review ingest`"),
     "allowlist unreadable": (lambda i, p: (p / ".theurian/config.toml").write_text("[review\n", encoding="utf-8"),
@@ -203,11 +257,74 @@ def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Instal
     pointer = project / ".theurian/state/knowledge-index.json"
     document = json.loads(pointer.read_text(encoding="utf-8"))
     pointer.write_text(json.dumps(document | {"stateHash": "0" * 64}), encoding="utf-8")
-    stale = json.loads(installation.cli(*args, check=True).stdout)["summary"]
-    assert stale["state"] == "stale" and stale["indexedState"] == "0" * 64
+    result = installation.cli(*args)
+    stale = json.loads(result.stdout)
+    assert result.returncode == 1 and stale["ok"] is False  # knowledge.search would not rank with it
+    assert stale["summary"]["state"] == "stale" and stale["summary"]["indexedState"] == "0" * 64
     pointer.unlink()
-    assert installation.cli("index", "status", "--project", str(project), check=True).stdout.strip() == (
-        "not built (`theurian index build`)")
+    result = installation.cli("index", "status", "--project", str(project))
+    assert result.returncode == 1 and result.stdout.strip() == "not built (`theurian index build`)"
+
+
+def _search_fallback(installation: Installation, project: Path) -> str | None:
+    result = installation.cli("knowledge", "search", "auth", "--project", str(project), "--json", check=True)
+    reason: str | None = json.loads(result.stdout)["summary"]["retrieval"]["fallbackReason"]
+    return reason
+
+
+@pytest.mark.parametrize("damage", [_damage_index_file, _alter_index_postings])
+def test_index_status_calls_an_index_unreadable_exactly_when_knowledge_search_falls_back_for_it(
+        copy: tuple[Installation, Path], damage: Callable[[Path], None]) -> None:
+    installation, project = copy
+    assert _search_fallback(installation, project) is None
+    damage(project)
+    assert _search_fallback(installation, project) == "index-unreadable"
+    result = installation.cli("index", "status", "--project", str(project), "--json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 1 and document["ok"] is False and document["summary"]["state"] == "unreadable"
+    text = installation.cli("index", "status", "--project", str(project))
+    assert text.returncode == 1 and text.stdout.rstrip().endswith(
+        ": unreadable (damaged, or not the build its pointer names); knowledge.search falls back to substring "
+        "search (`theurian index build`)")
+    [status] = json.loads(installation.cli("project", "status", "sample", "--json").stdout)["summary"]["projects"]
+    assert status["state"]["retrieval index"]["level"] == "fail"
+    installation.cli("index", "build", "--project", str(project), check=True, timeout=300)
+    assert _search_fallback(installation, project) is None
+    assert installation.cli("index", "status", "--project", str(project)).stdout.rstrip().endswith(": current")
+
+
+def _review_store_row(installation: Installation) -> dict[str, str]:
+    [document] = json.loads(installation.cli("project", "status", "sample", "--json").stdout)["summary"]["projects"]
+    row: dict[str, str] = document["state"]["review store"]
+    return row
+
+
+def test_project_status_calls_the_review_store_stale_once_a_lake_record_is_deleted_until_a_rebuild(
+        copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    assert _review_store_row(installation)["level"] == "ok"
+    _delete_lake_record(project)
+    row = _review_store_row(installation)
+    assert row["level"] == "fail" and row["cure"] == "`theurian review build`"
+    assert "a record was added, removed or renamed in .theurian/review/sha256-" in row["state"]
+    installation.cli("review", "build", "--project", str(project), check=True, timeout=300)
+    row = _review_store_row(installation)
+    assert row["level"] == "ok" and row["state"].endswith("current with the lake")
+    _edit_lake_record_in_place(project)
+    assert "was changed since: not current with the lake" in _review_store_row(installation)["state"]
+
+
+def test_project_status_names_a_review_store_with_no_lake_behind_it(copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    for folder in (project / ".theurian/review").glob("sha256-*"):
+        shutil.rmtree(folder)  # the lake gone, the store built from it kept (or a store copied from elsewhere)
+    row = _review_store_row(installation)
+    assert row["level"] == "fail" and row["state"].startswith("built from a lake that is no longer here")
+    assert row["cure"].startswith("`theurian review build`")
+    text = installation.cli("project", "status", "sample").stdout
+    assert "  review store: built from a lake that is no longer here" in text
+    installation.cli("review", "build", "--project", str(project), check=True, timeout=300)
+    assert _review_store_row(installation) == {"level": "ok", "state": "built here, empty like the lake", "cure": ""}
 
 
 def test_migrate_validate_checks_everything_and_applies_nothing(copy: tuple[Installation, Path]) -> None:
@@ -233,3 +350,28 @@ def test_migrate_validate_refuses_a_body_whose_hash_does_not_match(copy: tuple[I
     assert f"the body ../knowledge/{body.relative_to(project / '.theurian/knowledge')} hashes to sha256:" in (
         result.stderr)
     assert "not the contentSha256 the migration records; nothing was changed" in result.stderr
+
+
+def _leave_last_run_running(project: Path) -> str:
+    """What a killed ingest leaves: its manifest still `running`, no finish time (its lock died with it)."""
+    path = sorted((project / ".theurian/review/runs").iterdir())[-1]
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(manifest | {"status": "running", "finishedAt": None}), encoding="utf-8")
+    return str(manifest["runId"])
+
+
+def test_a_run_left_running_reads_interrupted_unless_an_ingest_holds_the_lake(copy: tuple[Installation, Path]) -> None:
+    from theurian.folder_lock import folder_held
+
+    installation, project = copy
+    run_id = _leave_last_run_running(project)
+    text = installation.cli("review", "status", "--project", str(project), check=True).stdout
+    assert f"last run {run_id} interrupted (no ingest is running) at " in text
+    rows = json.loads(installation.cli("review", "status", "--project", str(project), "--json", check=True).stdout)
+    [last] = [r["lastRun"] for r in rows["summary"]["repositories"] if r["lastRun"]["runId"] == run_id]
+    assert last["status"] == "running" and last["interrupted"] is True  # the manifest's word, and what it means
+    assert "last ingest interrupted (no ingest is running) " in installation.cli("project", "status").stdout
+    with folder_held(project / ".theurian/review", wait=False):  # the lock an ingest holds for its whole run
+        held = installation.cli("review", "status", "--project", str(project), check=True).stdout
+        assert f"last run {run_id} running at " in held
+        assert "last ingest running " in installation.cli("project", "status").stdout

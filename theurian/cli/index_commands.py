@@ -59,10 +59,12 @@ def status(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Whether the index is the one knowledge.search ranks with: current, stale, built under another disclosure
-    ceiling, or not built."""
-    from knowledge.index_status import index_status
+    ceiling, unreadable (damaged), or not built. Exit 0 when current (or when there is no state to index), 1
+    otherwise: knowledge.search would fall back to substring search."""
+    from knowledge.index_status import HEALTHY, index_status
 
     report = index_status(project_root(project), disclosure_ceiling())
+    healthy = report.state in HEALTHY
     if as_json:
         index = report.index
         echo_summary({
@@ -71,6 +73,8 @@ def status(
             "indexedState": index.state_hash if index else None,
             "activeState": report.active.state_hash if report.active else None,
             "disclosureCeiling": index.disclosure_ceiling if index else None,
-        })
-        return
-    typer.echo(report.describe())
+        }, ok=healthy)
+    else:
+        typer.echo(report.describe())
+    if not healthy:
+        raise typer.Exit(1)

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
@@ -82,23 +83,60 @@ def _review(root: Path) -> list[Check]:
     folders = lake.repository_folders()
     if not folders:
         level = FAIL if entries else OK
-        return [*checks, Check("evidence lake", level, "empty",
-                               "`theurian review ingest`" if entries else "")]
+        checks.append(Check("evidence lake", level, "empty", "`theurian review ingest`" if entries else ""))
+        # A store with no lake behind it (copied from another project, or its lake deleted) is still served.
+        try:
+            present = store_path(root).exists()
+        except TheurianError as exc:
+            return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
+        return [*checks, _orphan_store(root)] if present else checks
     records = sum(sum(lake.folder_record_counts(f).values()) for f in folders)
     checks.append(Check("evidence lake", OK, f"{records} records in {len(folders)} repositor"
                                               f"{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"))
     try:
         open_store(root)
-        built = datetime.fromtimestamp(store_path(root).stat().st_mtime, UTC)
+        built_ns = store_path(root).stat().st_mtime_ns
     except ReviewStoreUnavailable as exc:
         return [*checks, Check("review store", FAIL, f"not servable ({exc.reason})", "`theurian review build`")]
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
+    built = datetime.fromtimestamp(built_ns / 1e9, UTC)
     newer = [m for m in lake.scan_manifests().manifests if _run_time(m) > built]
     if newer:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {len(newer)} ingest run(s) "
                                                      "since", "`theurian review build`")]
+    try:
+        changed = lake_change_since(root, folders, built_ns)
+    except (TheurianError, OSError) as exc:
+        reason = exc.message if isinstance(exc, TheurianError) else exc.strerror or type(exc).__name__
+        return [*checks, Check("review store", FAIL, f"the lake cannot be listed to compare ({reason})",
+                               "`theurian review build` names what is wrong")]
+    if changed is not None:
+        return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {changed}: not current "
+                                                     "with the lake", "`theurian review build`")]
     return [*checks, Check("review store", OK, f"built here {built:%Y-%m-%d %H:%M}Z, current with the lake")]
+
+
+def _orphan_store(root: Path) -> Check:
+    """The review store of a project whose lake is empty: right only when it is empty too (a build from it)."""
+    from projection.errors import ReviewStoreUnavailable
+    from projection.review_store import READ_FAULTS, STORE_RELATIVE, open_store
+
+    try:
+        cursor = open_store(root).cursor()
+    except ReviewStoreUnavailable as exc:
+        return Check("review store", FAIL, f"not servable ({exc.reason})", "`theurian review build`")
+    try:
+        [(records,)] = cursor.execute("SELECT count(*) FROM s.records").fetchall()
+    except READ_FAULTS:
+        return Check("review store", FAIL, "not servable (unreadable)", "`theurian review build`")
+    finally:
+        cursor.close()
+    if records == 0:
+        return Check("review store", OK, "built here, empty like the lake")
+    return Check("review store", FAIL, f"built from a lake that is no longer here: the lake is empty, yet "
+                 f"review.search, review.findSimilar and the daemon serve this store's {records} records",
+                 f"`theurian review build` (publishes an empty store), or remove {STORE_RELATIVE}")
 
 
 def _run_time(manifest: dict[str, object]) -> datetime:

@@ -11,6 +11,7 @@ import typer
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_checks import project_checks
+from theurian.cli.review_freshness import interrupted_runs, run_state
 from theurian.errors import ProjectError
 
 
@@ -54,7 +55,7 @@ def _repositories(root: Path) -> list[dict[str, Any]]:
 
     lake = Lake(root)
     manifests = lake.scan_manifests().manifests
-    rows = []
+    rows: list[dict[str, Any]] = []
     for folder in lake.repository_folders():
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
         last = runs[-1] if runs else None
@@ -65,6 +66,7 @@ def _repositories(root: Path) -> list[dict[str, Any]]:
                 key: last.get(key) for key in ("runId", "status", "mode", "startedAt", "finishedAt", "window",
                                                "error")},
         })
+    interrupted_runs(root, [row["lastIngest"] for row in rows if row["lastIngest"]])
     return rows
 
 
@@ -83,7 +85,7 @@ def _print(document: dict[str, Any]) -> None:
         records = ", ".join(f"{n} {kind}" for kind, n in row["records"].items())
         last = row["lastIngest"]
         ingest = "never ingested" if last is None else (
-            f"last ingest {last['status']} {last['finishedAt'] or last['startedAt']} ({last['mode']}, since "
+            f"last ingest {run_state(last)} {last['finishedAt'] or last['startedAt']} ({last['mode']}, since "
             f"{(last.get('window') or {}).get('since') or 'the beginning'})")
         typer.echo(f"  {row['repository'] or '(repository unknown)'}: {records}; {ingest}")
     for name, check in document["state"].items():

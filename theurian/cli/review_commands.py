@@ -29,6 +29,7 @@ from theurian.cli import (
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.review_freshness import interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
@@ -242,6 +243,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
                      "records": dict.fromkeys(KINDS, 0) if f"{REVIEW_DIR}/{folder}" in not_folders
                      else lake.folder_record_counts(folder, unreadable), "lastRun": last,
                      "content": content_counts(root, folder).as_json()})
+    interrupted_runs(root, [row["lastRun"] for row in rows if row["lastRun"]])
     if as_json:
         echo_summary({"repositories": rows, "unreadableEntries": unreadable})
         return
@@ -250,7 +252,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
     for row in rows:
         records = ", ".join(f"{row['records'][k]} {k}" for k in KINDS)
         last = row["lastRun"]
-        run = (f"last run {last['runId']} {last['status']} at {last['finishedAt'] or last['startedAt']}"
+        run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
                if last else "never ingested")
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
