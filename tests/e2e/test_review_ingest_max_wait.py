@@ -1,5 +1,6 @@
-"""`review ingest --max-wait` takes a number of seconds from 0 to a day: a negative, `nan` or infinite wait (under
-which "a longer one stops the run" would mean nothing) is a usage refusal, exit 2, before anything is read."""
+"""`review ingest --max-wait` (and `sync --max-wait`, which hands it to the ingest) takes a number of seconds from
+0 to a day: a negative, `nan` or infinite wait (under which "a longer one stops the run" would mean nothing) is a
+usage refusal, exit 2, before anything is read."""
 
 from __future__ import annotations
 
@@ -26,11 +27,12 @@ def test_a_wait_at_either_bound_runs_the_ingest(installation: Installation, tmp_
 
 @pytest.mark.parametrize("wait", ["-5", "-0.001", "nan", "inf", "-inf", repr(LONGEST_MAX_WAIT_SECONDS + 0.001),
                                   "86401"])
+@pytest.mark.parametrize("command", [("review", "ingest"), ("sync",)])
 def test_a_wait_past_a_bound_or_not_a_number_is_a_usage_refusal(installation: Installation, tmp_path: Path,
-                                                                 wait: str) -> None:
+                                                                 wait: str, command: tuple[str, ...]) -> None:
     project = new_project(installation, tmp_path / "p", PUBLIC_REPOSITORY)
     with FakeGitHub(small_corpus(load_fixture())).running() as fake:
-        result = installation.cli("review", "ingest", "--max-wait", wait, "--project", str(project),
+        result = installation.cli(*command, "--max-wait", wait, "--project", str(project),
                                   extra_env=ingest_env(fake))
         assert (result.returncode, fake.requests) == (2, 0)
     assert "Invalid value for '--max-wait'" in result.stderr and "Traceback" not in result.stderr
