@@ -77,7 +77,7 @@ def _review(root: Path) -> list[Check]:
     try:
         entries = allowlist.read_allowlist(root)
     except TheurianError as exc:
-        return [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml ([review] allowlist)")]
+        return [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml where the line says")]
     checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}")]
     lake = Lake(root)
     folders = lake.repository_folders()
