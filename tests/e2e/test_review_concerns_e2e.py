@@ -13,6 +13,8 @@ import jsonschema
 import pytest
 
 import schemas
+from projection.review_store import STORE_RELATIVE
+from serve.tools.review_concerns import LIST_CONCERNS_UNAVAILABLE_REFUSAL
 from tests.e2e.review_ingest_support import copy_project, ingested_and_built
 from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
 from tests.support.concern_set import pull_requests
@@ -164,3 +166,15 @@ def test_propose_candidate_with_concern_drafts_what_the_tool_drafts(module_daemo
     trail = json.loads((root / payload["evidenceFile"]).read_text(encoding="utf-8"))
     assert trail["draftedBy"] == "theurian propose candidate"
     assert trail["concern"]["memberCount"] == concern["memberCount"] == len(trail["concern"]["members"])
+
+
+def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
+        tmp_path: Path) -> None:
+    damaged = copy_project(project["root"], tmp_path / "damaged")
+    (damaged / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
+    module_installation.cli("project", "register", str(damaged), "--id", "damaged-concerns", check=True)
+    [tool] = call_tools(module_daemon.mcp_url, [("review.listConcerns", {"projectId": "damaged-concerns"})])
+    assert (tool.is_error, tool.text) == (True, LIST_CONCERNS_UNAVAILABLE_REFUSAL)
+    printed = module_installation.cli("review", "concerns", "--project", str(damaged))
+    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {LIST_CONCERNS_UNAVAILABLE_REFUSAL}"])
