@@ -26,6 +26,7 @@ from evidence.errors import NotRegularFile
 from evidence.files import read_opened
 from knowledge.errors import MigrationInvalidError, SourceUnreadable
 from knowledge.migration_yaml import read_yaml
+from knowledge.schema_faults import described
 from knowledge.vocabulary import parse_rfc3339
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
@@ -271,9 +272,8 @@ def _check(definition: str, instance: Any, file_name: str, index: int | None) ->
         # the end, never before a final newline; `\d` is ASCII), Python's `re` does not. The stricter decides.
         raise MigrationInvalidError(file_name, index, "a string fails its schema pattern (read as ECMA-262, "
                                                       "where `$` does not match before a final newline)")
-    path = ".".join(str(part) for part in error.absolute_path)
-    where = f"`{path}` " if path else ""
-    raise MigrationInvalidError(file_name, index, f"{where}{_first_line(error.message)}")
+    whole = "the document" if index is None else "the operation"
+    raise MigrationInvalidError(file_name, index, described(error, whole))
 
 
 @cache
@@ -323,7 +323,3 @@ def _inline(node: Any, definitions: dict[str, Any]) -> Any:
     if isinstance(node, list):
         return [_inline(value, definitions) for value in node]
     return node
-
-
-def _first_line(error: object) -> str:
-    return str(error).splitlines()[0][:300]

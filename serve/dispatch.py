@@ -21,7 +21,7 @@ from serve.errors import ToolRefusal
 from serve.gate import AdmissionGate
 from serve.refusal import INTERNAL_FAULT_REFUSAL, coded_refusal_text, refusal_result
 from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
-from theurian.errors import PathEscapeError, ProjectNotRegisteredError, TheurianError
+from theurian.errors import PathEscapeError, ProjectNotRegisteredError, RegistryError, TheurianError
 from theurian.places import path_escape_refusal
 from theurian.project import Project, resolve_project
 
@@ -124,6 +124,8 @@ def _domain_refusal(exc: TheurianError) -> str:
         return coded_refusal_text("PROJECT_NOT_REGISTERED",
                                   f"{exc.message}; project.list names the registered projects",
                                   {"projectId": exc.project_id})
+    if isinstance(exc, RegistryError):  # the operator's text names the installation's files; an agent's does not
+        return exc.agent_message
     return exc.message
 
 

@@ -4,9 +4,10 @@ after the input schema has checked the types.
 A value outside a bound or a vocabulary is refused naming the bound, never clamped and never treated as "no
 filter". A string inside the tool's bound may be quoted back (a typo is what the refusal exists to show); past it,
 only its length is given. How a tool words its refusals is its `FilterRules`, built once from the tool's own bound
-constants: review.search and review.findSimilar name each bound's constant and never render a caller's number (so
-no refusal can fail while rendering one); review.findings quotes a number a caller could plausibly have meant and
-describes any other by its digit count.
+constants: each bound is given as its number, never as the constant's name (a caller reads the refusal, not our
+source). review.search and review.findSimilar never render a caller's number (so no refusal can fail while
+rendering one); review.findings quotes a number a caller could plausibly have meant and describes any other by its
+digit count.
 """
 
 from __future__ import annotations
@@ -29,11 +30,9 @@ _USE_ONE_OF_THOSE: Final = ". Use one of those exactly, or omit the filter."
 class FilterRules:
     """One review tool's filter checks and their wording.
 
-    `max_chars` bounds every string filter; `max_chars_name` and `limit_name`, when set, are the constant names a
-    refusal shows beside those bounds; `nul_reason` is what follows "contains a NUL (U+0000)" in the tool's words;
-    `renders_numbers` says whether a refusal of `limit` or `pullRequest` shows the number sent (described by
-    `describe_number`) or only the range. `surrogates` makes the tool refuse a lone surrogate itself even where the
-    input tier would answer it first (a tool whose checks the CLI also calls, where no input tier runs).
+    `max_chars` bounds every string filter; `nul_reason` is what follows "contains a NUL (U+0000)" in the tool's
+    words; `renders_numbers` says whether a refusal of `limit` or `pullRequest` shows the number sent (described by
+    `describe_number`) or only the range.
     """
 
     tool: str
@@ -42,21 +41,18 @@ class FilterRules:
     max_limit: int
     nul_reason: str
     renders_numbers: bool
-    max_chars_name: str | None = None
-    limit_name: str | None = None
-    surrogates: bool = False
 
     def text(self, key: str, value: str) -> None:
         """Refuse a string filter past `max_chars`, holding a NUL, or (for a tool that answers them itself rather
-        than the input tier) holding a lone surrogate."""
+        than the input tier, `TOOLS_ANSWERING_SURROGATES`) holding a lone surrogate."""
         if len(value) > self.max_chars:
             raise ToolRefusal(
-                f"{self.tool}: `{key}` is bounded at {_named(self.max_chars_name, self.max_chars)} characters; "
+                f"{self.tool}: `{key}` is bounded at {self.max_chars} characters; "
                 f"{describe_value(value, self.max_chars)} was sent. Shorten it or omit the filter."
             )
         if "\x00" in value:
             raise ToolRefusal(f"{self.tool}: `{key}` contains a NUL (U+0000){self.nul_reason}")
-        if (self.surrogates or self.tool in TOOLS_ANSWERING_SURROGATES) and not is_utf8(value):
+        if self.tool in TOOLS_ANSWERING_SURROGATES and not is_utf8(value):
             raise ToolRefusal(
                 f"{self.tool}: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "
                 "and no stored value holds; send well-formed text."
@@ -85,7 +81,7 @@ class FilterRules:
             return self.default_limit
         if 1 <= limit <= self.max_limit:
             return limit
-        bound = _named(self.limit_name, self.max_limit)
+        bound = self.max_limit
         if self.renders_numbers:
             raise ToolRefusal(
                 f"{self.tool}: `limit` must be between 1 and {bound} (default {self.default_limit}); "
@@ -105,10 +101,6 @@ class FilterRules:
         if self.renders_numbers:
             raise ToolRefusal(f"{head}; {describe_number(number)} was sent.")
         raise ToolRefusal(f"{head}. Send a pull-request number in that range, or omit the filter.")
-
-
-def _named(name: str | None, bound: int) -> str:
-    return f"{name} ({bound})" if name else str(bound)
 
 
 def describe_number(number: int) -> str:

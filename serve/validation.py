@@ -21,6 +21,7 @@ from referencing import Registry, Resource
 
 import schemas
 from serve.refusal import escape_unprintable
+from serve.tooling import CONTEXT_KEYS
 from theurian.text import is_utf8
 
 MCP_FAMILY = "mcp"
@@ -33,7 +34,9 @@ INLINE_CHECK_VALUES: Final = 64
 INLINE_CHECK_CHARS: Final = 4096
 # Tools the contract gives their own answer to a lone surrogate: review.search and review.findings refuse it in
 # their words, naming the filter; knowledge.search folds it to U+FFFD (deliberately, mcp-tools-contract.md). Every
-# other tool would fail on one (SQLite, orjson and files take UTF-8 only), so this tier refuses it.
+# other tool would fail on one (SQLite, orjson and files take UTF-8 only), so this tier refuses it. Their answer
+# covers their own filters only: the shared context (`projectId`, which a registry refusal would echo) is checked
+# here for every tool.
 TOOLS_ANSWERING_SURROGATES: Final = frozenset({"review.search", "review.findings", "knowledge.search"})
 
 
@@ -101,7 +104,9 @@ class InputValidator:
             return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
         # Before the full check, which walks every value: a body of a few MiB can hold a million of them, and
         # jsonschema then takes seconds to say what the first look below says at once.
-        cheap = _over_max_items(validator.schema, arguments) or _walk_problem(arguments, surrogates=surrogates)
+        context = {key: value for key, value in arguments.items() if key in CONTEXT_KEYS}
+        cheap = (_over_max_items(validator.schema, arguments) or _walk_problem(context, surrogates=True)
+                 or _walk_problem(arguments, surrogates=surrogates))
         if cheap is not None:
             return f"Invalid arguments for {tool_name}: {cheap}"
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))

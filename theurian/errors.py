@@ -55,7 +55,15 @@ class ConfigError(TheurianError):
 
 
 class RegistryError(TheurianError):
-    """The project registry cannot be read or written."""
+    """The project registry cannot be read or written.
+
+    `message` is the operator's (it may name the registry's path); `agent_message` is what a tool refusal says,
+    which names no filesystem path of the installation (`message` itself when none is given).
+    """
+
+    def __init__(self, message: str, *, agent_message: str | None = None) -> None:
+        super().__init__(message)
+        self.agent_message = message if agent_message is None else agent_message
 
 
 class ProjectError(TheurianError):

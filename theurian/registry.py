@@ -143,12 +143,17 @@ def _load_document(path: Path) -> dict[str, Any]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
-        raise RegistryError(f"cannot read the project registry {path}: {exc}") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise RegistryError(f"cannot read the project registry {path}: {exc}",
+                            agent_message=f"the project registry cannot be read ({reason}); the operator must "
+                                          "repair it") from exc
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise RegistryError(
-            f"the project registry {path} is not valid TOML ({exc}); fix it by hand — it was not changed"
+            f"the project registry {path} is not valid TOML ({exc}); fix it by hand — it was not changed",
+            agent_message=f"the project registry is not valid TOML ({exc}); the operator must fix it by hand "
+                          "(`theurian doctor` names the file)",
         ) from exc
 
 
@@ -156,7 +161,9 @@ def _parse(document: dict[str, Any]) -> RegistrySnapshot:
     projects = document.get("projects", {})
     if not isinstance(projects, dict):
         path = installation.registry_path()
-        raise RegistryError(f"the project registry {path}: `projects` must be a table; fix it by hand")
+        raise RegistryError(f"the project registry {path}: `projects` must be a table; fix it by hand",
+                            agent_message="the project registry's `projects` is not a table; the operator must "
+                                          "fix it by hand (`theurian doctor` names the file)")
     registrations = []
     unreadable = []
     for project_id, entry in projects.items():

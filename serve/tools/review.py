@@ -46,8 +46,8 @@ REVIEW_SEARCH_CAPACITY_REFUSAL: Final = (
     f"and no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was searched; retry shortly."
 )
 FILTERS: Final = FilterRules(
-    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
-    default_limit=DEFAULT_REVIEW_SEARCH_LIMIT, max_limit=MAX_REVIEW_SEARCH_LIMIT, limit_name="MAX_REVIEW_SEARCH_LIMIT",
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS,
+    default_limit=DEFAULT_REVIEW_SEARCH_LIMIT, max_limit=MAX_REVIEW_SEARCH_LIMIT,
     nul_reason=("; it is refused rather than repaired, because a search for a value the caller did not send would "
                 "answer about it. Remove it."),
     renders_numbers=False,

@@ -61,10 +61,9 @@ def review_list_concerns(
 
 
 FILTERS: Final = FilterRules(
-    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
-    default_limit=DEFAULT_LIST_CONCERNS_LIMIT, max_limit=MAX_LIST_CONCERNS_LIMIT, limit_name="MAX_LIST_CONCERNS_LIMIT",
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS,
+    default_limit=DEFAULT_LIST_CONCERNS_LIMIT, max_limit=MAX_LIST_CONCERNS_LIMIT,
     nul_reason=", which no stored value holds.", renders_numbers=False,
-    surrogates=True,  # `theurian review concerns` calls these checks with no input tier before them
 )
 
 

@@ -40,8 +40,8 @@ DEFAULT_FIND_SIMILAR_LIMIT: Final = 5
 MAX_FIND_SIMILAR_RESPONSE_CHARS: Final = 141_660
 
 FILTERS: Final = FilterRules(
-    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, max_chars_name="MAX_FILTER_CHARS",
-    default_limit=DEFAULT_FIND_SIMILAR_LIMIT, max_limit=MAX_FIND_SIMILAR_LIMIT, limit_name="MAX_FIND_SIMILAR_LIMIT",
+    tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS,
+    default_limit=DEFAULT_FIND_SIMILAR_LIMIT, max_limit=MAX_FIND_SIMILAR_LIMIT,
     nul_reason=", which no stored value holds.", renders_numbers=False,
 )
 FIND_SIMILAR_UNAVAILABLE_REFUSAL: Final = (

@@ -36,7 +36,7 @@ def project_list(call: Call) -> Mapping[str, Any]:
     try:
         snapshot = registry.read()
     except RegistryError as exc:
-        raise ToolRefusal(f"The project registry cannot be read: {exc.message}") from exc
+        raise ToolRefusal(exc.agent_message) from exc
     # `count` is how many projects can be queried: an id no project-scoped tool admits (a hand edit past the shared
     # context's bound) is listed where a caller finds out why, with the same remedy as one naming no root.
     bound = _project_id_bound()

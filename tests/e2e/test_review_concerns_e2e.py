@@ -13,7 +13,9 @@ import jsonschema
 import pytest
 
 import schemas
-from tests.e2e.review_ingest_support import ingested_and_built
+from projection.review_store import STORE_RELATIVE
+from serve.tools.review_concerns import LIST_CONCERNS_UNAVAILABLE_REFUSAL
+from tests.e2e.review_ingest_support import copy_project, ingested_and_built
 from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
 from tests.support.concern_set import pull_requests
 from tests.support.daemon import RunningDaemon
@@ -71,8 +73,26 @@ def test_the_cli_lists_the_same_concerns_as_the_tool(module_installation: Instal
     lines = table.stdout.strip().splitlines()
     assert lines[0].split() == ["concern", "PRs", "revs", "repos", "members", "gate", "excerpt"]
     assert lines[1].startswith("concern-") and lines[-1].startswith("(")
-    over = module_installation.cli("review", "concerns", "--limit", "21", "--project", str(root))
-    assert over.returncode == 2 and "MAX_LIST_CONCERNS_LIMIT (20)" in over.stderr and "Traceback" not in over.stderr
+
+
+def test_the_cli_refuses_a_limit_past_its_bound_with_the_tools_words_exit_1(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any]) -> None:
+    [tool] = call_tools(module_daemon.mcp_url, [("review.listConcerns", {"projectId": PROJECT, "limit": 21})])
+    assert tool.is_error is True
+    assert tool.text == ("review.listConcerns: `limit` must be between 1 and 20; the default is 10. Nothing was "
+                         "clamped; send a limit in that range.")
+    over = module_installation.cli("review", "concerns", "--limit", "21", "--project", str(project["root"]))
+    assert (over.returncode, over.stderr.splitlines()) == (1, [f"theurian: {tool.text}"])
+
+
+def test_the_cli_refuses_a_folder_no_registration_names_even_with_a_built_store(
+        module_installation: Installation, project: dict[str, Any], tmp_path: Path) -> None:
+    copied = copy_project(project["root"], tmp_path / "copied")
+    printed = module_installation.cli("review", "concerns", "--json", "--project", str(copied))
+    refusal = (f"{copied} is not registered, so no agent can read it: run `theurian project register {copied}` "
+               "first")
+    assert printed.returncode == 1
+    assert json.loads(printed.stdout)["ok"] is False and json.loads(printed.stdout)["summary"]["error"] == refusal
 
 
 def test_a_candidate_drafted_from_a_concern_lands_through_accept_and_apply_with_every_member(
@@ -146,3 +166,15 @@ def test_propose_candidate_with_concern_drafts_what_the_tool_drafts(module_daemo
     trail = json.loads((root / payload["evidenceFile"]).read_text(encoding="utf-8"))
     assert trail["draftedBy"] == "theurian propose candidate"
     assert trail["concern"]["memberCount"] == concern["memberCount"] == len(trail["concern"]["members"])
+
+
+def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
+        tmp_path: Path) -> None:
+    damaged = copy_project(project["root"], tmp_path / "damaged")
+    (damaged / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
+    module_installation.cli("project", "register", str(damaged), "--id", "damaged-concerns", check=True)
+    [tool] = call_tools(module_daemon.mcp_url, [("review.listConcerns", {"projectId": "damaged-concerns"})])
+    assert (tool.is_error, tool.text) == (True, LIST_CONCERNS_UNAVAILABLE_REFUSAL)
+    printed = module_installation.cli("review", "concerns", "--project", str(damaged))
+    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {LIST_CONCERNS_UNAVAILABLE_REFUSAL}"])

@@ -95,7 +95,7 @@ def test_a_real_client_searches_the_built_store_and_every_fault_is_refused(
     assert (foreign.is_error, foreign.text) == (True, REVIEW_SEARCH_UNAVAILABLE_REFUSAL)
     assert (unbuilt.is_error, unbuilt.text) == (True, REVIEW_SEARCH_UNAVAILABLE_REFUSAL)
     assert (escaped.is_error, escaped.text) == (True, REVIEW_STORE_ESCAPE_REFUSAL)
-    assert over.is_error is True and "MAX_REVIEW_SEARCH_LIMIT (50)" in over.text
+    assert over.is_error is True and "`limit` must be between 1 and 50;" in over.text and "MAX_" not in over.text
     assert capabilities.structured is not None
     flags = capabilities.structured["capabilities"]
     assert (flags["reviewIngestion"], flags["reviewIngestionScope"]) == (True, "public-allowlisted")
@@ -145,7 +145,7 @@ def test_a_nul_and_strings_at_and_past_the_bound_over_the_real_wire(
     answers = call_tools(module_daemon.mcp_url, calls, mode)
     for index, key in enumerate(SEARCH_STRING_FILTERS):
         past, nul, inside = answers[3 * index:3 * index + 3]
-        assert past.is_error and f"`{key}` is bounded at MAX_FILTER_CHARS (400)" in past.text
+        assert past.is_error and f"`{key}` is bounded at 400 characters" in past.text
         assert "a value of 401 characters" in past.text and "ZZZZ" not in past.text
         assert nul.is_error and f"`{key}` contains a NUL (U+0000)" in nul.text and "lo\x00ck" not in nul.text
         if key == "threadState":

@@ -12,8 +12,9 @@ import orjson
 import pytest
 
 import schemas
+from projection.review_store import STORE_RELATIVE
 from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL
-from tests.e2e.review_ingest_support import ingested_and_built, new_project
+from tests.e2e.review_ingest_support import copy_project, ingested_and_built, new_project
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
@@ -89,13 +90,42 @@ def test_the_cli_says_so_when_nothing_came_near(module_installation: Installatio
     assert result.stdout.startswith("nothing like this came up in review")
 
 
-def test_the_cli_refuses_a_bad_limit_and_an_overlong_situation_in_one_line(module_installation: Installation,
-                                                                           project: dict[str, Any]) -> None:
+def test_the_cli_refuses_a_bad_limit_and_an_overlong_situation_with_the_tools_words_exit_1(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any]) -> None:
+    over_limit = {"situation": "x", "limit": 21}
+    over_long = {"situation": "x" * 2001}
+    tool_over, tool_long = call_tools(module_daemon.mcp_url, [
+        ("review.findSimilar", {"projectId": "labelled", **over_limit}),
+        ("review.findSimilar", {"projectId": "labelled", **over_long})])
+    assert tool_over.is_error and tool_long.is_error
+    at = module_installation.cli("review", "similar", "x", "--limit", "20", "--project", str(project["root"]))
+    assert at.returncode == 0, at.stderr
     over = module_installation.cli("review", "similar", "x", "--limit", "21", "--project", str(project["root"]))
-    assert over.returncode == 2
-    assert over.stderr.strip().splitlines() == [
-        "theurian: `limit` must be between 1 and MAX_FIND_SIMILAR_LIMIT (20); the default is 5. Nothing was "
-        "clamped; send a limit in that range."]
+    assert (over.returncode, over.stderr.splitlines()) == (1, [f"theurian: {tool_over.text}"])
+    assert tool_over.text == ("review.findSimilar: `limit` must be between 1 and 20; the default is 5. Nothing was "
+                              "clamped; send a limit in that range.")
     long = module_installation.cli("review", "similar", "x" * 2001, "--project", str(project["root"]))
-    assert (long.returncode, long.stderr.strip()) == (2, "theurian: SITUATION must be 1 to 2000 characters; "
-                                                         "2001 were given")
+    assert (long.returncode, long.stderr.splitlines()) == (1, [f"theurian: {tool_long.text}"])
+
+
+def test_the_cli_refuses_a_folder_no_registration_names_even_with_a_built_store(
+        module_installation: Installation, project: dict[str, Any], tmp_path: Path) -> None:
+    copied = copy_project(project["root"], tmp_path / "copied")
+    printed = module_installation.cli("review", "similar", PARAPHRASE, "--json", "--project", str(copied))
+    refusal = (f"{copied} is not registered, so no agent can read it: run `theurian project register {copied}` "
+               "first")
+    assert printed.returncode == 1
+    assert json.loads(printed.stdout)["ok"] is False and json.loads(printed.stdout)["summary"]["error"] == refusal
+
+
+def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
+        tmp_path: Path) -> None:
+    damaged = copy_project(project["root"], tmp_path / "damaged")
+    (damaged / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
+    module_installation.cli("project", "register", str(damaged), "--id", "damaged", check=True)
+    [tool] = call_tools(module_daemon.mcp_url, [("review.findSimilar", {"projectId": "damaged",
+                                                                        "situation": PARAPHRASE})])
+    assert (tool.is_error, tool.text) == (True, FIND_SIMILAR_UNAVAILABLE_REFUSAL)
+    printed = module_installation.cli("review", "similar", PARAPHRASE, "--project", str(damaged))
+    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {FIND_SIMILAR_UNAVAILABLE_REFUSAL}"])

@@ -3,6 +3,7 @@ sets them is answered exactly as if it had not."""
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 import schemas
@@ -11,6 +12,7 @@ from serve.tools import registered_tools
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_session import McpSession
+from tests.support.raw_http import modern_call
 from tests.support.sample_project import built_sample_project
 from tests.support.schema_values import minimal_arguments
 
@@ -43,3 +45,21 @@ def test_the_three_context_fields_change_nothing_in_an_answer(session: McpSessio
     assert with_context.model_dump() == plain.model_dump()
 
 
+
+
+
+@pytest.mark.parametrize("tool", ["review.search", "review.findings", "knowledge.search", "review.findSimilar"])
+def test_a_lone_surrogate_in_project_id_is_refused_by_the_input_check_and_never_echoed(
+        module_daemon: RunningDaemon, tool: str) -> None:
+    """A raw 2026-era POST (its JSON parser lets a lone surrogate through; an SDK client cannot even encode one):
+    the tools that answer one in their filters let `projectId` reach the registry, whose PROJECT_NOT_REGISTERED
+    refusal echoed it (not Unicode text)."""
+    extra = {"knowledge.search": {"query": "q"}, "review.findSimilar": {"situation": "s"}}.get(tool, {})
+    headers, body = modern_call(tool, {"projectId": "my-service\ud800", **extra})
+    assert b"\\ud800" in body  # the JSON escape, as a raw client would send it
+    response = httpx.post(module_daemon.mcp_url, content=body,
+                          headers=headers | {"Authorization": f"Bearer {module_daemon.token}"}, timeout=30)
+    result = response.json()["result"]
+    assert result["isError"] is True and "ud800" not in response.text and "my-service" not in response.text
+    assert result["content"][0]["text"] == (
+        f"Invalid arguments for {tool}: `projectId` is not Unicode text (it holds a lone surrogate).")

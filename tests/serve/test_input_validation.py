@@ -150,6 +150,23 @@ def test_a_lone_surrogate_is_refused_here_except_where_the_contract_gives_the_to
         assert validator.problem(tool, schema, {"projectId": "p", key: "a\ud800b"}) is None
 
 
+@pytest.mark.parametrize("key", ["projectId", "snapshotId", "agentId", "taskId"])
+@pytest.mark.parametrize(("tool", "schema"), [
+    ("review.search", "review-search-input.schema.json"), ("review.findings", "review-findings-input.schema.json"),
+    ("knowledge.search", "knowledge-search-input.schema.json"), ("knowledge.get", "knowledge-get-input.schema.json"),
+    ("review.findSimilar", "review-find-similar-input.schema.json")])
+def test_a_lone_surrogate_in_the_shared_context_is_refused_here_for_every_tool(
+        validator: InputValidator, tool: str, schema: str, key: str) -> None:
+    """The tools that answer a lone surrogate themselves answer it in their filters only: a `projectId` holding one
+    reached the registry, whose refusal echoed it back (not Unicode text, in the response)."""
+    arguments = {"projectId": "my-service", "query": "q", "itemId": "i", "situation": "s"}
+    allowed = {"review.search": {"projectId"}, "review.findings": {"projectId"}, "knowledge.search": {"query"},
+               "knowledge.get": {"itemId"}, "review.findSimilar": {"situation"}}[tool] | {"projectId"}
+    sent = {k: v for k, v in arguments.items() if k in allowed} | {key: "my-service\ud800"}
+    assert validator.problem(tool, schema, sent) == (
+        f"Invalid arguments for {tool}: `{key}` is not Unicode text (it holds a lone surrogate).")
+
+
 def test_a_call_is_checked_on_the_event_loop_only_up_to_its_small_bounds() -> None:
     # The arguments object counts as one value: 63 values under it make exactly INLINE_CHECK_VALUES.
     assert checks_at_once({f"k{i}": 1 for i in range(INLINE_CHECK_VALUES - 1)})

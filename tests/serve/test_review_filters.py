@@ -7,9 +7,9 @@ import pytest
 
 from serve.errors import ToolRefusal
 from serve.review_filters import MAX_PULL_REQUEST, FilterRules, describe_number
-from serve.tools import findings, review, review_similar
+from serve.tools import findings, review, review_concerns, review_similar
 
-RULES = [review.FILTERS, findings.FILTERS, review_similar.FILTERS]
+RULES = [review.FILTERS, findings.FILTERS, review_similar.FILTERS, review_concerns.FILTERS]
 
 
 def _refusal(check: Callable[..., object], *args: object) -> str:
@@ -25,7 +25,8 @@ def test_each_tool_checks_with_its_own_bound_constants() -> None:
         findings.MAX_FILTER_CHARS, findings.MAX_FINDINGS_LIMIT, findings.DEFAULT_FINDINGS_LIMIT)
     assert (review_similar.FILTERS.max_chars, review_similar.FILTERS.max_limit) == (
         review.MAX_FILTER_CHARS, review_similar.MAX_FIND_SIMILAR_LIMIT)
-    assert [rules.tool for rules in RULES] == [review.TOOL_NAME, findings.TOOL_NAME, review_similar.TOOL_NAME]
+    assert [rules.tool for rules in RULES] == [review.TOOL_NAME, findings.TOOL_NAME, review_similar.TOOL_NAME,
+                                               review_concerns.TOOL_NAME]
 
 
 @pytest.mark.parametrize("rules", RULES, ids=lambda rules: rules.tool)
@@ -46,6 +47,16 @@ def test_a_limit_of_exactly_the_maximum_is_the_page_and_one_more_or_zero_is_refu
         assert _refusal(rules.limit, sent).startswith(f"{rules.tool}: `limit` must be between 1 and ")
 
 
+@pytest.mark.parametrize("rules", RULES, ids=lambda rules: rules.tool)
+def test_a_refusal_gives_each_bound_as_its_number_never_as_a_constant_name(rules: FilterRules) -> None:
+    over_limit = _refusal(rules.limit, rules.max_limit + 1)
+    over_text = _refusal(rules.text, "q", "q" * (rules.max_chars + 1))
+    assert f"must be between 1 and {rules.max_limit};" in over_limit or \
+        f"must be between 1 and {rules.max_limit} (" in over_limit
+    assert f"is bounded at {rules.max_chars} characters;" in over_text
+    assert "MAX_" not in over_limit + over_text and "LIMIT" not in over_limit
+
+
 @pytest.mark.parametrize("rules", [review.FILTERS, findings.FILTERS], ids=lambda rules: rules.tool)
 def test_a_pull_request_of_exactly_the_column_maximum_passes_and_one_more_is_refused(rules: FilterRules) -> None:
     rules.pull_request(MAX_PULL_REQUEST)
@@ -55,16 +66,16 @@ def test_a_pull_request_of_exactly_the_column_maximum_passes_and_one_more_is_ref
         assert f"`pullRequest` must be between 1 and {MAX_PULL_REQUEST}" in _refusal(rules.pull_request, sent)
 
 
-def test_review_search_words_name_each_bound_constant_and_never_render_the_number_sent() -> None:
+def test_review_search_words_give_each_bound_as_its_number_and_never_render_the_number_sent() -> None:
     rules = review.FILTERS
     assert _refusal(rules.limit, 51) == _refusal(rules.limit, 10**40) == (
-        "review.search: `limit` must be between 1 and MAX_REVIEW_SEARCH_LIMIT (50); the default is 20. Nothing was "
+        "review.search: `limit` must be between 1 and 50; the default is 20. Nothing was "
         "clamped; send a limit in that range.")
     assert _refusal(rules.pull_request, 0) == (
         f"review.search: `pullRequest` must be between 1 and {MAX_PULL_REQUEST}, the range its signed 64-bit column "
         "can hold. Send a pull-request number in that range, or omit the filter.")
     assert _refusal(rules.text, "q", "q" * 401) == (
-        "review.search: `q` is bounded at MAX_FILTER_CHARS (400) characters; a value of 401 characters was sent. "
+        "review.search: `q` is bounded at 400 characters; a value of 401 characters was sent. "
         "Shorten it or omit the filter.")
     assert _refusal(rules.in_vocabulary, "threadState", "closed", ("open", "resolved")) == (
         "review.search: `threadState` 'closed' is not one of open, resolved. Use one of those exactly, or omit the "

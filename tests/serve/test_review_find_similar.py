@@ -153,7 +153,8 @@ def test_the_same_store_and_situation_give_the_same_answer_byte_for_byte(project
 def test_limit_is_bounded_at_exactly_twenty_and_refused_past_it(project: Path) -> None:
     assert answer(situation="lock order", limit=MAX_FIND_SIMILAR_LIMIT)["count"] <= MAX_FIND_SIMILAR_LIMIT
     text = refusal(situation="lock order", limit=MAX_FIND_SIMILAR_LIMIT + 1)
-    assert text.startswith("review.findSimilar: `limit` must be between 1 and MAX_FIND_SIMILAR_LIMIT (20)")
+    assert text.startswith("review.findSimilar: `limit` must be between 1 and 20; the default is 5.")
+    assert "MAX_" not in text
     assert refusal(situation="lock order", limit=0).startswith("review.findSimilar: `limit` must be between 1")
 
 
@@ -181,7 +182,7 @@ def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -
     assert answer(situation="lock", repository="r" * MAX_FILTER_CHARS)["count"] == 0
     text = refusal(situation="lock", repository="r" * (MAX_FILTER_CHARS + 1))
     assert text.startswith(
-        f"review.findSimilar: `repository` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters")
+        f"review.findSimilar: `repository` is bounded at {MAX_FILTER_CHARS} characters")
     assert f"a value of {MAX_FILTER_CHARS + 1} characters" in text
     assert refusal(situation="lock", threadState="closed").startswith(
         "review.findSimilar: `threadState` 'closed' is not one of open, resolved, outdated, dismissed")

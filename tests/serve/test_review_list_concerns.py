@@ -15,7 +15,6 @@ import pytest
 import schemas
 from projection.review_concerns_query import MAX_LISTED_MEMBERS
 from serve.dispatch import Dispatcher
-from serve.errors import ToolRefusal
 from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools
@@ -25,7 +24,6 @@ from serve.tools.review_concerns import (
     LIST_CONCERNS_UNAVAILABLE_REFUSAL,
     MAX_LIST_CONCERNS_LIMIT,
     TOOL_NAME,
-    checked_filter,
     review_list_concerns,
 )
 from serve.validation import InputValidator
@@ -121,7 +119,7 @@ def test_limit_is_served_at_its_bound_and_refused_one_past_it_and_below_one(proj
     assert answer(limit=1)["count"] == 1 and answer(limit=1)["truncated"] is True
     for bad in (MAX_LIST_CONCERNS_LIMIT + 1, 0):
         assert refusal(limit=bad) == (
-            f"{TOOL_NAME}: `limit` must be between 1 and MAX_LIST_CONCERNS_LIMIT ({MAX_LIST_CONCERNS_LIMIT}); the "
+            f"{TOOL_NAME}: `limit` must be between 1 and {MAX_LIST_CONCERNS_LIMIT}; the "
             f"default is {DEFAULT_LIST_CONCERNS_LIMIT}. Nothing was clamped; send a limit in that range.")
 
 
@@ -136,7 +134,7 @@ def test_min_pull_requests_is_served_at_its_bounds_and_refused_past_them(project
 def test_a_string_filter_is_served_at_its_bound_and_refused_one_past_it(project: Path, key: str) -> None:
     assert answer(**{key: "x" * MAX_FILTER_CHARS})["concerns"] == []
     assert refusal(**{key: "x" * (MAX_FILTER_CHARS + 1)}) == (
-        f"{TOOL_NAME}: `{key}` is bounded at MAX_FILTER_CHARS ({MAX_FILTER_CHARS}) characters; a value of "
+        f"{TOOL_NAME}: `{key}` is bounded at {MAX_FILTER_CHARS} characters; a value of "
         f"{MAX_FILTER_CHARS + 1} characters was sent. Shorten it or omit the filter.")
     assert "NUL" in refusal(**{key: "a\x00b"})
 
@@ -157,10 +155,3 @@ def test_find_similar_names_the_concern_of_each_record_and_null_for_the_rest(pro
     assert all(record["concernId"] == members.get(record["recordKey"]) for record in records)
     assert any(record["concernId"] is None for record in records)
     assert any(record["concernId"] is not None for record in records)
-
-
-@pytest.mark.parametrize("key", ["repository", "q"])
-def test_the_checks_the_cli_calls_refuse_a_lone_surrogate_where_no_input_tier_runs(key: str) -> None:
-    arguments: dict[str, str | None] = {"repository": None, "q": None, key: "lock\ud800"}
-    with pytest.raises(ToolRefusal, match=r"lone surrogate \(U\+D800-U\+DFFF\)"):
-        checked_filter(arguments["repository"], None, arguments["q"])

@@ -46,7 +46,7 @@ def review_search(
     """Search review evidence exactly as the review.search tool does (run `theurian review build` first)."""
     arguments = {"repository": repository, "pullRequest": pull_request, "threadState": thread_state,
                  "author": author, "filePath": file_path, "q": q, "limit": limit}
-    result = _answer("review.search", project, arguments, json_out, csv_out)
+    result = answer_as_agent("review.search", project, arguments, json_out, csv_out)
     _print(result, "records", json_out, csv_out, [
         ("kind", "kind"), ("repository", "repository"), ("pr", "pullRequest"), ("state", "threadState"),
         ("file", "filePath"), ("author", "authorDisplayName"), ("excerpt", "excerpt")])
@@ -64,7 +64,7 @@ def knowledge_search(
 ) -> None:
     """Search reviewed knowledge exactly as the knowledge.search tool does (ranked when the index is current)."""
     arguments = {"query": query, "limit": limit, "maxTokens": max_tokens, "asOf": as_of}
-    result = _answer("knowledge.search", project, arguments, json_out, csv_out)
+    result = answer_as_agent("knowledge.search", project, arguments, json_out, csv_out)
     _print(result, "results", json_out, csv_out, [
         ("item", "itemId"), ("status", "status"), ("trust", "trustLevel"), ("title", "title"),
         ("excerpt", "excerpt")])
@@ -84,7 +84,7 @@ def findings_list(
     """List Review-Finding trailers exactly as the review.findings tool does (run `theurian findings build`
     first)."""
     arguments = {"reviewer": reviewer, "severity": severity, "commitSha": commit, "q": q, "limit": limit}
-    result = _answer("review.findings", project, arguments, json_out, csv_out)
+    result = answer_as_agent("review.findings", project, arguments, json_out, csv_out)
     _print(result, "findings", json_out, csv_out, [
         ("committed", "committedAt"), ("commit", "commitSha"), ("reviewer", "reviewer"),
         ("severity", "severity"), ("finding", "findingText")])
@@ -106,8 +106,16 @@ def registered_id(root: Path) -> str:
     return found.project_id
 
 
-def _answer(tool: str, project: Path | None, arguments: dict[str, Any], json_out: bool,
-            csv_out: bool) -> dict[str, Any]:
+def answer_as_agent(tool: str, project: Path | None, arguments: dict[str, Any], json_out: bool = False,
+                    csv_out: bool = False) -> dict[str, Any]:
+    """`tool`'s structured result for `arguments` (the options given; None is an option left out) about the
+    registered project at `project` (the working folder by default), answered in process as the daemon answers it.
+
+    Raises:
+        ProjectError: the folder is not registered, so no agent could ask about it.
+        UsageError: --json and --csv were both given.
+        TheurianError: the tool refused; the message is its refusal word for word.
+    """
     from theurian.interrupts import import_duckdb_held
 
     if json_out and csv_out:

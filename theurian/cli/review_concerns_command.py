@@ -1,4 +1,9 @@
-"""`theurian review concerns`: review.listConcerns at the command line (a table, or its JSON answer)."""
+"""`theurian review concerns`: review.listConcerns at the command line (a table, or its JSON answer).
+
+The arguments go to the tool itself (`theurian.cli.read_commands.answer_as_agent`, as `review search` does): the
+same input schema, checks, refusal text and exit code an agent meets, and the project resolved from the registry
+(an unregistered folder is refused here as an agent would be).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.project_option import ProjectOption
+from theurian.cli.read_commands import answer_as_agent
 from theurian.cli.read_output import shortened
-from theurian.cli.store_refusals import review_store_escape_cured
-from theurian.errors import UsageError
-from theurian.interrupts import import_duckdb_held
 from theurian.text import one_line
 
 _EXCERPT_SHOWN = 80  # characters of the excerpt a table row shows
@@ -27,17 +30,8 @@ def concerns(
     project: ProjectOption = None,
 ) -> None:
     """The recurring review concerns the last `theurian review build` found, most widely recurring first."""
-    import_duckdb_held()
-    from projection.review_concerns_query import list_concerns
-    from serve.errors import ToolRefusal
-    from serve.tools.review_concerns import TOOL_NAME, checked_filter, checked_limit, concerns_response
-
-    try:
-        where, page = checked_filter(repository, min_pull_requests, q), checked_limit(limit)
-    except ToolRefusal as exc:
-        raise UsageError(exc.message.removeprefix(f"{TOOL_NAME}: ")) from None
-    with review_store_escape_cured():
-        answer = concerns_response(list_concerns(project_root(project), where, page + 1), page)
+    arguments = {"repository": repository, "minPullRequests": min_pull_requests, "q": q, "limit": limit}
+    answer = answer_as_agent("review.listConcerns", project, arguments)
     if as_json:  # the tool's structured answer, exactly as a client receives it
         echo_summary(answer)
     else:

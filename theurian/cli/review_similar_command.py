@@ -1,4 +1,9 @@
-"""`theurian review similar "SITUATION"`: review.findSimilar at the command line (a table, or its JSON answer)."""
+"""`theurian review similar "SITUATION"`: review.findSimilar at the command line (a table, or its JSON answer).
+
+The arguments go to the tool itself (`theurian.cli.read_commands.answer_as_agent`, as `review search` does): the
+same input schema, checks, refusal text and exit code an agent meets, and the project resolved from the registry
+(an unregistered folder is refused here as an agent would be).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.project_option import ProjectOption
+from theurian.cli.read_commands import answer_as_agent
 from theurian.cli.read_output import shortened
-from theurian.cli.store_refusals import review_store_escape_cured
-from theurian.errors import UsageError
-from theurian.interrupts import import_duckdb_held
 from theurian.text import one_line
 
 _EXCERPT_SHOWN = 90  # characters of the excerpt a table row shows
@@ -29,20 +32,9 @@ def similar(
     project: ProjectOption = None,
 ) -> None:
     """Review threads and submissions whose meaning is nearest SITUATION, nearest first (as review.findSimilar)."""
-    import_duckdb_held()
-    from serve.errors import ToolRefusal
-    from serve.tools.review_similar import MAX_SITUATION_CHARS, answer_similar, checked_filter, checked_limit
-
-    if not 1 <= len(situation) <= MAX_SITUATION_CHARS:
-        raise UsageError(f"SITUATION must be 1 to {MAX_SITUATION_CHARS} characters; {len(situation)} were given")
-    try:
-        where, page = checked_filter(repository, file_path, thread_state, kind), checked_limit(limit)
-    except ToolRefusal as exc:
-        raise UsageError(exc.message.removeprefix("review.findSimilar: ")) from None
-    if "\x00" in situation:
-        raise UsageError("SITUATION contains a NUL (U+0000); remove it")
-    with review_store_escape_cured():
-        answer = answer_similar(project_root(project), situation, where, page)
+    arguments = {"situation": situation, "repository": repository, "filePath": file_path,
+                 "threadState": thread_state, "kind": kind, "limit": limit}
+    answer = answer_as_agent("review.findSimilar", project, arguments)
     if as_json:  # the tool's structured answer, exactly as a client receives it
         echo_summary(answer)
     else:
