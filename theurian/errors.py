@@ -32,6 +32,7 @@ EXIT_USAGE = 2
 EXIT_INCOMPATIBLE = 3
 EXIT_ALREADY_IN_PLACE = 4
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a SIGINT death
+EXIT_TERMINATED = 143  # SIGTERM, stopped as Ctrl-C stops a command, reported as shells report a SIGTERM death
 
 
 class TheurianError(Exception):

@@ -14,6 +14,12 @@ interrupted at all, and raises the Ctrl-C after it: importing DuckDB, whose nati
 process (SIGABRT, a "Critical nanobind error" on stderr) when a KeyboardInterrupt lands while it registers its
 types.
 
+`terminated_as_interrupted()` makes SIGTERM (a service manager's stop, `timeout`, `kill`) stop a command exactly as
+Ctrl-C does, through whatever SIGINT handler is in place (so a build's point of no return holds for it too), where
+the default would kill the process mid-write and leave a build's temporary file behind. Where SIGINT is ignored (a
+child the build forked; a command a shell started in the background), SIGTERM keeps its default: nothing else
+would stop the process.
+
 `ignored_from_here()` is for the process's very end, once a command has returned its outcome: a Ctrl-C while it
 prints its last line or while the interpreter shuts down (about one in five pressed in a build's last second) would
 otherwise make a command that has finished look interrupted, or end the process by SIGINT itself.
@@ -25,6 +31,7 @@ or where SIGINT is ignored or handled by someone else, nothing changes and `chec
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -104,9 +111,37 @@ def import_duckdb_held() -> None:
 
 
 def ignored_from_here() -> None:
-    """Ignore Ctrl-C for the rest of this process (see the module's note), where its main thread runs Python's
-    default handler; elsewhere nothing changes. For the console script's exit alone: a process that goes on to
-    work must stay interruptible."""
+    """Ignore Ctrl-C (and a SIGTERM taken as one) for the rest of this process (see the module's note), where its
+    main thread runs Python's default handler; elsewhere nothing changes. For the console script's exit alone: a
+    process that goes on to work must stay interruptible."""
     if (threading.current_thread() is threading.main_thread()
             and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if signal.getsignal(signal.SIGTERM) is _as_ctrl_c:
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+_terminations: list[int] = []  # one entry a SIGTERM taken as Ctrl-C
+
+
+def terminated_as_interrupted() -> None:
+    """From here on, SIGTERM stops this process as Ctrl-C does (see the module's note), where its main thread
+    runs and SIGTERM has its default action; elsewhere nothing changes."""
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL):
+        signal.signal(signal.SIGTERM, _as_ctrl_c)
+
+
+def was_terminated() -> bool:
+    """Whether a SIGTERM was taken as Ctrl-C in this process (its exit code is then EXIT_TERMINATED)."""
+    return bool(_terminations)
+
+
+def _as_ctrl_c(signum: int, frame: FrameType | None) -> None:
+    handler = signal.getsignal(signal.SIGINT)
+    if not callable(handler):  # SIGINT ignored (or not Python's): nothing would stop the process but the default
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    _terminations.append(signum)
+    handler(signal.SIGINT, frame)

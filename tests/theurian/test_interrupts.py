@@ -5,6 +5,8 @@ changes in another thread or where someone else handles SIGINT."""
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -92,3 +94,33 @@ def test_ignoring_ctrl_c_for_the_rest_of_the_process_changes_nothing_from_anothe
         ignored_from_here()
         assert signal.getsignal(signal.SIGINT) == interrupts.handle
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+
+# SIGTERM taken as Ctrl-C: inside a watch it is that watch's interrupt; where SIGINT is ignored it keeps its default.
+_TERM_AS_CTRL_C = """
+import os, signal, sys
+from theurian.interrupts import terminated_as_interrupted, was_terminated, watching_interrupts
+if len(sys.argv) > 1:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as a shell starts a command in the background
+terminated_as_interrupted()
+with watching_interrupts() as interrupts:
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(10_000):  # bytecodes, where the handler runs
+            pass
+        print("ran on", flush=True)
+    except KeyboardInterrupt:
+        print("stopped as Ctrl-C", was_terminated(), interrupts.noted, flush=True)
+"""
+
+
+def test_a_sigterm_is_taken_as_the_watched_ctrl_c() -> None:
+    done = subprocess.run([sys.executable, "-c", _TERM_AS_CTRL_C], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "stopped as Ctrl-C True True\n", "")
+
+
+def test_a_sigterm_where_ctrl_c_is_ignored_ends_the_process_as_its_default_does() -> None:
+    done = subprocess.run([sys.executable, "-c", _TERM_AS_CTRL_C, "ignoring"], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout) == (-signal.SIGTERM, "")

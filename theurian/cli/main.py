@@ -28,8 +28,8 @@ from theurian.cli import (
 )
 from theurian.cli.error_text import escape_text, os_error_text
 from theurian.cli.json_summary import echo_refusal
-from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE, PathEscapeError, TheurianError
-from theurian.interrupts import ignored_from_here
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
+from theurian.interrupts import ignored_from_here, terminated_as_interrupted, was_terminated
 from theurian.text import is_utf8, one_line
 
 app = typer.Typer(
@@ -106,10 +106,13 @@ def _escape_what_stdout_cannot_encode() -> None:
 
 def run() -> None:
     """Console-script entry: no traceback ever reaches the user."""
+    terminated_as_interrupted()
     try:
         code = _outcome()
     except KeyboardInterrupt:  # while a refusal was being printed
         code = EXIT_INTERRUPTED
+    if code == EXIT_INTERRUPTED and was_terminated():
+        code = EXIT_TERMINATED
     # The command has finished, one way or another: a Ctrl-C from here on could only misreport it (theurian.interrupts).
     ignored_from_here()
     sys.exit(code)
