@@ -43,8 +43,11 @@ OTHER_WHITESPACE: Final = (
     "\u200a\u2028\u2029\u202f\u205f\u3000"
 )
 
+# The other whitespace made spaces by one regular expression (RE2, a class of code points), not `translate`: the
+# same text out, and at 50,000 records (34 MB of text) 0.15 s where `translate` over 29 characters took 0.60 s.
+_OTHER_WHITESPACE_CLASS: Final = "[" + "".join(f"\\x{{{ord(character):x}}}" for character in OTHER_WHITESPACE) + "]"
 _WORDS_SQL: Final = (
-    f"list_filter(string_split(translate({FOLD_SQL}, ?, ?), ' '), lambda w: w <> '')"
+    f"list_filter(string_split(regexp_replace({FOLD_SQL}, ?, ' ', 'g'), ' '), lambda w: w <> '')"
 )
 _BUILD_SQL: Final = f"""
 INSERT INTO {PAIR_TABLE}
@@ -59,12 +62,12 @@ SELECT block, chr(0) || string_agg(pair, chr(0) ORDER BY pair) || chr(0) FROM pa
 
 
 def words_sql_params() -> list[str]:
-    """The parameters of the word split (`OTHER_WHITESPACE` and as many spaces)."""
-    return [OTHER_WHITESPACE, " " * len(OTHER_WHITESPACE)]
+    """The parameters of the word split (one: the class of `OTHER_WHITESPACE`)."""
+    return [_OTHER_WHITESPACE_CLASS]
 
 
 def split_sql() -> str:
-    """An expression over a column `body`: its folded words, as `str.split` gives them (two parameters)."""
+    """An expression over a column `body`: its folded words, as `str.split` gives them (`words_sql_params`)."""
     return _WORDS_SQL
 
 
