@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Final
 
 import duckdb
@@ -84,22 +84,25 @@ def build_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> No
 
 
 @contextlib.contextmanager
-def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest,
-                   interrupts: Interrupts) -> Iterator[None]:
-    """`build_pairs` into `digest` on a thread of its own, over a cursor of `connection`, while the block runs.
+def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest, interrupts: Interrupts,
+                   texts_loaded: Future[None]) -> Iterator[None]:
+    """`build_pairs` into `digest` on a thread of its own, over a cursor of `connection`, once `texts_loaded` is
+    done (`review_load.write_rows` completes it), while the block runs and the later tables load.
 
-    The texts must be loaded, and nothing else may touch `digest` until the block ends: it ends with the pairs
-    built and digested (their failure raised), or, if the block raised, with the build interrupted and waited
-    for, so the connection is free to close. A Ctrl-C meanwhile is deferred, as `review_load.Loader.abandon`'s.
+    Nothing else may touch `digest` until the block ends: it ends with the pairs built and digested (their
+    failure, or the texts load's, raised), or, if the block raised, with `texts_loaded` cancelled and the build
+    interrupted and waited for, so the connection is free to close. A Ctrl-C meanwhile is deferred, as
+    `review_load.Loader.abandon`'s. The block must complete `texts_loaded` or raise.
     """
     cursor = connection.cursor()  # a connection of its own to the same database: one per thread
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-pairs")
     try:
-        future = pool.submit(build_pairs, cursor, digest)
+        future = pool.submit(_once_loaded, texts_loaded, cursor, digest)
         try:
             yield
             future.result()
         except BaseException:
+            texts_loaded.cancel()  # a pairs thread still waiting for the texts stops waiting
             with interrupts.deferred():
                 while not future.done():
                     with contextlib.suppress(KeyboardInterrupt):
@@ -109,6 +112,11 @@ def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest,
     finally:
         pool.shutdown(wait=True)
         cursor.close()
+
+
+def _once_loaded(texts_loaded: Future[None], cursor: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
+    texts_loaded.result()  # raises as the texts load did (or CancelledError)
+    build_pairs(cursor, digest)
 
 
 def pair_keys(q: str) -> list[str]:
