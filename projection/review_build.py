@@ -297,14 +297,15 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         try:
             connection.execute(SCHEMA)
             # The pairs build as soon as the texts are loaded, while the later tables load and the concerns are
-            # found; each stage digests into a held digest, released in the stamp's table order.
+            # found; they are digested once the rows' tables are, and the concerns (held) after them.
             texts_loaded: Future[None] = Future()
-            pairs, held = HeldDigest(), HeldDigest()
-            with pairs_building(connection, pairs, interrupts, texts_loaded):
+            rows_digested: Future[None] = Future()
+            held = HeldDigest()
+            with pairs_building(connection, digest, interrupts, texts_loaded, rows_digested):
                 with loading(connection, interrupts) as loader:
                     text_count = write_rows(temp, projected, digest, loader, embeddings, texts_loaded)
+                rows_digested.set_result(None)
                 concerns = build_concerns(connection, held, projected, model, lake, *concern_inputs)
-            pairs.release(digest)
             held.release(digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())

@@ -75,7 +75,17 @@ def split_sql() -> str:
 
 def build_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
     """Fill `word_pairs` from the loaded `texts`, then digest its rows in block order (the stamp covers them)."""
+    insert_pairs(connection)
+    digest_pairs(connection, digest)
+
+
+def insert_pairs(connection: duckdb.DuckDBPyConnection) -> None:
+    """Fill `word_pairs` from the loaded `texts`."""
     connection.execute(_BUILD_SQL, words_sql_params())
+
+
+def digest_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
+    """`word_pairs`' rows into `digest`, in block order."""
     digest.table(PAIR_TABLE)
     cursor = connection.execute(f"SELECT {', '.join(PAIR_COLUMNS)} FROM {PAIR_TABLE} ORDER BY block")  # noqa: S608
     while batch := cursor.fetchmany(1024):
@@ -85,24 +95,28 @@ def build_pairs(connection: duckdb.DuckDBPyConnection, digest: LineDigest) -> No
 
 @contextlib.contextmanager
 def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest, interrupts: Interrupts,
-                   texts_loaded: Future[None]) -> Iterator[None]:
-    """`build_pairs` into `digest` on a thread of its own, over a cursor of `connection`, once `texts_loaded` is
-    done (`review_load.write_rows` completes it), while the block runs and the later tables load.
+                   texts_loaded: Future[None], digest_free: Future[None]) -> Iterator[None]:
+    """`word_pairs` filled on a thread of its own, over a cursor of `connection`, once `texts_loaded` is done
+    (`review_load.write_rows` completes it), while the block runs and the later tables load; then digested into
+    `digest` once `digest_free` is done: the block completes it when every earlier table is digested, and must
+    not touch `digest` after that until it ends. Holding the pairs' lines instead would keep a table the size of
+    the texts' distinct word pairs in memory.
 
-    Nothing else may touch `digest` until the block ends: it ends with the pairs built and digested (their
-    failure, or the texts load's, raised), or, if the block raised, with `texts_loaded` cancelled and the build
-    interrupted and waited for, so the connection is free to close. A Ctrl-C meanwhile is deferred, as
-    `review_load.Loader.abandon`'s. The block must complete `texts_loaded` or raise.
+    The block must complete both futures or raise. It ends with the pairs built and digested (their failure, or
+    the texts load's, raised), or, if the block raised, with both futures cancelled and the build interrupted and
+    waited for, so the connection is free to close. A Ctrl-C meanwhile is deferred, as
+    `review_load.Loader.abandon`'s.
     """
     cursor = connection.cursor()  # a connection of its own to the same database: one per thread
     pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-pairs")
     try:
-        future = pool.submit(_once_loaded, texts_loaded, cursor, digest)
+        future = pool.submit(_when_ready, texts_loaded, digest_free, cursor, digest)
         try:
             yield
             future.result()
         except BaseException:
-            texts_loaded.cancel()  # a pairs thread still waiting for the texts stops waiting
+            texts_loaded.cancel()  # a pairs thread still waiting stops waiting
+            digest_free.cancel()
             with interrupts.deferred():
                 while not future.done():
                     with contextlib.suppress(KeyboardInterrupt):
@@ -114,9 +128,12 @@ def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest, in
         cursor.close()
 
 
-def _once_loaded(texts_loaded: Future[None], cursor: duckdb.DuckDBPyConnection, digest: LineDigest) -> None:
+def _when_ready(texts_loaded: Future[None], digest_free: Future[None], cursor: duckdb.DuckDBPyConnection,
+                digest: LineDigest) -> None:
     texts_loaded.result()  # raises as the texts load did (or CancelledError)
-    build_pairs(cursor, digest)
+    insert_pairs(cursor)
+    digest_free.result()
+    digest_pairs(cursor, digest)
 
 
 def pair_keys(q: str) -> list[str]:

@@ -93,7 +93,7 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
     root = new_project(tmp_path / "p")
     write_lake(root, lake_records())  # the labelled concern set: both the pairs and the concerns have rows
     concerns_done = threading.Event()
-    real_pairs = review_pairs.build_pairs
+    real_pairs = review_pairs.insert_pairs
 
     def pairs_finishing_last(*arguments: Any) -> None:
         assert concerns_done.wait(timeout=60)  # the concern stage has digested everything before the pairs start
@@ -104,7 +104,7 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
         concerns_done.set()
         return found
 
-    monkeypatch.setattr(review_pairs, "build_pairs", pairs_finishing_last)
+    monkeypatch.setattr(review_pairs, "insert_pairs", pairs_finishing_last)
     monkeypatch.setattr(review_build, "build_concerns", concerns)
     summary = build_review_store(root)
     assert summary.concerns > 0
@@ -127,7 +127,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
     started = threading.Event()
     ended: list[BaseException | None] = []
 
-    def endless_pairs(cursor: duckdb.DuckDBPyConnection, digest: Any) -> None:
+    def endless_pairs(cursor: duckdb.DuckDBPyConnection) -> None:
         # A pair build that would take minutes (10^11 rows summed): only the build's interrupt ends it soon.
         started.set()
         try:
@@ -141,7 +141,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
         assert started.wait(timeout=30)  # the pairs are on their thread when the concern stage stops
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(review_pairs, "build_pairs", endless_pairs)
+    monkeypatch.setattr(review_pairs, "insert_pairs", endless_pairs)
     monkeypatch.setattr(review_build, "build_concerns", interrupted_concerns)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
@@ -156,7 +156,7 @@ def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
     def failing_pairs(*arguments: Any) -> None:
         raise duckdb.IOException("the disk filled up")
 
-    monkeypatch.setattr(review_pairs, "build_pairs", failing_pairs)
+    monkeypatch.setattr(review_pairs, "insert_pairs", failing_pairs)
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
     assert_old_store_serves(root, "review-pairs")
