@@ -18,6 +18,7 @@ import shutil
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -298,10 +299,15 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
         connection = duckdb.connect(str(database))
         try:
             connection.execute(SCHEMA)
-            with loading(connection, interrupts) as loader:
-                text_count = write_rows(temp, projected, digest, loader, embeddings)
-            held = HeldDigest()  # the concerns are digested after the pairs, which build meanwhile
-            with pairs_building(connection, digest, interrupts):
+            # The pairs build as soon as the texts are loaded, while the later tables load and the concerns are
+            # found; they are digested once the rows' tables are, and the concerns (held) after them.
+            texts_loaded: Future[None] = Future()
+            rows_digested: Future[None] = Future()
+            held = HeldDigest()
+            with pairs_building(connection, digest, interrupts, texts_loaded, rows_digested):
+                with loading(connection, interrupts) as loader:
+                    text_count = write_rows(temp, projected, digest, loader, embeddings, texts_loaded)
+                rows_digested.set_result(None)
                 concerns = build_concerns(connection, held, projected, model, lake, *concern_inputs)
             held.release(digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,

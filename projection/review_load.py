@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor, wait
 from itertools import islice
 from pathlib import Path
 from typing import Final
@@ -55,11 +55,14 @@ class Loader:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-load")
         self._pending: list[Future[None]] = []
 
-    def submit(self, table: str, columns: tuple[str, ...], sources: list[Path]) -> None:
-        """Queue `sources` for loading into `table`, in order; raise now if an earlier load has already failed."""
+    def submit(self, table: str, columns: tuple[str, ...], sources: list[Path]) -> Future[None]:
+        """Queue `sources` for loading into `table`, in order; raise now if an earlier load has already failed.
+        Returns the load's future: done once `table` holds them (or the load failed, or was cancelled)."""
         for done in (future for future in self._pending if future.done()):
             done.result()
-        self._pending.append(self._pool.submit(_load, self._connection, table, columns, sources))
+        future = self._pool.submit(_load, self._connection, table, columns, sources)
+        self._pending.append(future)
+        return future
 
     def finish(self) -> None:
         """Wait for every load; the first that failed raises."""
@@ -98,16 +101,20 @@ def loading(connection: duckdb.DuckDBPyConnection, interrupts: Interrupts) -> It
 
 
 def write_rows(folder: Path, projected: list[Projected], digest: LineDigest, loader: Loader,
-               embeddings: tuple[Iterable[bytes], bytes]) -> int:
+               embeddings: tuple[Iterable[bytes], bytes], texts_loaded: Future[None] | None = None) -> int:
     """Number the sorted rows, write and digest every table's lines, and queue each table's load; returns how
     many text rows there are. `records` loads while the text lines are built and written. `embeddings`: the
-    `vectors` lines in ordinal order and the one `embedding_model` line (`review_vectors`).
+    `vectors` lines in ordinal order and the one `embedding_model` line (`review_vectors`). `texts_loaded`: a
+    future of the caller's, completed as the `texts` load ends (its failure or cancellation passed on), for work
+    that reads the texts while the later tables load (`review_pairs.pairs_building`).
 
     Lines are made as they are written, one file's worth at a time: the rows already hold every text once, and
     a list of all the text lines would hold it all again."""
     _write_table(folder, "records", RECORD_COLUMNS,
                  (ordinal_line(ordinal, item.record_tail) for ordinal, item in enumerate(projected)), digest, loader)
-    _write_table(folder, "texts", TEXT_COLUMNS, _text_lines(projected), digest, loader)
+    texts = _write_table(folder, "texts", TEXT_COLUMNS, _text_lines(projected), digest, loader)
+    if texts_loaded is not None:
+        _pass_on(texts, texts_loaded)
     _write_table(folder, "word_blocks", BLOCK_COLUMNS, _block_lines(projected), digest, loader)
     vector_lines, model_line = embeddings
     _write_table(folder, "vectors", VECTOR_COLUMNS, vector_lines, digest, loader)
@@ -135,9 +142,27 @@ def _block_lines(projected: list[Projected]) -> list[bytes]:
     return lines
 
 
+def _pass_on(load: Future[None] | None, to: Future[None]) -> None:
+    """`to` completed as `load` ends (at once where nothing was loaded); left alone if already done (cancelled)."""
+    def finish(ended: Future[None] | None) -> None:
+        with contextlib.suppress(InvalidStateError):
+            if ended is None or not (ended.cancelled() or ended.exception()):
+                to.set_result(None)
+            elif ended.cancelled():
+                to.cancel()
+            else:
+                to.set_exception(ended.exception() or RuntimeError("the load failed"))
+
+    if load is None:
+        finish(None)
+    else:
+        load.add_done_callback(finish)
+
+
 def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: Iterable[bytes], digest: LineDigest,
-                 loader: Loader) -> None:
-    """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, then queued for one load."""
+                 loader: Loader) -> Future[None] | None:
+    """`lines` as files of at most FILE_ROWS lines in `folder`, digested as written, then queued for one load
+    (its future; None where there were no lines)."""
     digest.table(table)
     files: list[Path] = []
     remaining = iter(lines)
@@ -149,8 +174,7 @@ def _write_table(folder: Path, table: str, columns: tuple[str, ...], lines: Iter
                 target.write(data)
                 digest.line(data)
         files.append(path)
-    if files:
-        loader.submit(table, columns, files)
+    return loader.submit(table, columns, files) if files else None
 
 
 def _load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
+import orjson
+
 from projection.concern_reuse import StoredClustering, stored_clustering, stored_facts
 from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
-from projection.review_rows import Projected, RecordFacts
+from projection.review_rows import Projected, RecordFacts, ordinal_line
 from projection.review_store import (
     MODEL_COLUMNS,
     READ_FAULTS,
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 STORED_DTYPE: Final = "<f2"  # little-endian float16
 _STORED_BYTES: Final = 2
 _EMBED_BATCH: Final = 4_096  # texts embedded at once: bounds the memory of one batch, not the result
+# What `row_line` renders of a `vectors` row between its ordinal and its vector text.
+_VECTOR_HEAD: Final = orjson.dumps(VECTOR_COLUMNS[1]) + b":"
 
 
 def encode_vector(vector: numpy.typing.NDArray[numpy.float32]) -> str:
@@ -135,7 +139,13 @@ def vector_lines(projected: Sequence[Projected], model: EmbeddingModel, previous
             else:
                 counts.reused += 1
             counts.stored[ordinal] = stored
-            yield row_line(VECTOR_COLUMNS, (ordinal, stored))
+            yield vector_line(ordinal, stored)
+
+
+def vector_line(ordinal: int, stored: str) -> bytes:
+    """`row_line(VECTOR_COLUMNS, (ordinal, stored))` byte for byte, without the dict it renders: orjson renders a
+    string the same alone as inside an object. At 33,000 vectors 0.04 s where `row_line` took 0.24 s."""
+    return ordinal_line(ordinal, b"%b%b}\n" % (_VECTOR_HEAD, orjson.dumps(stored)))
 
 
 def model_line(identity: ModelIdentity) -> bytes:

@@ -62,15 +62,16 @@ def test_a_rendered_row_is_the_row_line_of_the_same_row_byte_for_byte() -> None:
         assert ordinal_line(41, tail) == row_line(TEXT_COLUMNS, [text[name] for name in TEXT_COLUMNS])
 
 
+@pytest.mark.parametrize("failing", ["texts", "embedding_model"])  # what the pairs wait for; one loaded beside them
 def test_a_load_that_fails_stops_the_build_and_leaves_the_old_store(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
     root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_load = review_load._load
 
     def failing_load(connection: duckdb.DuckDBPyConnection, table: str, columns: tuple[str, ...],
                      source: Path) -> None:
-        if table == "texts":
+        if table == failing:
             raise duckdb.IOException("the disk filled up")
         real_load(connection, table, columns, source)
 
@@ -78,23 +79,27 @@ def test_a_load_that_fails_stops_the_build_and_leaves_the_old_store(
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
     assert_old_store_serves(root, "review-load")
+    assert_old_store_serves(root, "review-pairs")
 
 
+# Before the texts are written (the pairs thread still waits for them), as they load, and once the pairs build.
+@pytest.mark.parametrize("failing", ["records", "texts", "word_blocks", "embedding_model"])
 def test_a_write_that_fails_while_loads_run_stops_them_and_leaves_the_old_store(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str) -> None:
     root = built_with_one_record(tmp_path)
     write_lake(root, [pull_request("Acme/Alpha", 2, "PR_new", body="a new one")])
     real_write = review_load._write_table
 
-    def failing_write(folder: Path, table: str, *rest: Any) -> None:
-        if table == "word_blocks":
-            raise KeyboardInterrupt  # Ctrl-C while the records and texts load on the loader thread
-        real_write(folder, table, *rest)
+    def failing_write(folder: Path, table: str, *rest: Any) -> object:
+        if table == failing:
+            raise KeyboardInterrupt  # Ctrl-C while the earlier tables load on the loader thread
+        return real_write(folder, table, *rest)
 
     monkeypatch.setattr(review_load, "_write_table", failing_write)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
     assert_old_store_serves(root, "review-load")
+    assert_old_store_serves(root, "review-pairs")
 
 
 def test_a_table_of_more_lines_than_a_file_holds_loads_every_line_in_order(

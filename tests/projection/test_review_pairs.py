@@ -20,8 +20,8 @@ import projection.review_build as review_build
 import projection.review_pairs as review_pairs
 from projection.review_build import build_review_store
 from projection.review_concerns import ConcernsFound, build_concerns
-from projection.review_digest import digest_tables
-from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, pair_keys, split_sql, words_sql_params
+from projection.review_digest import LineDigest, digest_tables
+from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, build_pairs, pair_keys, split_sql, words_sql_params
 from projection.review_query import RecordFilter, _candidate_blocks
 from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, open_store, store_path
 from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
@@ -93,7 +93,7 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
     root = new_project(tmp_path / "p")
     write_lake(root, lake_records())  # the labelled concern set: both the pairs and the concerns have rows
     concerns_done = threading.Event()
-    real_pairs = review_pairs.build_pairs
+    real_pairs = review_pairs.insert_pairs
 
     def pairs_finishing_last(*arguments: Any) -> None:
         assert concerns_done.wait(timeout=60)  # the concern stage has digested everything before the pairs start
@@ -104,7 +104,7 @@ def test_the_stamp_digests_the_pairs_before_the_concerns_as_a_reader_reads_them_
         concerns_done.set()
         return found
 
-    monkeypatch.setattr(review_pairs, "build_pairs", pairs_finishing_last)
+    monkeypatch.setattr(review_pairs, "insert_pairs", pairs_finishing_last)
     monkeypatch.setattr(review_build, "build_concerns", concerns)
     summary = build_review_store(root)
     assert summary.concerns > 0
@@ -127,7 +127,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
     started = threading.Event()
     ended: list[BaseException | None] = []
 
-    def endless_pairs(cursor: duckdb.DuckDBPyConnection, digest: Any) -> None:
+    def endless_pairs(cursor: duckdb.DuckDBPyConnection) -> None:
         # A pair build that would take minutes (10^11 rows summed): only the build's interrupt ends it soon.
         started.set()
         try:
@@ -141,7 +141,7 @@ def test_a_concern_stage_that_fails_while_the_pairs_build_stops_them_and_leaves_
         assert started.wait(timeout=30)  # the pairs are on their thread when the concern stage stops
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(review_pairs, "build_pairs", endless_pairs)
+    monkeypatch.setattr(review_pairs, "insert_pairs", endless_pairs)
     monkeypatch.setattr(review_build, "build_concerns", interrupted_concerns)
     with pytest.raises(KeyboardInterrupt):
         build_review_store(root)
@@ -156,7 +156,30 @@ def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
     def failing_pairs(*arguments: Any) -> None:
         raise duckdb.IOException("the disk filled up")
 
-    monkeypatch.setattr(review_pairs, "build_pairs", failing_pairs)
+    monkeypatch.setattr(review_pairs, "insert_pairs", failing_pairs)
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
     assert_old_store_serves(root, "review-pairs")
+
+
+def _python_pairs(texts: list[str]) -> list[tuple[int, str]]:
+    """What `word_pairs` holds for `texts` at ordinals 0, 1, ...: per block, each folded word's end beside the next
+    word's start, distinct and sorted, NUL-delimited (the module's definition, in Python)."""
+    blocks: dict[int, set[str]] = {}
+    for ordinal, text in enumerate(texts):
+        words = ascii_fold(text).split()
+        found = blocks.setdefault(ordinal // BLOCK_RECORDS, set())
+        found.update(f"{a[-PAIR_CHARS:]} {b[:PAIR_CHARS]}" for a, b in zip(words, words[1:], strict=False))
+    return [(block, "\x00" + "\x00".join(sorted(pairs)) + "\x00") for block, pairs in sorted(blocks.items()) if pairs]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(WHITESPACE + "abcXYZ\x00É\u212aİ日-", max_size=30), min_size=1, max_size=2 * BLOCK_RECORDS + 3))
+def test_the_sql_pairs_are_each_folded_words_end_beside_the_next_words_start(texts: list[str]) -> None:
+    connection = _connection()
+    connection.execute("CREATE OR REPLACE TEMP TABLE texts (ordinal BIGINT, body VARCHAR)")
+    connection.execute(f"CREATE OR REPLACE TEMP TABLE {review_pairs.PAIR_TABLE} (block BIGINT, pairs VARCHAR)")
+    connection.executemany("INSERT INTO texts VALUES (?, ?)", list(enumerate(texts)))
+    build_pairs(connection, LineDigest())
+    stored = connection.execute(f"SELECT block, pairs FROM {review_pairs.PAIR_TABLE} ORDER BY block").fetchall()
+    assert stored == _python_pairs(texts)

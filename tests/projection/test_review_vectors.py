@@ -8,11 +8,14 @@ from typing import Any
 
 import numpy
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
-from projection.review_store import open_store
-from projection.review_vectors import decode_vectors, encode_vector
+from projection.review_digest import row_line
+from projection.review_store import VECTOR_COLUMNS, open_store
+from projection.review_vectors import decode_vectors, encode_vector, vector_line
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.fake_model import write_fake_model
 from theurian.embedding import load_model
@@ -132,3 +135,9 @@ def test_two_damaged_rows_whose_lengths_make_up_for_each_other_are_refused() -> 
     short, long = (encode_vector(vector) for vector in numpy.eye(2, 256, dtype=numpy.float32))
     with pytest.raises(ReviewStoreUnavailable, match="damaged"):
         decode_vectors([short[:-4] + "AA==", long[:-1] + "A"], 256)  # 511 bytes and 513
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=0, max_value=2**62), st.text())
+def test_a_vector_line_is_the_row_line_of_its_row_byte_for_byte(ordinal: int, stored: str) -> None:
+    assert vector_line(ordinal, stored) == row_line(VECTOR_COLUMNS, (ordinal, stored))
