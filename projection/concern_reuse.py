@@ -28,8 +28,9 @@ from typing import Final
 import duckdb
 
 from projection import concern_clusters, concern_screen
+from projection.review_layout import CONCERN_CLUSTER_COLUMNS, CONCERN_FACT_COLUMNS, CONCERN_INPUT_COLUMNS
 from projection.review_rows import RecordFacts
-from projection.review_store import CONCERN_CLUSTER_COLUMNS, CONCERN_FACT_COLUMNS, CONCERN_INPUT_COLUMNS, READ_FAULTS
+from projection.review_store import READ_FAULTS
 
 _DOMAIN: Final = "theurian-concern-clustering-input/1"
 

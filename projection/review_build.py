@@ -34,20 +34,12 @@ from projection.concern_reuse import StoredClustering
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import HeldDigest, LineDigest, remember_verified
+from projection.review_layout import EVIDENCE_FORMAT_VERSION, REVIEW_SCHEMA_VERSION, SCHEMA
 from projection.review_load import loading, write_rows
 from projection.review_pairs import pairs_building
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
 from projection.review_rows import Projected, ProjectedColumns, RecordFacts, from_columns, project, to_columns
-from projection.review_store import (
-    EVIDENCE_FORMAT_VERSION,
-    REVIEW_SCHEMA_VERSION,
-    SCHEMA,
-    STORE_KIND,
-    STORE_RELATIVE,
-    file_identity,
-    publish_path,
-    wal_path,
-)
+from projection.review_store import STORE_KIND, STORE_RELATIVE, file_identity, publish_path, wal_path
 from projection.review_vectors import Embedded, PreviousStore, model_line, previous_store, vector_lines
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file

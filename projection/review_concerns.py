@@ -14,7 +14,7 @@ tuning half):
 - its representative is the member nearest the members' mean vector, and the excerpt that member's text nearest
   it; the promotion gate is counted with the candidate's own stored signals (`knowledge.promotion_gate`).
 
-The rows are digested as the build stamps every other table, in the stamp's order (`review_store.DIGEST_TABLES`).
+The rows are digested as the build stamps every other table, in the stamp's order (`review_layout.DIGEST_TABLES`).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from projection.concern_reuse import StoredClustering, input_digest, insert_clus
 from projection.concern_screen import PARTS_PER_BILLION
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_digest import LineDigest, row_line
+from projection.review_layout import DIGEST_TABLES
 from projection.review_rows import Projected, RecordFacts, record_facts
 from projection.review_similar import STOP_WORDS
-from projection.review_store import DIGEST_TABLES
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel
 

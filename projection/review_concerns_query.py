@@ -15,8 +15,9 @@ from typing import Final
 
 from evidence.records import KINDS
 from projection.errors import ReviewStoreUnavailable
+from projection.review_layout import FOLD_SQL
 from projection.review_query import CUT_MARK, MAX_EXCERPT_CHARS
-from projection.review_store import FOLD_SQL, READ_FAULTS, open_store
+from projection.review_store import READ_FAULTS, open_store
 from theurian.stamped_store import VerifiedStores
 
 # The members a listed concern names, in the store's total order; `memberCount` always counts them all.

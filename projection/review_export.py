@@ -33,14 +33,8 @@ import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.errors import ReviewStoreUnavailable
-from projection.review_store import (
-    _DUCKDB_PATH_BREAKERS,
-    READ_FAULTS,
-    RECORD_COLUMNS,
-    REVIEW_SCHEMA_VERSION,
-    open_store,
-    stored_model,
-)
+from projection.review_layout import RECORD_COLUMNS, REVIEW_SCHEMA_VERSION
+from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_store, stored_model
 from theurian.durable import fsync_directory
 from theurian.errors import UsageError
 from theurian.project import THEURIAN_DIR

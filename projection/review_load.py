@@ -24,8 +24,7 @@ from typing import Final
 import duckdb
 
 from projection.review_digest import LineDigest, row_line
-from projection.review_rows import Projected, ordinal_line
-from projection.review_store import (
+from projection.review_layout import (
     BLOCK_COLUMNS,
     BLOCK_RECORDS,
     MODEL_COLUMNS,
@@ -33,6 +32,7 @@ from projection.review_store import (
     TEXT_COLUMNS,
     VECTOR_COLUMNS,
 )
+from projection.review_rows import Projected, ordinal_line
 from theurian.interrupts import Interrupts
 
 # Lines per NDJSON file. A table loads in one statement over all its files, which DuckDB reads in parallel

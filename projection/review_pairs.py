@@ -30,7 +30,7 @@ from typing import Final
 import duckdb
 
 from projection.review_digest import LineDigest, row_line
-from projection.review_store import BLOCK_RECORDS, FOLD_SQL, PAIR_COLUMNS
+from projection.review_layout import BLOCK_RECORDS, FOLD_SQL, PAIR_COLUMNS
 from theurian.interrupts import Interrupts
 
 PAIR_CHARS: Final = 4

@@ -18,8 +18,9 @@ import duckdb
 
 from evidence.records import KINDS, THREAD_STATES
 from projection.errors import ReviewStoreUnavailable
+from projection.review_layout import BLOCK_RECORDS, CHANNELS, FOLD_SQL
 from projection.review_pairs import PAIR_TABLE, pair_keys
-from projection.review_store import BLOCK_RECORDS, CHANNELS, FOLD_SQL, READ_FAULTS, open_store
+from projection.review_store import READ_FAULTS, open_store
 from theurian.stamped_store import VerifiedStores
 
 MAX_EXCERPT_CHARS: Final = 280

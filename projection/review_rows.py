@@ -26,7 +26,7 @@ import orjson
 
 from evidence.lake_runs import LastSeen
 from evidence.records import KIND_PULL_REQUEST, KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
-from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
+from projection.review_layout import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
 from theurian.text import ascii_fold
 
 _KIND_ORDER: Final = {KIND_PULL_REQUEST: 0, KIND_REVIEW_SUBMISSION: 1, KIND_REVIEW_THREAD: 2}

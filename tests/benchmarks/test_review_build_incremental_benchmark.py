@@ -22,7 +22,8 @@ import pytest
 
 from evidence.lake_listing import scan_records
 from evidence.records import canonical_bytes
-from projection.review_store import DIGEST_TABLES, store_path
+from projection.review_layout import DIGEST_TABLES
+from projection.review_store import store_path
 from tests.benchmarks.test_review_search_benchmark import RECORDS, _parse_seconds, cli_build, generated_project
 from tests.support.installation import Installation
 

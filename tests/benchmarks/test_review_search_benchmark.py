@@ -27,8 +27,9 @@ import pytest
 
 from evidence.records import canonical_bytes, record_file_name, repository_folder
 from projection.review_digest import VERIFIED_DIR
+from projection.review_layout import SCHEMA
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import SCHEMA, store_path
+from projection.review_store import store_path
 from serve.tooling import Call, ServeSettings
 from serve.tools.review import review_search
 from tests.projection.review_records import pull_request, review, thread

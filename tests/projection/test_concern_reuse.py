@@ -13,7 +13,7 @@ import pytest
 import projection.review_concerns as review_concerns
 from projection.concern_reuse import StoredClustering, input_digest, insert_clustering, stored_clustering
 from projection.review_build import BuildSummary, build_review_store
-from projection.review_store import SCHEMA
+from projection.review_layout import SCHEMA
 from tests.projection.review_records import new_project, review, thread, write_lake
 from tests.support.concern_set import lake_records, threads
 from tests.support.store_tables import stamped_tables

@@ -15,7 +15,8 @@ from evidence.records import repository_folder
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_export import KV_BUILD_ID, PARTITION_COLUMN, export_parquet
-from projection.review_store import RECORD_COLUMNS, store_path
+from projection.review_layout import RECORD_COLUMNS
+from projection.review_store import store_path
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.installation import Installation
 from theurian.errors import UsageError

@@ -12,8 +12,9 @@ import pytest
 
 from evidence.lake import Lake
 from projection.review_build import build_review_store
+from projection.review_layout import BLOCK_RECORDS
 from projection.review_reuse import FILES_DIR
-from projection.review_store import BLOCK_RECORDS, store_path
+from projection.review_store import store_path
 from tests.projection.review_records import new_project, pull_request, review, settle, thread, write_lake
 from tests.support import concern_set
 from tests.support.fake_model import write_fake_model

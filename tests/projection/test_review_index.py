@@ -17,8 +17,9 @@ import projection.review_store as review_store
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_digest import VERIFIED_DIR
+from projection.review_layout import BLOCK_RECORDS
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import BLOCK_RECORDS, open_store, store_path
+from projection.review_store import open_store, store_path
 from tests.projection.review_records import new_project, pull_request, review, thread, write_lake
 from theurian.installation import HOME_OVERRIDE_ENV, state_dir
 from theurian.stamped_store import VerifiedStores

@@ -23,9 +23,9 @@ import projection.review_load as review_load
 from evidence.lake_runs import LastSeen
 from projection.review_build import build_review_store
 from projection.review_digest import row_line
+from projection.review_layout import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS
 from projection.review_query import RecordFilter, read_records
 from projection.review_rows import ordinal_line, project
-from projection.review_store import FOLD_SQL, RECORD_COLUMNS, TEXT_COLUMNS
 from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, thread, write_lake
 from theurian.text import ascii_fold

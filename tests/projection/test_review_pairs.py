@@ -21,9 +21,10 @@ import projection.review_pairs as review_pairs
 from projection.review_build import build_review_store
 from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import LineDigest, digest_tables
+from projection.review_layout import BLOCK_RECORDS, DIGEST_TABLES
 from projection.review_pairs import OTHER_WHITESPACE, PAIR_CHARS, build_pairs, pair_keys, split_sql, words_sql_params
 from projection.review_query import RecordFilter, _candidate_blocks
-from projection.review_store import BLOCK_RECORDS, DIGEST_TABLES, open_store, store_path
+from projection.review_store import open_store, store_path
 from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, review, write_lake
 from tests.support.concern_set import lake_records

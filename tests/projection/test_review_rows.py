@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evidence.lake_runs import LastSeen
+from projection.review_layout import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
 from projection.review_rows import Projected, assemble, from_columns, project, to_columns
-from projection.review_store import CHANNEL_BODY, CHANNEL_COMMENT, CHANNEL_REVIEW_BODY, CHANNEL_TITLE
 from tests.projection.review_records import thread
 from theurian.text import ascii_fold
 

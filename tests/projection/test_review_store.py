@@ -16,8 +16,9 @@ from evidence.records import repository_folder
 from projection import review_store
 from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_build import build_review_store
+from projection.review_layout import REVIEW_SCHEMA_VERSION
 from projection.review_query import RecordFilter, read_records
-from projection.review_store import REVIEW_SCHEMA_VERSION, STORE_RELATIVE, open_store, store_path
+from projection.review_store import STORE_RELATIVE, open_store, store_path
 from tests.projection.review_records import (
     copy_fixture_lake,
     new_project,

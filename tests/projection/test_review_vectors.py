@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_digest import row_line
-from projection.review_store import VECTOR_COLUMNS, open_store
+from projection.review_layout import VECTOR_COLUMNS
+from projection.review_store import open_store
 from projection.review_vectors import decode_vectors, encode_vector, vector_line
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
 from tests.support.fake_model import write_fake_model

@@ -7,7 +7,8 @@ from typing import Any
 
 import duckdb
 
-from projection.review_store import DIGEST_TABLES, store_path
+from projection.review_layout import DIGEST_TABLES
+from projection.review_store import store_path
 
 
 def stamped_tables(root: Path) -> dict[str, Any]:
