@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ingest import allowlist
+from projection.review_store import STORE_RELATIVE
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import public_corpus
 from tests.support.installation import Installation
@@ -53,6 +54,15 @@ def copy_project(template: Path, root: Path) -> Path:
     """A byte-identical copy of a project (perhaps ingested through the real CLI): cheaper than making it
     again, and nothing in a project refers to its own path or to the installation that made it."""
     shutil.copytree(template, root, symlinks=True)
+    return root
+
+
+def registered_with_a_damaged_store(installation: Installation, template: Path, root: Path, project_id: str) -> Path:
+    """A copy of the built project `template` at `root` whose review store is not a DuckDB file, registered as
+    `project_id`: what a tool and its CLI command must both refuse with the tool's own text."""
+    copy_project(template, root)
+    (root / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
+    installation.cli("project", "register", str(root), "--id", project_id, check=True)
     return root
 
 

@@ -13,9 +13,8 @@ import jsonschema
 import pytest
 
 import schemas
-from projection.review_store import STORE_RELATIVE
 from serve.tools.review_concerns import LIST_CONCERNS_UNAVAILABLE_REFUSAL
-from tests.e2e.review_ingest_support import copy_project, ingested_and_built
+from tests.e2e.review_ingest_support import copy_project, ingested_and_built, registered_with_a_damaged_store
 from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
 from tests.support.concern_set import pull_requests
 from tests.support.daemon import RunningDaemon
@@ -171,9 +170,8 @@ def test_propose_candidate_with_concern_drafts_what_the_tool_drafts(module_daemo
 def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
         module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
         tmp_path: Path) -> None:
-    damaged = copy_project(project["root"], tmp_path / "damaged")
-    (damaged / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
-    module_installation.cli("project", "register", str(damaged), "--id", "damaged-concerns", check=True)
+    damaged = registered_with_a_damaged_store(module_installation, project["root"], tmp_path / "damaged",
+                                              "damaged-concerns")
     [tool] = call_tools(module_daemon.mcp_url, [("review.listConcerns", {"projectId": "damaged-concerns"})])
     assert (tool.is_error, tool.text) == (True, LIST_CONCERNS_UNAVAILABLE_REFUSAL)
     printed = module_installation.cli("review", "concerns", "--project", str(damaged))

@@ -12,9 +12,13 @@ import orjson
 import pytest
 
 import schemas
-from projection.review_store import STORE_RELATIVE
 from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL
-from tests.e2e.review_ingest_support import copy_project, ingested_and_built, new_project
+from tests.e2e.review_ingest_support import (
+    copy_project,
+    ingested_and_built,
+    new_project,
+    registered_with_a_damaged_store,
+)
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
@@ -121,9 +125,7 @@ def test_the_cli_refuses_a_folder_no_registration_names_even_with_a_built_store(
 def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
         module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
         tmp_path: Path) -> None:
-    damaged = copy_project(project["root"], tmp_path / "damaged")
-    (damaged / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
-    module_installation.cli("project", "register", str(damaged), "--id", "damaged", check=True)
+    damaged = registered_with_a_damaged_store(module_installation, project["root"], tmp_path / "damaged", "damaged")
     [tool] = call_tools(module_daemon.mcp_url, [("review.findSimilar", {"projectId": "damaged",
                                                                         "situation": PARAPHRASE})])
     assert (tool.is_error, tool.text) == (True, FIND_SIMILAR_UNAVAILABLE_REFUSAL)
