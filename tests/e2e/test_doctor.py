@@ -134,6 +134,15 @@ def _damage_index_file(project: Path) -> None:
         file.write(bytes(range(256)) * 7 + bytes(208))
 
 
+def _damage_index_deep(project: Path) -> None:
+    """The same pattern at byte 40,000: pages neither `open_index`'s probe nor the postings read, which a search
+    still reads (as `dd … seek=40000` did to the sample project's 64 KiB index)."""
+    [index] = (project / ".theurian/state").glob("knowledge-index-*.sqlite")
+    with index.open("r+b") as file:
+        file.seek(40_000)
+        file.write(bytes(range(256)) * 7 + bytes(208))
+
+
 def _alter_index_postings(project: Path) -> None:
     """Damage `open_index`'s probe does not read: the postings no longer match the digest the pointer records."""
     [index] = (project / ".theurian/state").glob("knowledge-index-*.sqlite")
@@ -272,7 +281,7 @@ def _search_fallback(installation: Installation, project: Path) -> str | None:
     return reason
 
 
-@pytest.mark.parametrize("damage", [_damage_index_file, _alter_index_postings])
+@pytest.mark.parametrize("damage", [_damage_index_file, _damage_index_deep, _alter_index_postings])
 def test_index_status_calls_an_index_unreadable_exactly_when_knowledge_search_falls_back_for_it(
         copy: tuple[Installation, Path], damage: Callable[[Path], None]) -> None:
     installation, project = copy
