@@ -6,11 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from evidence.content_policy import PROJECT_CONFIG_KEYS
 from tests.e2e.review_ingest_support import ingest, ingest_env, record_files, small_corpus
 from tests.knowledge.proposal_support import PROJECT_ID, new_shop, proposals
+from tests.projection.review_records import copy_fixture_lake
 from tests.support.daemon import running_daemon
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
@@ -115,3 +117,16 @@ def test_a_write_intent_tool_over_mcp_refuses_a_project_whose_config_holds_an_un
         [drafted] = call_tools(daemon.mcp_url, [("knowledge.proposeChange", change)])
         assert not drafted.is_error, drafted.text
     assert len(proposals(shop.root)) == 1
+
+
+def test_status_with_a_misspelt_key_fails_the_allowlist_row_and_still_checks_the_lake_and_the_store(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project_in_process(tmp_path / "p")
+    copy_fixture_lake(project)
+    installation.cli("review", "build", "--project", str(project), check=True)
+    _config(project, MISSPELT["redact_participant"][0])
+    [document] = orjson.loads(installation.cli("project", "status", "p", "--json").stdout)["summary"]["projects"]
+    state = document["state"]
+    assert state["allowlist"]["level"] == "fail" and "redact_participant" in state["allowlist"]["state"]
+    assert state["evidence lake"]["level"] == "ok"
+    assert state["review store"]["level"] == "ok" and "current with the lake" in state["review store"]["state"]

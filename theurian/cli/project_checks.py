@@ -74,11 +74,14 @@ def _review(root: Path) -> list[Check]:
     from projection.errors import ReviewStoreUnavailable
     from projection.review_store import open_store, store_path
 
+    # A config that cannot be read fails its own row; the lake and the store are still checked (a typo in one
+    # key must not hide a stale store).
     try:
         entries = allowlist.read_allowlist(root)
+        checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}")]
     except TheurianError as exc:
-        return [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml where the line says")]
-    checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}")]
+        entries = []
+        checks = [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml where the line says")]
     lake = Lake(root)
     folders = lake.repository_folders()
     if not folders:
