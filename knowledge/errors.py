@@ -219,11 +219,13 @@ class DraftKindError(DraftRefusedError):
 
 
 class SourceUnreadable(Exception):  # noqa: N818 - it names what the file is
-    """A source file Theurian will not read: `reason` completes "the file is ..."."""
+    """A source file Theurian will not read: `reason` completes "the file is ..."; `too_large` when the only fault
+    is its size (a caller may word that with its own bound)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, too_large: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.too_large = too_large
 
 
 SECRET_REFUSAL_CODE: Final = "SECRET_IN_TEXT"  # noqa: S105 - a refusal code, not a password

@@ -55,8 +55,9 @@ def read_source(path: str | Path, max_bytes: int) -> bytes:
     except FileNotFoundError:
         raise
     except NotRegularFile as exc:
-        reason = "not a regular file" if exc.reason == "not a regular file" else f"larger than {max_bytes} bytes"
-        raise SourceUnreadable(reason) from exc
+        if exc.reason == "not a regular file":
+            raise SourceUnreadable("not a regular file") from exc
+        raise SourceUnreadable(f"larger than {max_bytes} bytes", too_large=True) from exc
     except OSError as exc:
         raise SourceUnreadable(f"unreadable ({exc.strerror or type(exc).__name__})") from exc
 

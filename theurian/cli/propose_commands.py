@@ -70,7 +70,7 @@ def _read_text(path: Path, what: str, max_bytes: int, past: str) -> str:
     except FileNotFoundError:
         raise UsageError(f"{what} {path} does not exist") from None
     except SourceUnreadable as exc:
-        detail = past if exc.reason.startswith("larger than") else f"cannot be read: the file is {exc.reason}"
+        detail = past if exc.too_large else f"cannot be read: the file is {exc.reason}"
         raise UsageError(f"{what} {path} {detail}") from None
     except OSError as exc:
         raise UsageError(f"{what} {path} cannot be read ({exc.strerror or type(exc).__name__})") from None
