@@ -124,6 +124,12 @@ def pairs_building(connection: duckdb.DuckDBPyConnection, digest: LineDigest, in
                         wait([future], timeout=0.05)
             raise
     finally:
+        # Again here, for a Ctrl-C that lands after the thread started but before the inner `try` (or in its
+        # `except` before the cancels): the thread would wait on `texts_loaded` forever, and so would the pool's
+        # shutdown, or the interpreter's at exit (seen once: a build stopped by SIGTERM that never exited).
+        # Completed futures ignore a cancel, so a build that ended well is not touched.
+        texts_loaded.cancel()
+        digest_free.cancel()
         pool.shutdown(wait=True)
         cursor.close()
 

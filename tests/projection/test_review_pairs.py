@@ -8,7 +8,9 @@ from __future__ import annotations
 import functools
 import sys
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from types import FrameType
 from typing import Any, NoReturn
 
 import duckdb
@@ -28,6 +30,7 @@ from projection.review_store import open_store, store_path
 from tests.projection.interrupted_build import assert_old_store_serves, built_with_one_record
 from tests.projection.review_records import new_project, pull_request, review, write_lake
 from tests.support.concern_set import lake_records
+from theurian.interrupts import Interrupts
 from theurian.text import ascii_fold
 
 WHITESPACE = OTHER_WHITESPACE + " "
@@ -161,6 +164,51 @@ def test_a_pair_build_that_fails_stops_the_build_and_leaves_the_old_store(
     with pytest.raises(duckdb.IOException, match="disk filled"):
         build_review_store(root)
     assert_old_store_serves(root, "review-pairs")
+
+
+def _interrupting_after_submit(frame: FrameType, event: str, argument: object) -> Any:
+    """A trace that raises KeyboardInterrupt as `ThreadPoolExecutor.submit` returns to `pairs_building`: a Ctrl-C
+    landing after the pairs thread has started and before the block's `try` is entered, deterministically."""
+    if frame.f_code is not ThreadPoolExecutor.submit.__code__ or frame.f_back is None:
+        return None
+    if frame.f_back.f_code is not review_pairs.pairs_building.__wrapped__.__code__:  # type: ignore[attr-defined]
+        return None
+
+    def on_return(frame: FrameType, event: str, argument: object) -> Any:
+        if event == "return":
+            raise KeyboardInterrupt
+        return on_return
+    return on_return
+
+
+def test_a_ctrl_c_just_after_the_pairs_thread_starts_leaves_no_thread_waiting(tmp_path: Path) -> None:
+    # Seen once as a build stopped by SIGTERM that never exited: the thread waited for texts nobody would load.
+    connection = duckdb.connect(str(tmp_path / "store.duckdb"))
+    texts_loaded: Future[None] = Future()
+    digest_free: Future[None] = Future()
+    raised: list[BaseException] = []
+
+    def enter() -> None:
+        sys.settrace(_interrupting_after_submit)
+        try:
+            with review_pairs.pairs_building(connection, LineDigest(), Interrupts(), texts_loaded, digest_free):
+                pass
+        except BaseException as exc:
+            raised.append(exc)
+        finally:
+            sys.settrace(None)
+
+    entering = threading.Thread(target=enter, daemon=True)
+    entering.start()
+    entering.join(timeout=30)
+    try:
+        assert not entering.is_alive(), "the block waited on a pairs thread that waits for the texts"
+        assert len(raised) == 1 and isinstance(raised[0], KeyboardInterrupt)
+        assert not [thread for thread in threading.enumerate() if thread.name.startswith("review-pairs")]
+    finally:
+        texts_loaded.cancel()  # lets a stuck thread go, so a failure here does not hang the run's exit
+        entering.join(timeout=30)
+        connection.close()
 
 
 def _python_pairs(texts: list[str]) -> list[tuple[int, str]]:
