@@ -5,6 +5,8 @@ it; `theurian review concerns` answers as the tool does."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from tests.support.concern_set import pull_requests
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
+from theurian.cli.read_commands import UNTRUSTED_NOTE
 
 REPOSITORY = "Acme/Concerns"
 PROJECT = "concerns"
@@ -71,7 +74,13 @@ def test_the_cli_lists_the_same_concerns_as_the_tool(module_installation: Instal
     table = module_installation.cli("review", "concerns", "--project", str(root), check=True)
     lines = table.stdout.strip().splitlines()
     assert lines[0].split() == ["concern", "PRs", "revs", "repos", "members", "gate", "excerpt"]
-    assert lines[1].startswith("concern-") and lines[-1].startswith("(")
+    assert lines[1].startswith("concern-")
+    assert "draft one with `theurian propose candidate --concern ID`" in lines[-1]
+    assert lines[-1].endswith(UNTRUSTED_NOTE)
+    as_csv = module_installation.cli("review", "concerns", "--limit", "20", "--csv", "--project", str(root),
+                                     check=True)
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert [row["concernId"] for row in rows] == [row["concernId"] for row in _listed(module_daemon)["concerns"]]
 
 
 def test_the_cli_refuses_a_limit_past_its_bound_with_the_tools_words_exit_1(

@@ -3,6 +3,8 @@ store built by the real CLI, then a real MCP client (both protocol eras) and `th
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 from tests.support.similar_set import pull_requests
+from theurian.cli.read_commands import UNTRUSTED_NOTE
 from theurian.embedding import DEFAULT_MODEL_NAME
 
 REPOSITORY = "Acme/Labelled"
@@ -83,9 +86,15 @@ def test_the_cli_answers_the_same_as_the_tool(module_installation: Installation,
     assert json.loads(as_json.stdout)["summary"] == tool.structured
     table = module_installation.cli("review", "similar", PARAPHRASE, "--project", str(root), check=True)
     lines = table.stdout.strip().splitlines()
-    assert lines[0].split() == ["sim", "fused", "found", "by", "record", "excerpt"]
-    assert f"{REPOSITORY}#" in lines[1] and EXPECTED_PATH[:20] in lines[1]
-    assert lines[-1].startswith("(5 records; model wordllama-l2-supercat-256; store ")
+    assert lines[0].split() == ["sim", "fused", "found", "by", "kind", "repository", "pr", "state", "file", "excerpt"]
+    assert REPOSITORY in lines[1] and EXPECTED_PATH in lines[1]
+    store = tool.structured["retrieval"]["storeBuildId"]
+    assert lines[-1].startswith(f"5 records; model wordllama-l2-supercat-256; store {store}; ")
+    assert lines[-1].endswith(UNTRUSTED_NOTE)
+    as_csv = module_installation.cli("review", "similar", PARAPHRASE, "--csv", "--project", str(root), check=True)
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert [row["recordPath"] for row in rows] == [record["recordPath"] for record in tool.structured["records"]]
+    assert rows[0]["similarity"] == str(tool.structured["records"][0]["similarity"])  # whole, not rounded
 
 
 def test_the_cli_says_so_when_nothing_came_near(module_installation: Installation, project: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ are sent: an option left out is an argument omitted, never a default this module
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -47,7 +48,7 @@ def review_search(
     arguments = {"repository": repository, "pullRequest": pull_request, "threadState": thread_state,
                  "author": author, "filePath": file_path, "q": q, "limit": limit}
     result = answer_as_agent("review.search", project, arguments, json_out, csv_out)
-    _print(result, "records", json_out, csv_out, [
+    print_answer(result, "records", json_out, csv_out, [
         ("kind", "kind"), ("repository", "repository"), ("pr", "pullRequest"), ("state", "threadState"),
         ("file", "filePath"), ("author", "authorDisplayName"), ("excerpt", "excerpt")])
 
@@ -65,7 +66,7 @@ def knowledge_search(
     """Search reviewed knowledge exactly as the knowledge.search tool does (ranked when the index is current)."""
     arguments = {"query": query, "limit": limit, "maxTokens": max_tokens, "asOf": as_of}
     result = answer_as_agent("knowledge.search", project, arguments, json_out, csv_out)
-    _print(result, "results", json_out, csv_out, [
+    print_answer(result, "results", json_out, csv_out, [
         ("item", "itemId"), ("status", "status"), ("trust", "trustLevel"), ("title", "title"),
         ("excerpt", "excerpt")])
 
@@ -85,7 +86,7 @@ def findings_list(
     first)."""
     arguments = {"reviewer": reviewer, "severity": severity, "commitSha": commit, "q": q, "limit": limit}
     result = answer_as_agent("review.findings", project, arguments, json_out, csv_out)
-    _print(result, "findings", json_out, csv_out, [
+    print_answer(result, "findings", json_out, csv_out, [
         ("committed", "committedAt"), ("commit", "commitSha"), ("reviewer", "reviewer"),
         ("severity", "severity"), ("finding", "findingText")])
 
@@ -133,8 +134,13 @@ def answer_as_agent(tool: str, project: Path | None, arguments: dict[str, Any], 
         raise TheurianError(refusal.message) from None
 
 
-def _print(result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
-           columns: list[tuple[str, str]]) -> None:
+def print_answer(result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
+                 columns: list[tuple[str, str]], *, shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                 notes: Sequence[str] = (), empty: str | None = None) -> None:
+    """A read command's answer: the tool's structured result (`--json`), its rows whole (`--csv`), or a table of
+    `columns` (heading, key) fitted to the terminal and one footer line. `shown` turns a row into what its table
+    line shows (numbers rounded, lists joined; `--csv` keeps the row as the tool gave it); `notes` join the footer
+    after the count; `empty` replaces the footer's "no rows match" when there is none."""
     rows = result[rows_key]
     if json_out:  # the tool's structured result, exactly as a client receives it
         echo_summary(result)
@@ -143,20 +149,21 @@ def _print(result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
         typer.echo(as_csv(rows), nl=False)
         return
     if rows:
-        typer.echo(as_table(rows, columns, width=terminal_width()))
-    typer.echo(_footer(result, rows_key))
+        typer.echo(as_table([shown(row) for row in rows] if shown else rows, columns, width=terminal_width()))
+    typer.echo(empty if empty is not None and not rows else _footer(result, rows_key, notes))
 
 
-def _footer(result: dict[str, Any], rows_key: str) -> str:
+def _footer(result: dict[str, Any], rows_key: str, notes: Sequence[str] = ()) -> str:
     count = len(result[rows_key])
     noun = rows_key if count != 1 else rows_key.removesuffix("s")
     parts = [f"{count} {noun}" if count else f"no {rows_key} match"]
     if result.get("truncated"):
         parts.append("more match: narrow the filters or raise --limit")
     retrieval = result.get("retrieval")
-    if isinstance(retrieval, dict):
+    if isinstance(retrieval, dict) and "indexed" in retrieval:
         parts.append(f"ranked by index {retrieval['indexBuildId']}" if retrieval.get("indexed")
                      else f"substring search ({retrieval.get('fallbackReason')})")
+    parts.extend(notes)
     if count:
         parts.append(UNTRUSTED_NOTE)
     return "; ".join(parts)
