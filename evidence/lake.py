@@ -72,6 +72,12 @@ class PreparedRecord:
         return PutResult(self.outcome, self.relative, content_hash(self.data))
 
 
+def last_completed(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The newest completed run of `runs` (one repository's manifests, oldest first), or None."""
+    completed = [m for m in runs if m["status"] == "completed"]
+    return completed[-1] if completed else None
+
+
 def _names_folder(repository: str, folder: str) -> bool:
     # An OWNER/NAME, never any text a file holds: the name is printed, and a folder can be named for anything.
     return REPOSITORY_PATTERN.fullmatch(repository) is not None and repository_folder(repository) == folder
@@ -195,12 +201,13 @@ class Lake:
         (`evidence.lake_runs.read_manifests`, the one reader the build and `review status` share)."""
         return read_manifests(self.project_root)
 
-    def last_completed_run(self, repository: str) -> dict[str, Any] | None:
+    def repository_runs(self, repository: str) -> list[dict[str, Any]]:
+        """Every readable, valid run manifest of one repository (any spelling), oldest run first."""
         folder = repository_folder(repository)
-        completed = [
-            m for m in self.manifests() if m["repositoryFolder"] == folder and m["status"] == "completed"
-        ]
-        return completed[-1] if completed else None
+        return [m for m in self.manifests() if m["repositoryFolder"] == folder]
+
+    def last_completed_run(self, repository: str) -> dict[str, Any] | None:
+        return last_completed(self.repository_runs(repository))
 
     def record_keys(self, repository: str, kind: str) -> list[str]:
         """Keys of the records of one kind stored for a repository, sorted (read from file names)."""

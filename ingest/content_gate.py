@@ -42,9 +42,13 @@ class ContentGate:
                 "recordPath": Lake.record_path(record["repository"], record["kind"], record["recordKey"]),
                 "action": action, "fields": [finding.entry() for finding in screened.findings],
             })
-            if action == "blocked":
+            if action == ACTIONS[SECRETS_BLOCK]:
                 return None
         return batch.put(screened.record)
+
+    def blocked_since(self, start: int) -> list[dict[str, Any]]:
+        """The entries of records the policy blocked, of those noted from index `start` of `records` on."""
+        return [entry for entry in self.records[start:] if entry["action"] == ACTIONS[SECRETS_BLOCK]]
 
     def report(self) -> dict[str, Any]:
         """The manifest's `secrets` value: the policy, findings by type, and each record named."""

@@ -7,6 +7,7 @@ batched follow-ups (ingest/follow_ups.py): a round of them for the whole page is
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -122,6 +123,41 @@ class Fetcher:
             _require_public(repository, node["repository"], first_page=False)
             [fetched] = self._complete([node], sizes)
             return fetched
+
+    def pull_requests_by_number(
+        self, repository: str, numbers: list[int]
+    ) -> Iterator[tuple[list[FetchedPullRequest], list[int]]]:
+        """The pull requests `numbers` of `repository`, complete, a page's worth per request and lazily (as
+        `pages`): for each batch, the pull requests GitHub answered and the numbers it has none of now. One number
+        gone fails its whole request (NOT_FOUND), so such a batch is asked again one number at a time.
+
+        Raises:
+            RepositoryRefusedError: the repository is no longer public, or answers under another name.
+            GitHubError: from the client.
+        """
+        pending = list(numbers)
+        while pending:
+            sizes = self.sizes
+            batch, pending = pending[:sizes.pull_requests], pending[sizes.pull_requests:]
+            try:
+                found = self._by_number(repository, batch, sizes)
+            except GitHubNotFoundError:
+                found = {}
+                for number in batch:
+                    with contextlib.suppress(GitHubNotFoundError):
+                        found |= self._by_number(repository, [number], sizes)
+            yield self._complete(list(found.values()), sizes), [n for n in batch if n not in found]
+
+    def _by_number(self, repository: str, numbers: list[int], sizes: PageSizes) -> dict[int, Node]:
+        owner, name = repository.split("/", 1)
+        variables: dict[str, Any] = {"owner": owner, "name": name, "reviews": sizes.first_reviews,
+                                     "threads": sizes.first_threads, "comments": sizes.first_comments}
+        variables |= {f"number{index}": number for index, number in enumerate(numbers)}
+        data = self._client.graphql(queries.pull_requests_by_number(len(numbers)), variables)
+        with reading_github(f"pull requests of {repository} by number"):
+            repo = _require_public(repository, data.get("repository"), first_page=False)
+            answered = {number: repo[queries.number_alias(index)] for index, number in enumerate(numbers)}
+        return {number: node for number, node in answered.items() if node is not None}
 
     def _complete(self, pulls: list[Node], sizes: PageSizes) -> list[FetchedPullRequest]:
         """The pull requests with every submitted review and every thread's submitted comments, each connection

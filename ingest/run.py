@@ -2,7 +2,8 @@
 
 The manifest is first written after GitHub has answered the repository as public (so a refused repository
 leaves no file), rewritten when the run ends, and left `running` by a killed run — which the next incremental
-run ignores, so it covers the killed run's window again and converges.
+run ignores, so it covers the killed run's window again and converges. Pull requests `secrets = "block"` kept
+out are listed in it (`ingest.withheld`) and asked for by number by every later run until they are stored.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ulid import ULID
 
 from evidence.batch import RecordBatch
 from evidence.content_policy import read_policy
-from evidence.lake import Lake, PutResult
+from evidence.lake import Lake, PutResult, last_completed
 from evidence.merge import PullRequestRecords, merge_pull_request, pull_requests_not_seen
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -31,6 +32,7 @@ from ingest.client import GitHubClient, Spend
 from ingest.content_gate import ContentGate
 from ingest.errors import IngestError, reading_github
 from ingest.fetch import FetchedPullRequest, Fetcher, PageSizes, parse_time
+from ingest.withheld import MANIFEST_FIELD, WithheldList, carried
 
 # GitHub's updatedAt can trail the change it records; re-reading a little of the last window costs little.
 INCREMENTAL_OVERLAP: Final = timedelta(minutes=10)
@@ -69,19 +71,22 @@ class RepositoryRun:
         self.progress = progress or (lambda _: None)
         self.repository = repository
         self.seen_pulls: set[str] = set()
+        self.seen_numbers: set[int] = set()
         self.written = 0
-        self.manifest = self._new_manifest(repository)
+        runs = lake.repository_runs(repository)
+        self.manifest = self._new_manifest(repository, last_completed(runs))
+        self.withheld = WithheldList(carried(runs), self.run_id)
         self._manifest_started = False
         self._entries_checked = 0  # `records` entries already validated by an earlier write of the manifest
 
-    def _new_manifest(self, repository: str) -> dict[str, Any]:
+    def _new_manifest(self, repository: str, last: dict[str, Any] | None) -> dict[str, Any]:
         started = datetime.now(UTC)
         mode, since = MODE_INCREMENTAL, None
         if self.options.full:
             mode = MODE_FULL
         elif self.options.since is not None:
             mode, since = MODE_SINCE, self.options.since
-        elif (last := self.lake.last_completed_run(repository)) is not None:
+        elif last is not None:
             since = parse_time(last["window"]["until"]) - INCREMENTAL_OVERLAP
         zero = {"created": 0, "updated": 0, "unchanged": 0, "missingUpstream": 0}
         return {
@@ -112,6 +117,8 @@ class RepositoryRun:
             self._pages(since=since, states=None)
             if self.options.rescan_open:
                 self._pages(since=None, states=["OPEN"])
+            if self._manifest_started:
+                self._withheld_again()
             if self.options.full and self._manifest_started:
                 self._mark_missing_pull_requests()
         except IngestError as exc:
@@ -127,16 +134,28 @@ class RepositoryRun:
                 self.manifest["repository"] = page.repository
                 self._write_manifest()
                 self._manifest_started = True
-            # The page's records are durable (one group commit) before the manifest counts them and before the
-            # loop asks the fetcher for the next page.
-            with RecordBatch(self.lake) as batch:
-                for pull in page.pulls:
-                    if pull.node["id"] not in self.seen_pulls:
-                        self._store(batch, pull)
-            self._write_manifest()
-            self.progress({"repository": self.repository, "pullRequests": self.manifest["pullRequests"],
-                           "total": page.total_count if since is None and states is None else None,
-                           "recordsWritten": self.written, "points": self.spend().points})
+            self._write_page(page.pulls, page.total_count if since is None and states is None else None)
+
+    def _write_page(self, pulls: list[FetchedPullRequest], total: int | None) -> None:
+        # The page's records are durable (one group commit) before the manifest counts them (and drops what it
+        # stored from the withheld list) and before the loop asks the fetcher for the next page.
+        with RecordBatch(self.lake) as batch:
+            for pull in pulls:
+                if pull.node["id"] not in self.seen_pulls:
+                    self._store(batch, pull)
+        self.withheld.commit()
+        self._write_manifest()
+        self.progress({"repository": self.repository, "pullRequests": self.manifest["pullRequests"],
+                       "total": total, "recordsWritten": self.written, "points": self.spend().points})
+
+    def _withheld_again(self) -> None:
+        """Ask GitHub, by number, for each pull request the withheld list names that this run has not read: a
+        blocked record's pull request moves no window, so nothing else would read it again."""
+        numbers = [number for number in self.withheld.numbers() if number not in self.seen_numbers]
+        for pulls, gone in self.fetcher.pull_requests_by_number(self.repository, numbers):
+            for number in gone:
+                self.withheld.gone(number)
+            self._write_page(pulls, None)
 
     def _put(self, batch: RecordBatch, record: Mapping[str, Any]) -> PutResult | None:
         """Through the content gate (secrets, participants); a record the evidence schema refuses is GitHub's
@@ -146,7 +165,9 @@ class RepositoryRun:
 
     def _store(self, batch: RecordBatch, pull: FetchedPullRequest) -> None:
         """Map the pull request and hand it to the lake's merge; add what the merge did to the manifest."""
+        before = len(self.gate.records)
         counts = merge_pull_request(batch, self._records(pull), run_id=self.run_id, put=self._put)
+        self.withheld.stored(pull.node["number"], self.gate.blocked_since(before))
         for kind, outcomes in counts.outcomes.items():
             for outcome, count in outcomes.items():
                 self.manifest["counts"][kind][outcome] += count
@@ -154,6 +175,7 @@ class RepositoryRun:
         self.manifest["records"].extend(counts.records)
         self.written += counts.written
         self.seen_pulls.add(pull.node["id"])
+        self.seen_numbers.add(pull.node["number"])
         self.manifest["pullRequests"] += 1
 
     def _records(self, pull: FetchedPullRequest) -> PullRequestRecords:
@@ -187,6 +209,7 @@ class RepositoryRun:
                     self._store(batch, fetched)
                 elif batch.mark_missing(self.repository, KIND_PULL_REQUEST, key, self.run_id):
                     self.manifest["counts"][KIND_PULL_REQUEST]["missingUpstream"] += 1
+            self.withheld.commit()
             self._write_manifest()
 
     def spend(self) -> Spend:
@@ -202,6 +225,7 @@ class RepositoryRun:
     def _write_manifest(self) -> None:
         self._note_spend()
         self.manifest["secrets"] = self.gate.report()
+        self.manifest[MANIFEST_FIELD] = self.withheld.entries()
         self.lake.write_manifest(self.manifest, entries_checked=self._entries_checked)
         self._entries_checked = len(self.manifest["records"])
 

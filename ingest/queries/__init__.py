@@ -1,5 +1,6 @@
-"""The GraphQL documents the ingest sends: `.graphql` files, each completed with the fragments it uses, and the
-batched follow-up document built for each round of follow-ups (`follow_ups`)."""
+"""The GraphQL documents the ingest sends: `.graphql` files, each completed with the fragments it uses, the
+batched follow-up document built for each round of follow-ups (`follow_ups`), and the document asking for pull
+requests by number (`pull_requests_by_number`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from graphql import FragmentDefinitionNode, FragmentSpreadNode, Visitor, parse, 
 FRAGMENTS_FILE: Final = "fragments.graphql"
 OPERATIONS: Final = ("pull_requests", "pull_request")
 FOLLOW_UP_OPERATION: Final = "FollowUps"
+BY_NUMBER_OPERATION: Final = "PullRequestsByNumber"
 # Each connection a follow-up continues: the type of the node holding it, and the fragment of its nodes. A thread
 # fetched by a follow-up carries the first page of its comments, sized by the document's `$comments`.
 FOLLOW_UP_KINDS: Final = {
@@ -97,4 +99,32 @@ def follow_ups(kinds: tuple[str, ...]) -> str:
     text = (f"# The rest of {len(kinds)} connections, each from its own cursor, in one request.\n"
             f"query {FOLLOW_UP_OPERATION}({', '.join(declared)}) {{\n"
             "  rateLimit {\n    ...RateLimitFields\n  }\n" + "".join(fields) + "}\n")
+    return _with_fragments(text)
+
+
+def number_alias(index: int) -> str:
+    """The response key, inside `repository`, of the pull request at `index` of a by-number document."""
+    return f"n{index}"
+
+
+@lru_cache(maxsize=128)
+def pull_requests_by_number(count: int) -> str:
+    """One document asking for `count` pull requests of one repository by number, each as a page of pull requests
+    carries it: field `n<i>` of `repository(owner:, name:)` is `pullRequest(number: $number<i>)`. The visibility
+    fields ride along, as on a page. Variables: owner, name, number<i>, reviews, threads, comments.
+
+    Raises:
+        ValueError: `count` is below 1.
+    """
+    if count < 1:
+        raise ValueError(f"a by-number document asks for at least one pull request, not {count}")
+    declared = "".join(f", $number{index}: Int!" for index in range(count))
+    fields = "".join(f"    {number_alias(index)}: pullRequest(number: $number{index}) {{\n"
+                     "      ...PullRequestFields\n    }\n" for index in range(count))
+    text = (f"# {count} pull requests by number: those a run lists as withheld and its window did not read.\n"
+            f"query {BY_NUMBER_OPERATION}($owner: String!, $name: String!, $reviews: Int!, $threads: Int!, "
+            f"$comments: Int!{declared}) {{\n"
+            "  rateLimit {\n    ...RateLimitFields\n  }\n"
+            "  repository(owner: $owner, name: $name) {\n    nameWithOwner\n    isPrivate\n    visibility\n"
+            + fields + "  }\n}\n")
     return _with_fragments(text)

@@ -4,8 +4,9 @@ costs charged by GitHub's documented rule (tests/support/github_cost.py), and in
 
 Each query is validated and executed against GitHub's public schema (fixtures/github/schema.graphql) by
 graphql-core: a field, alias or variable GitHub would refuse is refused here with GitHub's error shape, and the
-answer holds exactly the fields asked for, under their aliases. `node(id:)` and `repository(owner:, name:)`
-answer NOT_FOUND as GitHub does; connections are paged from the corpus's complete lists with `totalCount`.
+answer holds exactly the fields asked for, under their aliases. `node(id:)`, `repository(owner:, name:)` and a
+repository's `pullRequest(number:)` answer NOT_FOUND as GitHub does; connections are paged from the corpus's
+complete lists with `totalCount`.
 
 Faults (`fault_plan`, cycled on every `fault_every`-th request): "502"; "secondary" (403 with `retry-after: 0`
 and GitHub's secondary-rate-limit message); "rate_limited" (a 200 carrying a GraphQL RATE_LIMITED error).
@@ -156,6 +157,12 @@ class FakeGitHub:
             return _connection(sorted(pulls, key=lambda p: p["updatedAt"], reverse=True), args)
         if name == "repository" and "__repository" in source:
             return source["__repository"]
+        if name == "pullRequest" and isinstance(source.get("pullRequests"), list):  # a repository's, by number
+            found = next((p for p in source["pullRequests"] if p["number"] == args["number"]), None)
+            if found is None:
+                message = f"Could not resolve to a PullRequest with the number of {args['number']}."
+                info.root_value.errors.append({"type": "NOT_FOUND", "path": info.path.as_list(), "message": message})
+            return found
         if isinstance(value, dict) and isinstance(value.get("nodes"), list) and "first" in args:
             return _connection(value["nodes"], args)
         return value

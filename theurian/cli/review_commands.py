@@ -20,6 +20,7 @@ from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
 from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, LONGEST_MAX_WAIT_SECONDS
+from ingest.withheld import carried, withheld_words
 from theurian.cli import (
     review_build_command,
     review_concerns_command,
@@ -206,6 +207,8 @@ def ingest_lines(manifests: list[dict[str, Any]]) -> list[str]:
                      f"{m['requests']} requests, {m['graphqlPoints']} points, {m['retries']} retries{rate} "
                      f"(run {m['runId']})")
         lines.extend(review_scan_command.secret_lines(m))
+        if withheld := withheld_words(m.get("withheld", [])):
+            lines.append(f"  {withheld}")
     return lines
 
 
@@ -219,7 +222,8 @@ def _print_summary(manifests: list[dict[str, Any]], as_json: bool, *, ok: bool) 
 
 @app.command("status")
 def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) -> None:
-    """Per repository: records on disk by kind, the last run, and whether it is still allowlisted."""
+    """Per repository: records on disk by kind, the last run, pull requests withheld by secrets = "block", and
+    whether it is still allowlisted."""
     root = project_root(project)
     lake = Lake(root)
     scan = lake.scan_manifests()
@@ -242,7 +246,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         rows.append({"repository": name, "repositoryFolder": folder, "allowlisted": folder in allowed,
                      "records": dict.fromkeys(KINDS, 0) if f"{REVIEW_DIR}/{folder}" in not_folders
                      else lake.folder_record_counts(folder, unreadable), "lastRun": last,
-                     "content": content_counts(root, folder).as_json()})
+                     "content": content_counts(root, folder).as_json(), "withheld": carried(runs)})
     interrupted_runs(root, [row["lastRun"] for row in rows if row["lastRun"]])
     if as_json:
         echo_summary({"repositories": rows, "unreadableEntries": unreadable})
@@ -256,7 +260,8 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
                if last else "never ingested")
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
-        typer.echo(f"{name}: {records}; {run}{_content_words(row['content'])}{kept}")
+        withheld = f"; {words}" if (words := withheld_words(row["withheld"])) else ""
+        typer.echo(f"{name}: {records}; {run}{_content_words(row['content'])}{withheld}{kept}")
     for path in unreadable:
         typer.echo(f"unreadable entry skipped: {one_line(path)} (not a regular file or folder inside the evidence "
                    "lake, or too large to read)")
