@@ -72,3 +72,27 @@ def test_the_fakes_cost_rule_gives_githubs_own_worked_example(github_schema: Gra
     cost = query_cost(github_schema, example, {})
     assert (cost.requests, cost.points, cost.nodes) == (5101, 51, 100 + 100 * 50 + 100 * 50 * 60)
     assert query_cost(github_schema, parse("query { viewer { login } }"), {}).points == 1  # the least a call costs
+
+
+@pytest.mark.parametrize("count", [1, 2, 100])
+def test_every_by_number_document_is_valid_against_githubs_schema(github_schema: GraphQLSchema, count: int) -> None:
+    errors = validate(github_schema, parse(queries.pull_requests_by_number(count)))
+    assert errors == []
+
+
+def test_a_by_number_document_for_no_pull_request_is_refused() -> None:
+    assert queries.pull_requests_by_number(1).count("pullRequest(number:") == 1
+    with pytest.raises(ValueError, match="at least one"):
+        queries.pull_requests_by_number(0)
+
+
+def test_a_hundred_pull_requests_by_number_cost_what_a_page_of_a_hundred_costs(github_schema: GraphQLSchema) -> None:
+    """Asking again for what a run withheld is charged as reading it on a page was: per pull request, its reviews
+    and threads connections once, and the comments of each thread slot."""
+    sizes = {"reviews": 25, "threads": 5, "comments": 5}
+    numbered = {"owner": "o", "name": "n", **sizes} | {f"number{i}": i + 1 for i in range(100)}
+    paged = {"owner": "o", "name": "n", "first": 100, "after": None, "states": None, **sizes}
+    by_number = query_cost(github_schema, parse(queries.pull_requests_by_number(100)), numbered)
+    page = query_cost(github_schema, parse(queries.load("pull_requests")), paged)
+    assert by_number.points == page.points == 7
+    assert by_number.requests == page.requests - 1  # the page's own pullRequests connection
