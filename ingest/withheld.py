@@ -89,4 +89,4 @@ def withheld_words(entries: Sequence[Mapping[str, Any]]) -> str:
     why = ", ".join(f"{kind} {count}" for kind, count in sorted(types.items()))
     records = sum(int(e["records"]) for e in entries)
     return (f"{len(entries)} pull requests withheld by secrets = \"{SECRETS_BLOCK}\" ({shown}{more}; "
-            f"{records} records kept out, holding {why}); the next ingest fetches them again")
+            f"{records} records kept out; secrets by type: {why}); the next ingest fetches them again")

@@ -63,6 +63,6 @@ def test_the_words_name_every_number_up_to_the_bound_and_count_the_rest() -> Non
     past = withheld_words([entry(n) for n in range(1, NUMBERS_SHOWN + 2)])
     assert f"#{NUMBERS_SHOWN + 1}" not in past and "and 1 more;" in past
     assert past.startswith(f'{NUMBERS_SHOWN + 1} pull requests withheld by secrets = "block" (#1, #2,')
-    assert past.endswith(f"{NUMBERS_SHOWN + 1} records kept out, holding github-token {NUMBERS_SHOWN + 1}); "
+    assert past.endswith(f"{NUMBERS_SHOWN + 1} records kept out; secrets by type: github-token {NUMBERS_SHOWN + 1}); "
                          "the next ingest fetches them again")
     assert withheld_words([]) == ""
