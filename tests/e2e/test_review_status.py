@@ -50,7 +50,8 @@ def test_records_no_manifest_and_no_allowlist_entry_name_are_listed_by_the_repos
     assert rows == [{"repository": FIXTURE_REPOSITORY, "repositoryFolder": repository_folder(FIXTURE_REPOSITORY),
                      "allowlisted": False, "records": {"pull-request": 1, "review-submission": 3,
                                                        "review-thread": 2}, "lastRun": None,
-                     "content": {"redactions": 0, "recordsWithRedactions": 0, "hiddenCharacters": hidden}}]
+                     "content": {"redactions": 0, "recordsWithRedactions": 0, "hiddenCharacters": hidden},
+                     "withheld": []}]
 
 
 def test_a_name_that_is_not_an_owner_name_is_never_printed(installation: Installation, tmp_path: Path) -> None:
