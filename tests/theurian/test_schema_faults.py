@@ -2,7 +2,7 @@
 
 import pytest
 
-from knowledge.schema_faults import json_kind
+from theurian.schema_faults import json_kind
 
 
 @pytest.mark.parametrize(("value", "kind"), [
