@@ -10,10 +10,18 @@ from typing import Any
 
 import pytest
 
+import schemas
+from knowledge.candidate import ITEM_ID
+from knowledge.drafts import MAX_ITEM_ID_CHARS, ChangeRequest, propose_change
+from knowledge.errors import ItemNotAvailableError
+from knowledge.proposals import DraftFacade
 from serve.errors import ToolRefusal
 from serve.local_call import call_locally
 from serve.tooling import ServeSettings
 from tests.knowledge.proposal_support import PROJECT_ID, Shop, new_shop
+from tests.support.schema_values import schema_bound
+from theurian.project import resolve_project
+from theurian.text import MAX_SHOWN_CHARS
 
 SETTINGS = ServeSettings(disclosure_ceiling="internal")
 DRAFT = "knowledge.generateMigrationDraft"
@@ -86,3 +94,38 @@ def test_each_constraint_of_a_nested_operation_is_named_at_its_place(
                          "confidence": confidence})
     assert text.endswith(f"invalid at operation 0: {fault}; nothing was changed")
     assert text.count("SECRET") == fault.count("SECRET")  # only a key is ever named; "SECRET" as a value never
+
+
+@pytest.mark.parametrize("length", [1, MAX_SHOWN_CHARS + 1, 120, MAX_ITEM_ID_CHARS])
+def test_propose_change_quotes_an_unknown_item_id_exactly_as_knowledge_get_does(shop: Shop, length: int) -> None:
+    """proposeChange answered an id of 120 characters with "No knowledge item '(an id of 120 characters)'…": its
+    description quoted as if it were the id, where knowledge.get quoted the id itself."""
+    item_id = "x" * length
+    expected = f"No knowledge item {item_id!r} is available in project {PROJECT_ID!r}."
+    assert _refusal("knowledge.get", {"projectId": PROJECT_ID, "itemId": item_id}) == expected
+    assert _refusal("knowledge.proposeChange", {"projectId": PROJECT_ID, "itemId": item_id, "body": "b\n",
+                                                "expectedRevision": shop.revision_id, "author": "a"}) == expected
+
+
+def test_an_item_id_past_its_bound_is_refused_at_the_wire_by_both_tools_and_by_length_where_no_schema_is(
+        shop: Shop) -> None:
+    item_id = "x" * (MAX_ITEM_ID_CHARS + 1)
+    for tool, extra in [("knowledge.get", {}), ("knowledge.proposeChange", {"body": "b\n", "author": "a",
+                                                                           "expectedRevision": shop.revision_id})]:
+        assert _refusal(tool, {"projectId": PROJECT_ID, "itemId": item_id, **extra}) == (
+            f"Invalid arguments for {tool}: `itemId` violates maxLength {MAX_ITEM_ID_CHARS}; a string of "
+            f"{MAX_ITEM_ID_CHARS + 1} characters was sent.")
+    request = ChangeRequest(item_id=item_id, expected_revision=shop.revision_id, body="b\n", author="a",
+                            drafted_by="a test")
+    with pytest.raises(ItemNotAvailableError) as refused:  # `theurian propose change` has no schema before it
+        propose_change(resolve_project(PROJECT_ID), "internal", DraftFacade(shop.root), request)
+    assert str(refused.value) == (f"No knowledge item an id of {MAX_ITEM_ID_CHARS + 1} characters is available in "
+                                  f"project {PROJECT_ID!r}.")
+
+
+def test_the_item_id_bound_is_the_one_every_schema_states(shop: Shop) -> None:
+    for schema in ("knowledge-get-input.schema.json", "knowledge-propose-change-input.schema.json",
+                   "review-generate-knowledge-candidate-input.schema.json"):
+        assert schema_bound(schema, "itemId", "maxLength") == MAX_ITEM_ID_CHARS
+    item_id = schemas.load("knowledge", "migration.schema.json")["$defs"]["addAlias"]["properties"]["itemId"]
+    assert item_id["pattern"] == f"^{ITEM_ID.pattern}$"
