@@ -55,6 +55,26 @@ def test_an_overlong_unknown_key_is_described_by_length(validator: InputValidato
     assert problem is not None and "a key of 500 characters" in problem and "k" * 81 not in problem
 
 
+def test_an_unknown_key_is_named_at_the_key_bound_and_described_by_length_one_past_it(
+        validator: InputValidator) -> None:
+    at, past = "k" * MAX_KEY_CHARS_SHOWN, "k" * (MAX_KEY_CHARS_SHOWN + 1)
+    assert validator.problem("project.list", "project-list-input.schema.json", {at: 1}) == (
+        f"Invalid arguments for project.list: unknown key `{at}` is not accepted by this tool.")
+    assert validator.problem("project.list", "project-list-input.schema.json", {past: 1}) == (
+        f"Invalid arguments for project.list: unknown key (a key of {MAX_KEY_CHARS_SHOWN + 1} characters) is not "
+        "accepted by this tool.")
+
+
+def test_several_unknown_keys_are_named_sorted_up_to_the_bound_and_the_rest_counted(
+        validator: InputValidator) -> None:
+    names = [f"k{index}" for index in range(MAX_KEYS_NAMED + 1)]
+    exactly = validator.problem("project.list", "project-list-input.schema.json", dict.fromkeys(names[:2], 1))
+    assert exactly == "Invalid arguments for project.list: unknown keys `k0`, `k1` are not accepted by this tool."
+    more = validator.problem("project.list", "project-list-input.schema.json", dict.fromkeys(reversed(names), 1))
+    assert more == ("Invalid arguments for project.list: unknown keys `k0`, `k1`, `k2`, `k3`, `k4` and 1 more are not "
+                    "accepted by this tool.")
+
+
 @pytest.mark.parametrize("tool, schema", [("project.list", "project-list-input.schema.json"),
                                           ("system.capabilities", "system-capabilities-input.schema.json")])
 def test_tools_without_arguments_refuse_any_argument(validator: InputValidator, tool: str, schema: str) -> None:
@@ -219,7 +239,8 @@ def test_admit_takes_a_query_of_exactly_max_query_chars_and_refuses_one_more(val
 def test_a_float_that_is_not_integral_is_refused_where_an_integer_is_typed_never_rounded(
         validator: InputValidator) -> None:
     verdict = validator.admit("review.search", "review-search-input.schema.json", {"projectId": "p", "limit": 2.5})
-    assert verdict == Refused("Invalid arguments for review.search: `limit` must be of type integer; a number was sent.")
+    assert verdict == Refused(
+        "Invalid arguments for review.search: `limit` must be of type integer; a number was sent.")
 
 
 @pytest.mark.parametrize("arguments", [

@@ -129,3 +129,12 @@ def test_the_item_id_bound_is_the_one_every_schema_states(shop: Shop) -> None:
         assert schema_bound(schema, "itemId", "maxLength") == MAX_ITEM_ID_CHARS
     item_id = schemas.load("knowledge", "migration.schema.json")["$defs"]["addAlias"]["properties"]["itemId"]
     assert item_id["pattern"] == f"^{ITEM_ID.pattern}$"
+
+
+@pytest.mark.parametrize(("op", "shown"), [
+    ("x" * MAX_SHOWN_CHARS, repr("x" * MAX_SHOWN_CHARS)),
+    ("x" * (MAX_SHOWN_CHARS + 1), f"a value of {MAX_SHOWN_CHARS + 1} characters"),
+    ("a\u202eb", "'a\\u202eb'"), (7, "a value that is no kind")])
+def test_an_operation_kind_no_draft_admits_is_quoted_whole_or_by_its_length(shop: Shop, op: Any, shown: str) -> None:
+    text = _draft(shop, {"op": op, "itemId": shop.item_id})
+    assert f"; operation 0 is {shown}. createItem and upsertRevision" in text

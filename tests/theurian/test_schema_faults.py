@@ -82,7 +82,8 @@ def test_required_keys_are_named_at_the_top_level_as_the_whole_value() -> None:
     validator = jsonschema.Draft202012Validator({"required": ["projectId", "b"]})
     error = jsonschema.exceptions.best_match(validator.iter_errors({}))
     assert error is not None
-    assert describe(error, "the arguments", sent=True) == "the required keys `projectId`, `b` are missing from the arguments"
+    assert describe(error, "the arguments", sent=True) == (
+        "the required keys `projectId`, `b` are missing from the arguments")
 
 
 def test_a_false_schema_is_refused_in_words_not_as_a_python_none() -> None:
