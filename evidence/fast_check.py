@@ -3,7 +3,7 @@
 `jsonschema` costs about five times an orjson parse per record (`design/DEPENDENCIES.md`: 210 µs against 43 µs);
 `jsonschema-rs` checks the same record in 2–5 µs, so on a build over a whole lake validation stops being the
 cost. It answers only "valid or not"; `evidence.validation` asks `jsonschema` to name the failing place of a
-record it rejects, so every reported reason reads as before.
+record it rejects (`theurian.schema_faults.fault`, the one wording of a schema fault).
 
 The two differ in one known place: `jsonschema` tests a `pattern` with Python's `re.search`, where `$` also
 matches before a final newline; `jsonschema-rs` reads patterns as JSON Schema says (ECMA-262), where it does not.
@@ -13,15 +13,12 @@ is valid only when this check accepts it (a hypothesis test pins that the two ag
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cache
-from typing import Any
-
-import jsonschema_rs
 
 import schemas
+from theurian.schema_faults import Check, fast_check
 
-Check = Callable[[Any], bool]
+__all__ = ["Check", "record_check", "schema_check"]
 
 
 @cache
@@ -36,13 +33,6 @@ def record_check(kind: str) -> Check:
 
 @cache
 def schema_check(schema_name: str) -> Check:
-    """The check for documents of the evidence schema `schema_name` (`record_check`'s, for a run manifest too)."""
-    is_valid = jsonschema_rs.validator_for(schemas.load("evidence", schema_name)).is_valid
-
-    def check(record: Any) -> bool:
-        try:
-            return bool(is_valid(record))
-        except (ValueError, TypeError, OverflowError):
-            return False  # a value it cannot read as JSON (an integer past 64 bits): `jsonschema` names the fault
-
-    return check
+    """The check for documents of the evidence schema `schema_name` (`record_check`'s, for a run manifest too); a
+    value it cannot read as JSON (an integer past 64 bits) fails it (`theurian.schema_faults.fast_check`)."""
+    return fast_check(schemas.load("evidence", schema_name))

@@ -28,7 +28,7 @@ from typing import Any, Final
 from ulid import ULID
 
 from knowledge.candidate_trail import member_entry, pull_entry, thread_anchor, thread_entry
-from knowledge.drafts import MAX_SHOWN, slug
+from knowledge.drafts import MAX_ITEM_ID_CHARS, shown_id, slug
 from knowledge.errors import CandidateRefusedError, ItemNotAvailableError, StateMissingError
 from knowledge.git_verify import FULL_SHA, FixCommit, fix_commit_message, verify_fix_commit
 from knowledge.promotion_gate import MET, Signal, generalizable, stored_signals, unmet_message
@@ -38,12 +38,13 @@ from knowledge.stored_thread import StoredThreadValue
 from knowledge.vocabulary import DEFAULT_SENSITIVITY, ITEM_KINDS
 from theurian.project import REVIEW_DIR, Project
 from theurian.stamped_store import VerifiedStores
+from theurian.text import quoted
 
 CANDIDATE_TRUST_LEVEL: Final = "inferred"
 CANDIDATE_CONTENT_TYPE: Final = "text/markdown"
 # Accepting and merging the proposal is the human approval; the trust level keeps its origin visible.
 CANDIDATE_STATUS: Final = "approved"
-ITEM_ID: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
+ITEM_ID: Final = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_ITEM_ID_CHARS - 1}}}")
 # A revision's sourceAnchors bound (schemas/knowledge): a concern's anchors past it stay in evidence.json only.
 MAX_SOURCE_ANCHORS: Final = 100
 NO_FILE_ANCHOR_REFUSAL: Final = (
@@ -237,15 +238,14 @@ def _default_reason(request: CandidateRequest, gate: _Gate, threads: Sequence[St
 
 def _check_shapes(kind: str, item_id: str, fix_commit: str) -> None:
     if kind not in ITEM_KINDS:
-        shown = repr(kind) if len(kind) <= MAX_SHOWN else f"a value of {len(kind)} characters"
         raise CandidateRefusedError(
-            f"{TOOL_NAME}: kind {shown} is not an item kind. Use one of: {', '.join(ITEM_KINDS)}. "
+            f"{TOOL_NAME}: kind {quoted(kind)} is not an item kind. Use one of: {', '.join(ITEM_KINDS)}. "
             "Nothing was drafted."
         )
     if not ITEM_ID.fullmatch(item_id):
         raise CandidateRefusedError(
             f"{TOOL_NAME}: itemId must be letters, digits, '.', '_' and '-' (starting with a letter or digit, at "
-            "most 200 characters). Nothing was drafted."
+            f"most {MAX_ITEM_ID_CHARS} characters). Nothing was drafted."
         )
     if not FULL_SHA.fullmatch(fix_commit):
         raise CandidateRefusedError(
@@ -256,7 +256,7 @@ def _check_shapes(kind: str, item_id: str, fix_commit: str) -> None:
 
 def _require_new_item(project: Project, ceiling: str, item_id: str, stores: VerifiedStores | None) -> None:
     try:
-        get_item(project, ceiling, item_id, repr(item_id), stores)
+        get_item(project, ceiling, item_id, shown_id(item_id), stores)
     except (ItemNotAvailableError, StateMissingError):
         return
     raise CandidateRefusedError(

@@ -26,8 +26,11 @@ from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, Opera
 from knowledge.reading import get_item
 from theurian.project import Project
 from theurian.stamped_store import VerifiedStores
+from theurian.text import quoted
 
-MAX_SHOWN: Final = 80
+# The migration schema's bound on an item id (and the input schemas' on `itemId`; tests pin the three): every id
+# it admits is quoted whole in a refusal, a longer one (the CLI has no schema in front of it) by its length.
+MAX_ITEM_ID_CHARS: Final = 200
 _SLUG_CHARS: Final = re.compile(r"[^a-z0-9]+")
 _OPTIONAL_METADATA: Final = ("validFrom", "validTo")
 
@@ -47,6 +50,12 @@ class ChangeRequest:
     description: str | None = None
 
 
+def shown_id(item_id: str) -> str:
+    """An item id as a refusal quotes it ("No knowledge item 'x' is available…"): whole up to MAX_ITEM_ID_CHARS,
+    past it by its length."""
+    return quoted(item_id, MAX_ITEM_ID_CHARS, described_as="an id")
+
+
 def slug(text: str) -> str:
     """A migration file-name slug from free text: a-z, 0-9 and single hyphens, at most 60 characters."""
     words = _SLUG_CHARS.sub("-", text.lower()).strip("-")[:60].strip("-")
@@ -64,11 +73,11 @@ def propose_change(project: Project, ceiling: str, facade: DraftFacade, request:
         DraftRefusedError: the draft fails the migration validator.
     """
     item_id, expected_revision = request.item_id, request.expected_revision
-    shown = item_id if len(item_id) <= MAX_SHOWN else f"(an id of {len(item_id)} characters)"
+    shown = shown_id(item_id)
     try:
-        current = get_item(project, ceiling, item_id, repr(shown), stores)
+        current = get_item(project, ceiling, item_id, shown, stores)
     except StateMissingError:
-        raise ItemNotAvailableError(project.project_id, repr(shown)) from None
+        raise ItemNotAvailableError(project.project_id, shown) from None
     if expected_revision != current["revisionId"]:
         raise ProposalRevisionConflictError(item_id, expected=expected_revision, actual=current["revisionId"])
     revision_id = str(ULID())
@@ -105,7 +114,7 @@ def generate_migration_draft(facade: DraftFacade, *, author: str, description: s
     for index, operation in enumerate(operations):
         kind = operation.get("op")
         if kind not in V1_DRAFT_KINDS:
-            shown = repr(kind) if isinstance(kind, str) and len(kind) <= MAX_SHOWN else "a value that is no kind"
+            shown = quoted(kind) if isinstance(kind, str) else "a value that is no kind"
             raise DraftKindError(
                 f"knowledge.generateMigrationDraft admits exactly ten operation kinds: {', '.join(V1_DRAFT_KINDS)}; "
                 f"operation {index} is {shown}. createItem and upsertRevision are drafted by "

@@ -22,14 +22,18 @@ from typing import Any, Final
 import yaml
 
 from knowledge.errors import MigrationInvalidError
+from theurian.text import MAX_SHOWN_CHARS, escaped, quoted
 
 # libyaml's safe loader when the wheel has it (an order of magnitude faster); the same safe subset of YAML.
 _BASE: Final[type[yaml.SafeLoader]] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-MAX_KEY_SHOWN: Final = 80
 # The deepest migration nests about six levels. Composing tens of thousands of levels overflows libyaml's C stack
 # (the process dies with SIGSEGV) and a thousand Python's recursion limit; the parser's event stream, read first,
 # is flat, so the depth is counted there and refused before anything is composed.
 MAX_DEPTH: Final = 64
+UNCONSTRUCTIBLE_SCALAR: Final = (
+    "not readable as UTF-8 YAML (an unquoted value reads as a date that does not exist or an integer of more than "
+    "4300 digits); quote it to keep it a string, or correct it"
+)
 
 
 class _DuplicateKey(Exception):  # noqa: N818 - internal signal, turned into MigrationInvalidError below
@@ -60,7 +64,8 @@ def read_yaml(file_name: str, data: bytes) -> Any:
 
     Raises:
         MigrationInvalidError: naming `file_name` and the line: not UTF-8, not YAML, an anchor or alias,
-            nesting past MAX_DEPTH, or a key repeated in one mapping.
+            nesting past MAX_DEPTH, or a key repeated in one mapping; naming `file_name` only: an unquoted date
+            that does not exist or an integer YAML cannot construct.
     """
     try:
         text = data.decode("utf-8")
@@ -74,15 +79,27 @@ def read_yaml(file_name: str, data: bytes) -> Any:
             _refuse_unsafe_structure(file_name, text)
             return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a safe loader
     except _DuplicateKey as exc:
-        shown = repr(exc.key) if len(repr(exc.key)) <= MAX_KEY_SHOWN else "a long key"
         raise MigrationInvalidError(
             file_name,
             None,
-            f"line {exc.line}: the key {shown} appears twice in one mapping (YAML would silently keep the last "
+            f"line {exc.line}: {_key_shown(exc.key)} appears twice in one mapping (YAML would silently keep the last "
             "value); write it once",
         ) from None
     except yaml.YAMLError as exc:
         raise MigrationInvalidError(file_name, None, f"not readable as UTF-8 YAML ({_described(exc)})") from exc
+    except ValueError as exc:
+        # PyYAML's constructors call `datetime(...)` and `int(...)` unguarded: `2026-02-30` or an integer of more
+        # than 4,300 digits raised out of the loader as a traceback.
+        raise MigrationInvalidError(file_name, None, UNCONSTRUCTIBLE_SCALAR) from exc
+
+
+def _key_shown(key: object) -> str:
+    """A repeated key as the refusal names it: a string quoted (`theurian.text.quoted`), a number or a date as
+    YAML wrote it, one past the bound by its length."""
+    text = key if isinstance(key, str) else str(key)
+    if len(text) > MAX_SHOWN_CHARS:
+        return quoted(text, described_as="a key")
+    return f"the key {quoted(text) if isinstance(key, str) else escaped(text)}"
 
 
 def _refuse_unsafe_structure(file_name: str, text: str) -> None:

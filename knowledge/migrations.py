@@ -12,24 +12,22 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
 import jsonschema
-import jsonschema_rs
 
 import schemas
 from evidence.errors import NotRegularFile
 from evidence.files import read_opened
 from knowledge.errors import MigrationInvalidError, SourceUnreadable
 from knowledge.migration_yaml import read_yaml
-from knowledge.schema_faults import described
 from knowledge.vocabulary import parse_rfc3339
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
+from theurian.schema_faults import Check, fast_check, fault
 
 MIGRATIONS_DIR: Final = ".theurian/migrations"
 KNOWLEDGE_DIR: Final = ".theurian/knowledge"
@@ -264,17 +262,12 @@ def _body(paths: _BodyPaths, file_name: str, index: int, operation: dict[str, An
 
 def _check(definition: str, instance: Any, file_name: str, index: int | None) -> None:
     """Valid when the compiled check (jsonschema-rs, as the review build uses) accepts it; only a rejected
-    instance is walked by `jsonschema`, which names the failing place."""
-    if _fast_check(definition)(instance):
-        return
-    error = jsonschema.exceptions.best_match(_validator(definition).iter_errors(instance))
-    if error is None:
-        # The one way the two disagree: jsonschema-rs reads a `pattern` as JSON Schema says (ECMA-262: `$` is
-        # the end, never before a final newline; `\d` is ASCII), Python's `re` does not. The stricter decides.
-        raise MigrationInvalidError(file_name, index, "a string fails its schema pattern (read as ECMA-262, "
-                                                      "where `$` does not match before a final newline)")
+    instance is walked by `jsonschema`, which names the failing place. On the one way the two disagree (a
+    pattern's `$` before a final newline) the stricter reading decides."""
     whole = "the document" if index is None else "the operation"
-    raise MigrationInvalidError(file_name, index, described(error, whole))
+    problem = fault(_fast_check(definition), lambda: _validator(definition), instance, whole, sent=True)
+    if problem is not None:
+        raise MigrationInvalidError(file_name, index, problem)
 
 
 @cache
@@ -303,16 +296,8 @@ def _validator(definition: str) -> jsonschema.Draft202012Validator:
 
 
 @cache
-def _fast_check(definition: str) -> Callable[[Any], bool]:
-    is_valid = jsonschema_rs.Draft202012Validator(_schema(definition)).is_valid
-
-    def check(instance: Any) -> bool:
-        try:
-            return bool(is_valid(instance))
-        except (ValueError, TypeError, OverflowError):
-            return False  # a value it cannot read as JSON (a YAML timestamp, say): `jsonschema` names the fault
-
-    return check
+def _fast_check(definition: str) -> Check:
+    return fast_check(_schema(definition))
 
 
 def _inline(node: Any, definitions: dict[str, Any]) -> Any:

@@ -55,11 +55,11 @@ from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError, PathEscapeError
 from theurian.folder_lock import folder_held
+from theurian.text import quoted
 
 PENDING: Final = "pending"
 # evidence.json: the gate's signals, the anchors and the reasoning of one draft; a few kilobytes.
 MAX_TRAIL_BYTES: Final = 16 * 1024 * 1024
-MAX_SHOWN: Final = 80
 ACCEPTED: Final = "accepted"
 DAMAGED: Final = "damaged"
 
@@ -245,7 +245,7 @@ def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
         raise ProposalError(f"proposal {proposal_id} has no readable {EVIDENCE_NAME}; reject it") from exc
     if not isinstance(file_name, str) or not FILE_NAME.match(file_name):
         # Accept installs exactly this name under .theurian/migrations/, where a misnamed file stops every apply.
-        shown = repr(file_name[:MAX_SHOWN]) if isinstance(file_name, str) else "a value that is no file name"
+        shown = quoted(file_name) if isinstance(file_name, str) else "a value that is no file name"
         raise ProposalError(
             f"proposal {proposal_id}'s {EVIDENCE_NAME} names {shown}, which is not a migration file name "
             "(<ULID>-<slug>.yaml); nothing was moved. Reject it and draft again."

@@ -16,16 +16,16 @@ from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
 import jsonschema
-from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 
 import schemas
-from serve.refusal import escape_unprintable
 from serve.tooling import CONTEXT_KEYS
+from theurian.schema_faults import describe, json_kind, key_text, keys_named
 from theurian.text import is_utf8
 
 MCP_FAMILY = "mcp"
-_MAX_KEY_CHARS_SHOWN = 80
+# What a refusal calls the checked value itself (`theurian.schema_faults.place`).
+WHOLE: Final = "the arguments"
 # Far past what any valid call holds (the largest, a migration draft of 200 operations, holds a few thousand), and
 # walked in milliseconds.
 MAX_ARGUMENT_VALUES: Final = 50_000
@@ -100,8 +100,8 @@ class InputValidator:
             return f"Invalid arguments for {tool_name}: the arguments must be a JSON object."
         unknown = sorted(set(arguments) - _known_keys(validator.schema, self._registry))
         if unknown:
-            shown = ", ".join(_key_name(k) for k in unknown)
-            return f"Invalid arguments for {tool_name}: unknown key {shown} is not accepted by this tool."
+            shown = f"key {keys_named(unknown)} is" if len(unknown) == 1 else f"keys {keys_named(unknown)} are"
+            return f"Invalid arguments for {tool_name}: unknown {shown} not accepted by this tool."
         # Before the full check, which walks every value: a body of a few MiB can hold a million of them, and
         # jsonschema then takes seconds to say what the first look below says at once.
         context = {key: value for key, value in arguments.items() if key in CONTEXT_KEYS}
@@ -112,7 +112,7 @@ class InputValidator:
         error = jsonschema.exceptions.best_match(validator.iter_errors(arguments))
         if error is None:
             return None
-        return f"Invalid arguments for {tool_name}: {_describe(error)}"
+        return f"Invalid arguments for {tool_name}: {describe(error, WHOLE, sent=True)}."
 
 
 def checks_at_once(arguments: Any) -> bool:
@@ -140,7 +140,7 @@ def _over_max_items(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> 
     for key, prop in schema.get("properties", {}).items():
         value, bound = arguments.get(key), prop.get("maxItems")
         if isinstance(value, list) and isinstance(bound, int) and len(value) > bound:
-            return f"`{key}` violates maxItems {bound}."
+            return f"`{key}` violates maxItems {bound}; {json_kind(value)} was sent."
     return None
 
 
@@ -162,7 +162,7 @@ def _walk_problem(arguments: Mapping[str, Any], *, surrogates: bool) -> str | No
             for key, item in value.items():
                 if surrogates and not is_utf8(str(key)):
                     return f"a key under {_shown_path(path)} is not Unicode text (it holds a lone surrogate)."
-                name = _key_name(str(key)).strip("`")
+                name = key_text(str(key))
                 stack.append((f"{path}.{name}" if path else name, item))
         elif isinstance(value, list):
             stack.extend((f"{path}[{index}]", item) for index, item in enumerate(value))
@@ -170,7 +170,7 @@ def _walk_problem(arguments: Mapping[str, Any], *, surrogates: bool) -> str | No
 
 
 def _shown_path(path: str) -> str:
-    return f"`{path}`" if path else "the arguments"
+    return f"`{path}`" if path else WHOLE
 
 
 def _integer_keys(schema_name: str) -> frozenset[str]:
@@ -215,40 +215,3 @@ def _known_keys(schema: Mapping[str, Any], registry: Registry[Any]) -> set[str]:
         target = registry.resolver(base_uri=schema.get("$id", "")).lookup(ref).contents
         keys |= set(target.get("properties", {}))
     return keys
-
-
-def _key_name(key: str) -> str:
-    """A caller's key as a refusal quotes it: in backticks, every character that is not printable (newline, NUL,
-    ESC, a bidirectional override such as U+202E) escaped as Python writes it, as describe_value's quoting does."""
-    if len(key) <= _MAX_KEY_CHARS_SHOWN:
-        return f"`{escape_unprintable(key)}`"
-    return f"(a key of {len(key)} characters)"
-
-
-def _path(error: ValidationError) -> str:
-    parts = []
-    for part in error.absolute_path:
-        parts.append(f"[{part}]" if isinstance(part, int) else (_key_name(str(part)).strip("`")))
-    text = ".".join(parts).replace(".[", "[")
-    return f"`{text}`" if text else "the arguments"
-
-
-def _describe(error: ValidationError) -> str:
-    """Name the key path and the constraint, never the value the caller sent."""
-    keyword, bound = error.validator, error.validator_value
-    where = _path(error)
-    if keyword == "required":
-        missing = [k for k in bound if isinstance(error.instance, Mapping) and k not in error.instance]
-        return f"missing required key {', '.join(_key_name(k) for k in missing)}."
-    if keyword == "type":
-        expected = " or ".join(bound) if isinstance(bound, list) else bound
-        return f"{where} must be of type {expected}."
-    if keyword in {"maxLength", "minLength", "maxItems", "minItems", "maximum", "minimum"}:
-        return f"{where} violates {keyword} {bound}."
-    if keyword == "enum":
-        return f"{where} must be one of: {', '.join(map(str, bound))}."
-    if keyword == "const":
-        return f"{where} must be {bound!r}."
-    if keyword in {"additionalProperties", "unevaluatedProperties"}:
-        return f"{where} has a key this tool does not accept."
-    return f"{where} does not satisfy `{keyword}`."

@@ -1,4 +1,5 @@
-"""Telling text from what only looks like it once Python has decoded it, and the one ASCII case fold."""
+"""Telling text from what only looks like it once Python has decoded it, the one ASCII case fold, and the one way
+a caller's text is shown back: `quoted` (inside a bound, else by its length), `escaped`, and `one_line`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ from theurian.hidden_characters import BIDI_CONTROLS
 ASCII_UPPER: Final = string.ascii_uppercase
 ASCII_LOWER: Final = string.ascii_lowercase
 _ASCII_FOLD: Final = bytes.maketrans(ASCII_UPPER.encode("ascii"), ASCII_LOWER.encode("ascii"))
+# How much of a caller's text (a kind, a key, a file name) a refusal quotes back: enough for any name a person types,
+# short enough that a refusal stays one readable line. A bound of its own (a filter's 200, an item id's 200) is
+# passed to `quoted` where the contract or a schema sets one.
+MAX_SHOWN_CHARS: Final = 80
 
 
 def ascii_fold(text: str) -> str:
@@ -40,12 +45,35 @@ def is_utf8(text: str) -> bool:
     return True
 
 
+def escaped(text: str) -> str:
+    """`text` as a refusal shows a caller's text: each character a reader would not see as written (a control, a
+    line or paragraph separator, a space other than U+0020, a bidirectional or other format character such as
+    U+202E or U+200B, anything unassigned) written as its Python escape, and each backslash doubled, so a literal
+    `\\n` reads apart from a newline. Everything printable (`café`, `東京`) stays as typed."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(c if c.isprintable() and c not in BIDI_CONTROLS and c != "\\" else _escape(c) for c in text)
+
+
+def quoted(value: str, bound: int = MAX_SHOWN_CHARS, *, described_as: str = "a value") -> str:
+    """A caller's string as a refusal quotes it: in quotes and `escaped` (as Python's `repr` writes it) when it is at
+    most `bound` characters; past the bound only its length ("a value of 120 characters"), never a part of it: a
+    cut value reads as the whole one."""
+    if len(value) <= bound:
+        return repr(value)
+    return f"{described_as} of {len(value)} characters"
+
+
 def one_line(message: str) -> str:
     """A message as the one line it is meant to be (a CLI error, a log line, a table cell): a line break of any kind,
     a control character (a terminal escape) or a bidirectional control (which reorders what the terminal shows)
     that a path or any value carried is shown escaped, as Python would write it. Everything else stays as typed,
     so a path with an ideographic space or a joiner can still be copied from it."""
-    return "".join(c.encode("unicode_escape").decode("ascii") if _breaks_the_line(c) else c for c in message)
+    return "".join(_escape(c) if _breaks_the_line(c) else c for c in message)
+
+
+def _escape(character: str) -> str:
+    return character.encode("unicode_escape").decode("ascii")
 
 
 def _breaks_the_line(character: str) -> bool:

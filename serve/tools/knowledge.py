@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
+from knowledge.drafts import shown_id
 from knowledge.reading import get_item, status_of
 from knowledge.retrieval import (
     DEFAULT_MAX_TOKENS,
@@ -20,9 +21,9 @@ from knowledge.retrieval import (
 from knowledge.vocabulary import parse_rfc3339
 from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
-from serve.refusal import describe_value
 from serve.tooling import Call, Tool
 from theurian.project import Project
+from theurian.text import quoted
 
 KNOWLEDGE_SEARCH_CAPACITY_REFUSAL: Final = (
     f"knowledge.search is at capacity: {MAX_CONCURRENT_SEARCHES} searches are already running and none "
@@ -32,7 +33,6 @@ KNOWLEDGE_SEARCH_CAPACITY_REFUSAL: Final = (
 # and the caller could not tell). The schema owns the check; tests pin that the two agree.
 MAX_QUERY_CHARS: Final = 2_000
 MAX_AS_OF_SHOWN: Final = 64
-MAX_ITEM_ID_SHOWN: Final = 200
 
 
 def _project(call: Call) -> Project:
@@ -54,7 +54,7 @@ def knowledge_search(
             moment = parse_rfc3339(asOf)
         except ValueError:
             raise ToolRefusal(
-                f"asOf {describe_value(asOf, MAX_AS_OF_SHOWN)} is not an RFC 3339 timestamp with an explicit "
+                f"asOf {quoted(asOf, MAX_AS_OF_SHOWN)} is not an RFC 3339 timestamp with an explicit "
                 "offset. Send one like 2026-08-01T00:00:00Z or 2026-08-01T09:00:00+09:00, or omit asOf."
             ) from None
     request = SearchRequest(
@@ -68,10 +68,7 @@ def knowledge_search(
 
 
 def knowledge_get(call: Call, *, itemId: str) -> Mapping[str, Any]:  # noqa: N803
-    return get_item(
-        _project(call), call.settings.disclosure_ceiling, itemId, describe_value(itemId, MAX_ITEM_ID_SHOWN),
-        call.settings.stores,
-    )
+    return get_item(_project(call), call.settings.disclosure_ceiling, itemId, shown_id(itemId), call.settings.stores)
 
 
 def knowledge_status(call: Call) -> Mapping[str, Any]:

@@ -20,6 +20,7 @@ from evidence.validation import MANIFEST_SCHEMA, validate_manifest, validate_rec
 from evidence.validation import _validator as jsonschema_validator
 from tests.evidence.sample_lake import FIXTURE_LAKE
 from tests.projection.review_records import _sample
+from theurian.schema_faults import ECMA_DOLLAR_FAULT, describe
 
 # Integral floats (1.0, -0.0, 2.0**63) are integers to JSON Schema; non-integral ones, inf and nan are not.
 # Integers past 64 bits: both read them exactly (a line number may be any size; a pull request number is bounded).
@@ -98,8 +99,9 @@ def test_a_key_ending_in_a_newline_is_refused_with_a_reason_though_jsonschema_le
     record["recordKey"] += "\n"
     assert _jsonschema_accepts(record)  # Python's `$` matches before a final newline
     assert not record_check("pull-request")(record)
-    with pytest.raises(RecordInvalidError, match="trailing newline"):
+    with pytest.raises(RecordInvalidError) as refused:
         validate_record(record, path="x/pull-request/k.json")
+    assert refused.value.args[0] == f"x/pull-request/k.json: {ECMA_DOLLAR_FAULT}"
 
 
 def test_an_integral_float_is_an_integer_a_bool_never_is_and_a_huge_integer_is_a_verdict_not_a_crash() -> None:
@@ -144,7 +146,7 @@ def test_a_record_of_no_known_kind_is_refused_by_name_whatever_its_kind_holds(ki
 def test_a_record_of_a_known_kind_is_checked_against_that_kinds_schema_each_time(kind: str) -> None:
     for _ in range(2):  # the first check of a kind, and the one remembered for the next record
         validate_record(copy.deepcopy(_sample(kind)))
-        with pytest.raises(RecordInvalidError, match="^x: recordKey fails"):
+        with pytest.raises(RecordInvalidError, match="^x: `recordKey` must be of type string$"):
             validate_record({**copy.deepcopy(_sample(kind)), "recordKey": 7}, path="x")
 
 
@@ -168,8 +170,10 @@ def test_a_manifest_is_refused_exactly_when_jsonschema_refuses_it(data: st.DataO
     if schema_check(MANIFEST_SCHEMA)(checked):
         assert reference  # the fast check never passes what jsonschema refuses
     if not reference:
-        with pytest.raises(RecordInvalidError, match="fails"):
+        with pytest.raises(RecordInvalidError) as refused:
             validate_manifest(manifest, path="m", entries_checked=entries_checked)
+        error = jsonschema.exceptions.best_match(jsonschema_validator(MANIFEST_SCHEMA).iter_errors(checked))
+        assert error is not None and refused.value.args[0] == f"m: {describe(error, 'the manifest', sent=False)}"
 
 
 def test_a_manifest_whose_key_ends_in_a_newline_passes_as_jsonschema_lets_it() -> None:
@@ -177,3 +181,18 @@ def test_a_manifest_whose_key_ends_in_a_newline_passes_as_jsonschema_lets_it() -
     manifest["records"][0]["recordKey"] += "\n"
     assert not schema_check(MANIFEST_SCHEMA)(manifest)  # stricter than jsonschema here: jsonschema decides
     validate_manifest(manifest)
+
+
+@pytest.mark.parametrize(("edit", "fault"), [
+    (lambda r: r.pop("recordKey"), "the required key `recordKey` is missing from the record"),
+    (lambda r: r.__setitem__("recordKey", ["SECRET"]), "`recordKey` must be of type string"),
+    (lambda r: r.__setitem__("SECRET\u202e", 1), "the key `SECRET\\u202e` is not allowed in the record"),
+])
+def test_a_record_fault_names_its_place_and_constraint_and_no_value_the_record_holds(edit: Any, fault: str) -> None:
+    """A stored record was not sent by anyone: its fault gives no "was sent" clause, and the reader names the file."""
+    record = copy.deepcopy(_sample("pull-request"))
+    edit(record)
+    with pytest.raises(RecordInvalidError) as refused:
+        validate_record(record, path="x/pull-request/k.json")
+    assert refused.value.args[0] == f"x/pull-request/k.json: {fault}"
+

@@ -170,8 +170,9 @@ def test_reading_a_run_of_entries_answers_each_file_exactly_as_reading_it_alone_
     assert sum(found.record is not None for found in alone) == 4  # each kind of answer is in the run
     assert {found.error for found in alone} == {
         None, "file name is not <recordKey>.<case mask>.json", "not a regular file", "unreadable: JSONDecodeError",
-        "not a JSON object", "merged fails type", "repository, kind or key does not match the record's path",
-        "unreadable: OSError", "a link out of .theurian/review, not followed"}
+        "not a JSON object", "`merged` must be of type boolean",
+        "repository, kind or key does not match the record's path", "unreadable: OSError",
+        "a link out of .theurian/review, not followed"}
 
 
 def test_a_kind_folder_gone_since_the_scan_has_each_of_its_files_refused_as_reading_it_alone_does(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from knowledge.errors import MigrationInvalidError
 from knowledge.migrations import validate_document
 from knowledge.vocabulary import ITEM_KINDS, SENSITIVITIES, STATUSES, TRUST_LEVELS, parse_rfc3339
+from theurian.schema_faults import ECMA_DOLLAR_FAULT
 
 FILE = "01K2AAAAAAAAAAAAAAAAAAAAAA-test.yaml"
 ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -121,3 +122,51 @@ def test_semantic_problems_name_the_operation_and_the_rule(mutate: Any, problem:
     with pytest.raises(MigrationInvalidError) as caught:
         validate_document(FILE, document)
     assert caught.value.operation_index == 1 and problem in caught.value.problem
+
+
+def _document(operation: dict[str, Any], **top: Any) -> dict[str, Any]:
+    return {"apiVersion": "theurian.dev/v1", "id": "01K2AAAAAAAAAAAAAAAAAAAAAA", "createdAt": "2026-08-01T00:00:00Z",
+            "author": "a", "dependsOn": [], "description": "d", "operations": [operation], **top}
+
+
+SECRET = "SECRET-VALUE"
+REVISION = _revision("a.b", "01K2AAAAAAAAAAAAAAAAAAAAAB", "approved", "reviewed", "public", "api",
+                     [{"provider": "git", "sourceUri": "u"}])
+
+
+@pytest.mark.parametrize(("edit", "index", "problem"), [
+    (lambda d: d.pop("author"), None, "the required key `author` is missing from the document"),
+    (lambda d: d.update(apiVersion=SECRET), None, "`apiVersion` must be theurian.dev/v1; a string of 12 characters "
+                                                  "was sent"),
+    (lambda d: d.update(dependsOn=[SECRET]), None, "`dependsOn[0]` does not match the pattern "
+                                                   "`^[0-9A-HJKMNP-TV-Z]{26}$`; a string of 12 characters was sent"),
+    (lambda d: d.update({"caf\u00e9": SECRET}), None, "the key `caf\u00e9` is not allowed in the document"),
+    (lambda d: d["operations"][0]["metadata"].pop("title"), 0,
+     "the required key `title` is missing from `metadata`"),
+    (lambda d: d["operations"][0]["metadata"].update(status=SECRET), 0,
+     "`metadata.status` must be one of: draft, proposed, approved, deprecated, superseded, rejected; a string of 12 "
+     "characters was sent"),
+    (lambda d: d["operations"][0]["metadata"]["sourceAnchors"][0].update(lineStart=0), 0,
+     "`metadata.sourceAnchors[0].lineStart` violates minimum 1"),
+    (lambda d: d["operations"][0]["metadata"]["sourceAnchors"][0].update({"a\u202e": 1}), 0,
+     "the key `a\\u202e` is not allowed in `metadata.sourceAnchors[0]`"),
+    (lambda d: d["operations"][0]["metadata"].update(labels=["x", "x"]), 0,
+     "`metadata.labels` holds the same item twice"),
+    (lambda d: d["operations"][0]["metadata"]["sourceAnchors"][0].update(sourceUri=[SECRET]), 0,
+     "`metadata.sourceAnchors[0].sourceUri` must be of type string; an array of 1 item was sent"),
+])
+def test_each_schema_fault_of_a_migration_names_its_place_and_never_the_value(
+        edit: Any, index: int | None, problem: str) -> None:
+    document = copy.deepcopy(_document(REVISION))
+    edit(document)
+    with pytest.raises(MigrationInvalidError) as caught:
+        validate_document(FILE, document)
+    assert (caught.value.operation_index, caught.value.problem) == (index, problem)
+    assert str(caught.value).count(SECRET) == 0
+
+
+def test_a_trailing_newline_the_schema_pattern_refuses_is_worded_as_every_schema_check_words_it() -> None:
+    document = _document({"op": "addAlias", "alias": "lo\n", "itemId": "a.b"})
+    with pytest.raises(MigrationInvalidError) as caught:
+        validate_document(FILE, document)
+    assert (caught.value.operation_index, caught.value.problem) == (0, ECMA_DOLLAR_FAULT)

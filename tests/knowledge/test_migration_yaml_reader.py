@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from knowledge.errors import MigrationInvalidError
-from knowledge.migration_yaml import _DuplicateKey, _StrictLoader, read_yaml
+from knowledge.migration_yaml import UNCONSTRUCTIBLE_SCALAR, _DuplicateKey, _StrictLoader, read_yaml
 from knowledge.migrations import validate_document
+from theurian.text import MAX_SHOWN_CHARS
 
 DOCUMENTS = [
     "a: 1\nb: [1, 2.5, yes, No, ~, null, '', 2026-01-01, 2026-08-01T09:00:00+09:00, '3', \"x\", 0x1f, 1_000, .inf]\n",
@@ -90,3 +91,28 @@ def test_an_id_ending_in_a_newline_is_refused_though_pythons_re_would_pass_it() 
     broken["id"] += "\n"
     with pytest.raises(MigrationInvalidError, match="ECMA-262"):
         validate_document("m.yaml", broken)
+
+
+@pytest.mark.parametrize(("text", "shown"), [
+    ("a: 1\na: 2\n", "the key 'a'"),
+    ("3: 1\n3: 2\n", "the key 3"),  # a number as YAML wrote it, never quoted as if it were a string
+    ('"a\\nb\\u202e": 1\n"a\\nb\\u202e": 2\n', "the key 'a\\nb\\u202e'"),
+    (f"{'k' * MAX_SHOWN_CHARS}: 1\n{'k' * MAX_SHOWN_CHARS}: 2\n", f"the key '{'k' * MAX_SHOWN_CHARS}'"),
+    (f"{'k' * (MAX_SHOWN_CHARS + 1)}: 1\n{'k' * (MAX_SHOWN_CHARS + 1)}: 2\n",
+     f"a key of {MAX_SHOWN_CHARS + 1} characters"),
+])
+def test_a_repeated_key_is_quoted_as_every_refusal_quotes_a_callers_text(text: str, shown: str) -> None:
+    with pytest.raises(MigrationInvalidError) as refused:
+        read_yaml("m.yaml", text.encode("utf-8"))
+    assert refused.value.problem == (f"line 2: {shown} appears twice in one mapping (YAML would silently keep the "
+                                     "last value); write it once")
+
+
+@pytest.mark.parametrize("text", ["createdAt: 2026-02-30T10:00:00Z\n", "when: 2026-13-01\n",
+                                  f"n: {'1' * 5000}\n", f"? {'1' * 5000}\n: 1\n", "- [2026-02-30]\n"])
+def test_a_scalar_yaml_cannot_construct_is_refused_in_words_never_raised_as_a_value_error(text: str) -> None:
+    """PyYAML's constructors call datetime() and int() unguarded: each of these raised ValueError out of read_yaml,
+    a traceback for `migrate apply` and an internal fault for a draft."""
+    with pytest.raises(MigrationInvalidError) as refused:
+        read_yaml("m.yaml", text.encode("utf-8"))
+    assert refused.value.problem == UNCONSTRUCTIBLE_SCALAR

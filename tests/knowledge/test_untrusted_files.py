@@ -15,12 +15,13 @@ import pytest
 
 from knowledge import migrations, proposal_lifecycle, state
 from knowledge.apply import apply_migrations, migration_status
-from knowledge.errors import MigrationInvalidError, StateBusyError
+from knowledge.errors import MigrationInvalidError, ProposalError, StateBusyError
 from knowledge.index import INDEX_POINTER_NAME
-from knowledge.proposal_lifecycle import DAMAGED, PENDING, list_proposals, reject_proposal
+from knowledge.proposal_lifecycle import DAMAGED, PENDING, accept_proposal, list_proposals, reject_proposal
 from knowledge.state import MAX_POINTER_BYTES, POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import PROJECT_ID, call, drafted, new_shop, refused
+from theurian.text import MAX_SHOWN_CHARS
 
 STATE = ".theurian/state"
 WAIT_SECONDS = 20.0
@@ -243,3 +244,24 @@ def test_a_proposal_trail_is_read_to_its_bound_and_damaged_one_byte_past_it(
     assert [s.status for s in list_proposals(shop.root)] == [DAMAGED]
     monkeypatch.setattr(proposal_lifecycle, "MAX_TRAIL_BYTES", size)
     assert [s.status for s in list_proposals(shop.root)] == [PENDING]
+
+
+@pytest.mark.parametrize(("name", "shown"), [
+    ("x" * MAX_SHOWN_CHARS, repr("x" * MAX_SHOWN_CHARS)),
+    ("x" * (MAX_SHOWN_CHARS + 1), f"a value of {MAX_SHOWN_CHARS + 1} characters"),
+    ("a\u202e\n.yaml", "'a\\u202e\\n.yaml'"),
+])
+def test_a_trail_naming_no_migration_file_quotes_the_name_whole_or_by_its_length_never_cut(
+        tmp_path: Path, name: str, shown: str) -> None:
+    """The name was quoted as `repr(name[:80])`: a cut name that read as the whole one."""
+    shop = new_shop(tmp_path / "shop")
+    payload = drafted("knowledge.generateMigrationDraft", {
+        "projectId": PROJECT_ID, "author": "agent-7", "description": "a proposal",
+        "operations": [{"op": "changeOwner", "itemId": shop.item_id, "owner": "orders-team"}]})
+    [trail] = (shop.root / ".theurian/proposals").glob("*/evidence.json")
+    trail.write_bytes(orjson.dumps({**orjson.loads(trail.read_bytes()), "migrationFile": name}))
+    with pytest.raises(ProposalError) as refused:
+        accept_proposal(shop.root, payload["proposalId"])
+    assert str(refused.value) == (
+        f"proposal {payload['proposalId']}'s evidence.json names {shown}, which is not a migration file name "
+        "(<ULID>-<slug>.yaml); nothing was moved. Reject it and draft again.")

@@ -10,12 +10,14 @@ from serve.validation import (
     INLINE_CHECK_VALUES,
     MAX_ARGUMENT_VALUES,
     TOOLS_ANSWERING_SURROGATES,
+    WHOLE,
     Admitted,
     InputValidator,
     Refused,
     checks_at_once,
 )
 from tests.support.schema_values import schema_bound
+from theurian.schema_faults import MAX_KEY_CHARS_SHOWN, MAX_KEYS_NAMED, describe
 
 SECRET = "VALUE-THAT-MUST-NEVER-BE-ECHOED"
 
@@ -53,6 +55,26 @@ def test_an_overlong_unknown_key_is_described_by_length(validator: InputValidato
     assert problem is not None and "a key of 500 characters" in problem and "k" * 81 not in problem
 
 
+def test_an_unknown_key_is_named_at_the_key_bound_and_described_by_length_one_past_it(
+        validator: InputValidator) -> None:
+    at, past = "k" * MAX_KEY_CHARS_SHOWN, "k" * (MAX_KEY_CHARS_SHOWN + 1)
+    assert validator.problem("project.list", "project-list-input.schema.json", {at: 1}) == (
+        f"Invalid arguments for project.list: unknown key `{at}` is not accepted by this tool.")
+    assert validator.problem("project.list", "project-list-input.schema.json", {past: 1}) == (
+        f"Invalid arguments for project.list: unknown key (a key of {MAX_KEY_CHARS_SHOWN + 1} characters) is not "
+        "accepted by this tool.")
+
+
+def test_several_unknown_keys_are_named_sorted_up_to_the_bound_and_the_rest_counted(
+        validator: InputValidator) -> None:
+    names = [f"k{index}" for index in range(MAX_KEYS_NAMED + 1)]
+    exactly = validator.problem("project.list", "project-list-input.schema.json", dict.fromkeys(names[:2], 1))
+    assert exactly == "Invalid arguments for project.list: unknown keys `k0`, `k1` are not accepted by this tool."
+    more = validator.problem("project.list", "project-list-input.schema.json", dict.fromkeys(reversed(names), 1))
+    assert more == ("Invalid arguments for project.list: unknown keys `k0`, `k1`, `k2`, `k3`, `k4` and 1 more are not "
+                    "accepted by this tool.")
+
+
 @pytest.mark.parametrize("tool, schema", [("project.list", "project-list-input.schema.json"),
                                           ("system.capabilities", "system-capabilities-input.schema.json")])
 def test_tools_without_arguments_refuse_any_argument(validator: InputValidator, tool: str, schema: str) -> None:
@@ -64,7 +86,8 @@ def test_tools_without_arguments_refuse_any_argument(validator: InputValidator, 
 def test_a_wrong_type_names_the_key_and_the_expected_type(validator: InputValidator) -> None:
     problem = validator.problem("review.search", "review-search-input.schema.json",
                                 {"projectId": "p", "limit": SECRET})
-    assert problem == "Invalid arguments for review.search: `limit` must be of type integer."
+    assert problem == ("Invalid arguments for review.search: `limit` must be of type integer; a string of "
+                       f"{len(SECRET)} characters was sent.")
 
 
 def test_a_boolean_is_not_an_integer(validator: InputValidator) -> None:
@@ -74,7 +97,7 @@ def test_a_boolean_is_not_an_integer(validator: InputValidator) -> None:
 
 def test_a_missing_project_id_is_refused_never_defaulted(validator: InputValidator) -> None:
     problem = validator.problem("review.search", "review-search-input.schema.json", {"q": SECRET})
-    assert problem == "Invalid arguments for review.search: missing required key `projectId`."
+    assert problem == "Invalid arguments for review.search: the required key `projectId` is missing from the arguments."
 
 
 def test_a_query_past_max_query_chars_is_refused_at_the_wire_without_echo(validator: InputValidator) -> None:
@@ -82,7 +105,8 @@ def test_a_query_past_max_query_chars_is_refused_at_the_wire_without_echo(valida
     query = "q" * MAX_QUERY_CHARS
     assert validator.problem("knowledge.search", schema, {"projectId": "p", "query": query}) is None
     problem = validator.problem("knowledge.search", schema, {"projectId": "p", "query": query + "q"})
-    assert problem == f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}."
+    assert problem == (f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}; a "
+                       f"string of {MAX_QUERY_CHARS + 1} characters was sent.")
     assert schema_bound(schema, "query", "maxLength") == MAX_QUERY_CHARS
 
 
@@ -93,6 +117,7 @@ def test_a_closed_category_is_refused_at_the_wire_with_its_key_path(validator: I
                                 "review-generate-knowledge-candidate-input.schema.json", args)
     assert problem is not None and problem.startswith(
         "Invalid arguments for review.generateKnowledgeCandidate: `category` must be one of: specification-gap,")
+    assert problem.endswith(f"; a string of {len(SECRET)} characters was sent.")
     assert SECRET not in problem
 
 
@@ -103,7 +128,7 @@ def test_a_nested_violation_names_the_nested_path(validator: InputValidator) -> 
     problem = validator.problem("review.generateKnowledgeCandidate",
                                 "review-generate-knowledge-candidate-input.schema.json", args)
     assert problem == ("Invalid arguments for review.generateKnowledgeCandidate: "
-                       "`evidenceTrail[1]` must be of type string.")
+                       "`evidenceTrail[1]` must be of type string; an integer was sent.")
 
 
 def test_arguments_that_are_not_an_object_are_refused(validator: InputValidator) -> None:
@@ -119,10 +144,15 @@ def test_a_top_level_array_past_its_bound_is_refused_as_the_full_check_words_it_
     """1.4 million elements took jsonschema 5 s on the event loop, /health waiting behind it."""
     bound = schema_bound(DRAFT[1], "operations", "maxItems")
     arguments = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * 1_400_000}
-    assert validator.problem(*DRAFT, arguments) == (
-        f"Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems {bound}.")
-    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{}] * (bound + 1)}
-    assert validator.problem(*DRAFT, small) == validator.problem(*DRAFT, arguments)
+    worded = (f"Invalid arguments for knowledge.generateMigrationDraft: `operations` violates maxItems {bound}; an "
+              "array of {} items was sent.")
+    assert validator.problem(*DRAFT, arguments) == worded.format(1_400_000)
+    small = {"projectId": "p", "author": "a", "description": "d", "operations": [{"op": "x"}] * (bound + 1)}
+    assert validator.problem(*DRAFT, small) == worded.format(bound + 1)
+    # The same words the full check gives: a nested array past its bound is not seen by the first look.
+    nested = validator.validator(DRAFT[1])
+    error = next(e for e in nested.iter_errors(small) if e.validator == "maxItems")
+    assert f"Invalid arguments for {DRAFT[0]}: {describe(error, WHOLE, sent=True)}." == worded.format(bound + 1)
 
 
 def test_more_values_than_any_call_holds_are_refused_naming_the_bound(validator: InputValidator) -> None:
@@ -202,13 +232,15 @@ def test_admit_takes_a_query_of_exactly_max_query_chars_and_refuses_one_more(val
     at_bound = {"projectId": "p", "query": "q" * MAX_QUERY_CHARS}
     assert validator.admit("knowledge.search", schema, at_bound) == Admitted(at_bound)
     over = validator.admit("knowledge.search", schema, {"projectId": "p", "query": "q" * (MAX_QUERY_CHARS + 1)})
-    assert over == Refused(f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}.")
+    assert over == Refused(f"Invalid arguments for knowledge.search: `query` violates maxLength {MAX_QUERY_CHARS}; "
+                           f"a string of {MAX_QUERY_CHARS + 1} characters was sent.")
 
 
 def test_a_float_that_is_not_integral_is_refused_where_an_integer_is_typed_never_rounded(
         validator: InputValidator) -> None:
     verdict = validator.admit("review.search", "review-search-input.schema.json", {"projectId": "p", "limit": 2.5})
-    assert verdict == Refused("Invalid arguments for review.search: `limit` must be of type integer.")
+    assert verdict == Refused(
+        "Invalid arguments for review.search: `limit` must be of type integer; a number was sent.")
 
 
 @pytest.mark.parametrize("arguments", [

@@ -1,13 +1,15 @@
-"""The one ASCII fold, the one surrogate check every stage imports, and the one-line escape of what a terminal would
-act on."""
+"""The one ASCII fold, the one surrogate check every stage imports, the one-line escape of what a terminal would
+act on, and the one way a refusal quotes a caller's text."""
 
 from __future__ import annotations
+
+import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from theurian.hidden_characters import BIDI_CONTROLS
-from theurian.text import ASCII_LOWER, ASCII_UPPER, ascii_fold, is_utf8, one_line
+from theurian.hidden_characters import BIDI_CONTROLS, classes_in
+from theurian.text import ASCII_LOWER, ASCII_UPPER, MAX_SHOWN_CHARS, ascii_fold, escaped, is_utf8, one_line, quoted
 
 
 def test_ascii_folding_touches_only_a_to_z() -> None:
@@ -41,3 +43,28 @@ def test_one_line_escapes_terminal_escapes_line_breaks_and_bidi_controls_and_kee
     assert one_line("x\u202ey\u2066z") == "x\\u202ey\\u2066z"  # would reorder what the terminal shows
     assert all(one_line(c) != c for c in BIDI_CONTROLS)
     assert one_line("tab\there \u3000 \U0001f469\u200d\U0001f52c é") == "tab\there \u3000 \U0001f469\u200d\U0001f52c é"
+
+
+def test_escaped_writes_what_a_reader_would_not_see_as_its_escape_and_keeps_every_printable_character() -> None:
+    assert escaped("caf\u00e9 \u6771\u4eac \U0001f469") == "caf\u00e9 \u6771\u4eac \U0001f469"
+    assert escaped("a\nb\x00c\x1bd\u202ee\u200bf\u3000g\th\\n") == "a\\nb\\x00c\\x1bd\\u202ee\\u200bf\\u3000g\\th\\\\n"
+    assert all(escaped(c) != c for c in BIDI_CONTROLS)
+
+
+def test_what_escaped_keeps_as_typed_holds_no_hidden_character_of_any_class() -> None:
+    """escaped keeps a character exactly when it is printable (and no backslash): the test below pins it against
+    `repr` over every code point. No printable character is one hidden_characters names, bidi controls included."""
+    printable = "".join(filter(str.isprintable, map(chr, range(sys.maxunicode + 1))))
+    assert classes_in([printable]) == [] and escaped(printable.replace("\\", "")) == printable.replace("\\", "")
+
+
+def test_quoted_escapes_exactly_what_escaped_does_inside_its_quotes() -> None:
+    every = "".join(chr(point) for point in range(sys.maxunicode + 1) if chr(point) not in "'\"")
+    assert quoted(every, len(every)) == f"'{escaped(every)}'"
+
+
+def test_quoted_quotes_a_value_at_its_bound_and_gives_one_past_it_by_length_alone() -> None:
+    assert quoted("v" * MAX_SHOWN_CHARS) == "'" + "v" * MAX_SHOWN_CHARS + "'"
+    assert quoted("v" * (MAX_SHOWN_CHARS + 1)) == f"a value of {MAX_SHOWN_CHARS + 1} characters"
+    assert quoted("x" * 201, 200, described_as="an id") == "an id of 201 characters"
+    assert quoted("x" * 200, 200) == repr("x" * 200)
