@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -34,6 +34,7 @@ from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
 from theurian.text import one_line
+from theurian.times import parse_date_or_rfc3339
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
@@ -77,10 +78,10 @@ def _parse_since(text: str | None) -> datetime | None:
     if text is None:
         return None
     try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_date_or_rfc3339(text)
     except ValueError:
-        raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD or an RFC 3339 time)") from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+        raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD) or an RFC 3339 time with an offset "
+                         "(2026-01-01T09:00:00Z)") from None
 
 
 @app.command("ingest")
