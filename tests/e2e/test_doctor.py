@@ -277,7 +277,7 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
     text = installation.cli("project", "status", check=True).stdout
     assert "review store: built" in text and "1 ingest run(s) since  [fail] -> `theurian review build`" in text
     unknown = installation.cli("project", "status", "nope")
-    assert unknown.returncode == 1 and "no project 'nope' is registered" in unknown.stderr
+    assert unknown.returncode == 1 and unknown.stderr == "theurian: no project is registered under id 'nope'\n"
 
 
 def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Installation, Path]) -> None:

@@ -29,7 +29,7 @@ from theurian.cli import (
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.cli.review_freshness import interrupted_runs, run_state
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
@@ -254,7 +254,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         records = ", ".join(f"{row['records'][k]} {k}" for k in KINDS)
         last = row["lastRun"]
         run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
-               if last else "never ingested")
+               if last else NEVER_INGESTED)
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         typer.echo(f"{name}: {records}; {run}{_content_words(row['content'])}{kept}")
