@@ -6,12 +6,9 @@
         ├── RecordInvalidError        a record does not validate against its schema
         └── LakeBusyError             another ingest is writing this lake
 
-    Exception
-    └── NotRegularFile                an entry the lake's readers will not read (a link, a FIFO, too large):
-                                      `reason`, which a build reports beside the path and skips; `too_large`
-                                      (the kernel's, `theurian.errors`, imported from here by the lake's readers)
-
-Each carries the offending key or path as an attribute, never the record's text.
+An entry the lake's readers will not read (a link out of the lake, a FIFO, too large) is the kernel's
+`NotRegularFile` (`theurian.errors`; `reason`, which a build reports beside the path and skips, and `too_large`),
+named here too for those readers. Each carries the offending key or path as an attribute, never the record's text.
 """
 
 from __future__ import annotations
