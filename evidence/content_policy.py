@@ -11,7 +11,8 @@ This module also owns the config file's whole shape (`PROJECT_CONFIG_KEYS`): eve
 
 The salt (`.theurian/review.salt`, 32 random bytes as hex) keys secret fingerprints and participant pseudonyms.
 It is source, like the lake: whoever shares the lake shares it, so everyone's redactions give the same bytes. It
-is made once, by the first command that needs it, with an exclusive create (two racing makers keep one).
+is made once, by the first command that needs it, written whole beside it and then linked into place
+(`theurian.durable.create_file_once`): two racing makers keep one, and no reader ever sees it empty.
 """
 
 from __future__ import annotations
@@ -19,16 +20,15 @@ from __future__ import annotations
 import os
 import re
 import secrets as random_source
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.errors import NotRegularFile
-from evidence.files import read_opened
 from theurian.containment import resolve_inside
-from theurian.durable import fsync_directory
-from theurian.errors import ConfigError
+from theurian.durable import create_file_once
+from theurian.errors import ConfigError, NotRegularFile
+from theurian.files import MAX_CONFIG_FILE_BYTES as MAX_CONFIG_FILE_BYTES  # a project's config is a few lines too
+from theurian.files import read_opened, read_text, toml_document
 from theurian.project import CONFIG_FILE, THEURIAN_DIR
 
 SECRETS_REDACT: Final = "redact"
@@ -38,14 +38,13 @@ SECRETS_OFF: Final = "off"
 SECRETS_POLICIES: Final = (SECRETS_REDACT, SECRETS_BLOCK, SECRETS_WARN, SECRETS_OFF)
 DEFAULT_SECRETS_POLICY: Final = SECRETS_REDACT
 SALT_FILE: Final = f"{THEURIAN_DIR}/review.salt"
-# A project's config is a few lines; a bound keeps a planted multi-gigabyte file from being read whole.
-MAX_CONFIG_FILE_BYTES: Final = 1 << 20
 # Every table a project's config may hold and every key any module reads from it (`allowlist` is read by
 # ingest.allowlist, the rest here). A misspelt `redact_participant` would otherwise leave real logins in the lake.
 PROJECT_CONFIG_KEYS: Final[dict[str, frozenset[str]]] = {
     "review": frozenset({"allowlist", "secrets", "redact_participants", "acknowledged_secrets"}),
 }
 _SALT_TEXT: Final = re.compile(r"[0-9a-f]{64}\n?")
+_MAX_SALT_FILE_BYTES: Final = 1024  # a salt is 65 bytes: anything much larger is not one, and is not read whole
 _FINGERPRINT: Final = re.compile(r"[0-9a-f]{16}")
 
 
@@ -58,19 +57,16 @@ class ContentPolicy:
 
 
 def config_text(path: Path) -> str:
-    """The config file's text, read without blocking on what is not a regular file and bounded.
+    """The config file's text, read without blocking on what is not a regular file and bounded
+    (`theurian.files.read_text`, at MAX_CONFIG_FILE_BYTES).
 
     Raises:
+        FileNotFoundError: nothing is there.
         ConfigError: not a regular file, too large, or not UTF-8.
     """
-    try:
-        text = read_opened(path, MAX_CONFIG_FILE_BYTES).decode("utf-8")
-        # Line endings read as `open()` reads text (a hand edit on Windows leaves CRLF): the rewrite matches lines.
-        return text.replace("\r\n", "\n").replace("\r", "\n")
-    except NotRegularFile as exc:
-        raise ConfigError(f"{CONFIG_FILE} cannot be read: {exc.reason}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text (byte {exc.start}); edit it by hand") from None
+    text = read_text(path, MAX_CONFIG_FILE_BYTES, CONFIG_FILE)
+    # Line endings read as `open()` reads text (a hand edit on Windows leaves CRLF): the rewrite matches lines.
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse_config(text: str) -> dict[str, Any]:
@@ -79,10 +75,7 @@ def parse_config(text: str) -> dict[str, Any]:
     Raises:
         ConfigError: not TOML, or a table or key no module reads (one line naming it and the known ones).
     """
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{CONFIG_FILE} is not valid TOML: {exc}") from exc
+    document = toml_document(text, CONFIG_FILE)
     tables = ", ".join(f"[{name}]" for name in sorted(PROJECT_CONFIG_KEYS))
     for name, table in document.items():
         if name not in PROJECT_CONFIG_KEYS:
@@ -103,9 +96,11 @@ def _shown(key: str) -> str:
 
 def _review_table(project_root: Path) -> dict[str, Any]:
     path = resolve_inside(project_root, CONFIG_FILE)
-    if not path.exists():
+    try:
+        text = config_text(path)
+    except FileNotFoundError:
         return {}
-    review: dict[str, Any] = parse_config(config_text(path)).get("review", {})
+    review: dict[str, Any] = parse_config(text).get("review", {})
     return review
 
 
@@ -139,25 +134,16 @@ def salt_exists(project_root: Path) -> bool:
 
 
 def project_salt(project_root: Path) -> bytes:
-    """The project's salt, made (exclusively, durably) when there is none.
+    """The project's salt, made (whole, once: `create_file_once`) when there is none.
 
     Raises:
         ConfigError: the salt file exists but does not hold 64 lower-case hex digits.
     """
     path = resolve_inside(project_root, SALT_FILE)
+    if not os.path.lexists(path):
+        create_file_once(path, (random_source.token_hex(32) + "\n").encode("ascii"), mode=0o644)  # source: 0644
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        pass
-    else:
-        try:
-            os.write(fd, (random_source.token_hex(32) + "\n").encode("ascii"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_directory(path.parent)
-    try:
-        text = read_opened(path, 1024).decode("ascii")
+        text = read_opened(path, _MAX_SALT_FILE_BYTES).decode("ascii")
     except (NotRegularFile, UnicodeDecodeError, OSError):
         text = ""
     if not _SALT_TEXT.fullmatch(text):

@@ -6,15 +6,14 @@
         ├── RecordInvalidError        a record does not validate against its schema
         └── LakeBusyError             another ingest is writing this lake
 
-    Exception
-    └── NotRegularFile                an entry the lake's readers will not read (a link, a FIFO, too large):
-                                      `reason`, which a build reports beside the path and skips
-
-Each carries the offending key or path as an attribute, never the record's text.
+An entry the lake's readers will not read (a link out of the lake, a FIFO, too large) is the kernel's
+`NotRegularFile` (`theurian.errors`; `reason`, which a build reports beside the path and skips, and `too_large`),
+named here too for those readers. Each carries the offending key or path as an attribute, never the record's text.
 """
 
 from __future__ import annotations
 
+from theurian.errors import NotRegularFile as NotRegularFile  # the kernel's (theurian.files), named here too
 from theurian.errors import TheurianError
 
 
@@ -43,11 +42,3 @@ class RecordInvalidError(EvidenceError):
 
 class LakeBusyError(EvidenceError):
     """Another ingest holds this project's lake: two at once would sweep each other's staged files."""
-
-
-class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
-    """An entry the lake's readers will not read: `reason` says why, in the words a build reports."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason

@@ -20,7 +20,14 @@ from githubkit.exception import RateLimitExceeded, RequestError, RequestFailed, 
 from ingest.app_session import SessionCache, token_exchange_failure
 from ingest.credentials import AppInstallation, Credentials
 from ingest.errors import GitHubError, GitHubNotFoundError, RetryableFailure
-from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, DEFAULT_RATE_LIMIT_WAIT_SECONDS, RETRY_STATUSES, call_with_retries
+from ingest.retry import (
+    DEFAULT_MAX_WAIT_SECONDS,
+    DEFAULT_RATE_LIMIT_WAIT_SECONDS,
+    RETRY_STATUSES,
+    call_with_retries,
+    exceeds_max_wait,
+    max_wait_refusal,
+)
 from theurian.errors import UsageError
 
 DEFAULT_API_URL: Final = "https://api.github.com"
@@ -118,11 +125,9 @@ class GitHubClient:
         if self._remaining is None or self._reset_at is None or self._remaining >= LOW_BUDGET_POINTS:
             return
         wait = max(0.0, self._reset_at - self._clock())
-        if wait > self._max_wait:
-            raise GitHubError(
-                f"GitHub rate budget is down to {self._remaining} points and resets in {wait:.0f} s, "
-                f"more than --max-wait {self._max_wait:.0f} s; run again after the reset"
-            )
+        if exceeds_max_wait(wait, self._max_wait):
+            raise GitHubError(max_wait_refusal(f"GitHub rate budget (down to {self._remaining} points)", wait,
+                                               self._max_wait))
         if self._on_wait is not None:
             self._on_wait(f"GitHub rate budget is down to {self._remaining} points", wait)
         self._sleep(wait)

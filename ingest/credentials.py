@@ -29,7 +29,8 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from ingest.errors import GitHubAppError, TokenMissingError
-from theurian.errors import ConfigError
+from theurian.errors import ConfigError, NotRegularFile
+from theurian.files import read_opened
 from theurian.installation import GITHUB_APP_KEY, installation_config_path, installation_setting
 
 if TYPE_CHECKING:
@@ -137,24 +138,21 @@ def read_private_key(path: Path) -> str:
     Raises:
         GitHubAppError: missing, not a regular file, too open, too large, or not an unencrypted RSA key.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise GitHubAppError(f"the GitHub App's private key file {path} cannot be opened ({exc.strerror})") from None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise GitHubAppError(f"the GitHub App's private key file {path} is not a regular file")
+    def owner_only(status: os.stat_result) -> None:
         mode = stat.S_IMODE(status.st_mode)
         if os.name == "posix" and mode & KEY_FILE_FORBIDDEN_BITS:
             raise GitHubAppError(f"the GitHub App's private key file {path} has mode {mode:04o}, open to other "
                                  f"users; a private key must be its owner's alone: chmod 600 {path}")
-        if status.st_size > MAX_KEY_FILE_BYTES:
-            raise GitHubAppError(f"{path} is {status.st_size} bytes, not a GitHub App private key "
-                                 f"(at most {MAX_KEY_FILE_BYTES})")
-        data = os.read(fd, MAX_KEY_FILE_BYTES + 1)
-    finally:
-        os.close(fd)
+
+    try:  # links followed: a key is often linked from where secrets are kept
+        data = read_opened(path, MAX_KEY_FILE_BYTES, follow_link=True, inspect=owner_only)
+    except NotRegularFile as exc:
+        if exc.too_large:
+            raise GitHubAppError(f"{path} is larger than {MAX_KEY_FILE_BYTES} bytes: not a GitHub App private key "
+                                 f"(at most {MAX_KEY_FILE_BYTES})") from None
+        raise GitHubAppError(f"the GitHub App's private key file {path} is not a regular file") from None
+    except OSError as exc:
+        raise GitHubAppError(f"the GitHub App's private key file {path} cannot be opened ({exc.strerror})") from None
     return _rsa_pem(path, data)
 
 

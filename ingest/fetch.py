@@ -16,9 +16,10 @@ from typing import Any, Final
 from evidence.records import fold_repository
 from ingest import queries
 from ingest.client import GitHubClient
-from ingest.errors import GitHubNotFoundError, RepositoryRefusedError, reading_github
+from ingest.errors import GitHubNotFoundError, IngestError, RepositoryRefusedError, reading_github
 from ingest.follow_ups import Caps, Follow, FollowUps, each_once, next_cursor
 from ingest.page_sizes import LearnedSizes, PageSizes
+from theurian.times import NOT_RFC3339, parse_rfc3339
 
 Node = dict[str, Any]
 
@@ -45,8 +46,16 @@ class PullRequestPage:
     pulls: list[FetchedPullRequest]
 
 
-def parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
+def parse_time(value: str, what: str = "the time") -> datetime:
+    """`value`, GitHub's or a run manifest's time, as an aware datetime (`theurian.times`' strict parser).
+
+    Raises:
+        IngestError: not an RFC 3339 timestamp with an explicit offset (a naive time would crash the window test).
+    """
+    try:
+        return parse_rfc3339(value)
+    except ValueError:
+        raise IngestError(f"{what} {value[:40]!r} is {NOT_RFC3339}") from None
 
 
 class Fetcher:
@@ -92,7 +101,8 @@ class Fetcher:
                 repo = _require_public(repository, data.get("repository"), first_page=after is None)
                 connection = repo["pullRequests"]
                 nodes: list[Node] = connection["nodes"]
-                in_window = [n for n in nodes if since is None or parse_time(n["updatedAt"]) >= since]
+                in_window = [n for n in nodes
+                             if since is None or parse_time(n["updatedAt"], "GitHub's updatedAt") >= since]
                 info = connection["pageInfo"]
                 more = len(in_window) == len(nodes) and info["hasNextPage"]
                 page = PullRequestPage(repo["nameWithOwner"], connection["totalCount"],

@@ -58,7 +58,7 @@ def call_with_retries(
         failure = state.outcome.exception() if state.outcome else None
         if not isinstance(failure, RetryableFailure):
             return False
-        return failure.wait is None or failure.wait <= max_wait
+        return failure.wait is None or not exceeds_max_wait(failure.wait, max_wait)
 
     def wait(state: tenacity.RetryCallState) -> float:
         failure = state.outcome.exception() if state.outcome else None
@@ -87,10 +87,20 @@ def call_with_retries(
 
 
 def give_up_message(failure: RetryableFailure, *, max_wait: float, attempts: int) -> str:
-    if failure.wait is not None and failure.wait > max_wait:
-        back = datetime.now(UTC) + timedelta(seconds=failure.wait)
-        return (
-            f"GitHub rate limit ({failure.reason}) asks to wait {failure.wait:.0f} s, more than --max-wait "
-            f"{max_wait:.0f} s; run again after {back.strftime('%Y-%m-%d %H:%M:%S')} UTC"
-        )
+    if failure.wait is not None and exceeds_max_wait(failure.wait, max_wait):
+        return max_wait_refusal(f"GitHub rate limit ({failure.reason})", failure.wait, max_wait)
     return f"GitHub request failed {attempts} times; last: {failure.reason}"
+
+
+def exceeds_max_wait(wait: float, max_wait: float) -> bool:
+    """Whether a wait GitHub asks for (a Retry-After, a rate budget's reset) is longer than the run may wait: the
+    one test of --max-wait, for a retry and for the budget the client keeps."""
+    return wait > max_wait
+
+
+def max_wait_refusal(what: str, wait: float, max_wait: float) -> str:
+    """The one line an ingest stops with when `what` asks it to wait `wait` s, past --max-wait: when to run again,
+    as a UTC time."""
+    back = datetime.now(UTC) + timedelta(seconds=wait)
+    return (f"{what} asks to wait {wait:.0f} s, more than --max-wait {max_wait:.0f} s; run again after "
+            f"{back.strftime('%Y-%m-%d %H:%M:%S')} UTC")

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import operator
-import os
 import re
 import sqlite3
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,13 +20,12 @@ from typing import Any, Final
 
 import orjson
 
-from evidence.errors import NotRegularFile
-from evidence.files import read_opened
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import STATE_REBUILD_CURE, StateBusyError, StateMissingError, StateUnreadableError
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
-from theurian.errors import StoreFileFault
+from theurian.errors import NotRegularFile, StoreFileFault
+from theurian.files import read_opened, regular_status
 from theurian.project import STATE_DIR
 from theurian.stamped_store import Identity, file_identity
 
@@ -197,15 +194,16 @@ def read_small_file(path: Path) -> bytes:
         NotRegularFile: not a regular file, or larger than the bound.
         OSError: the file system refused the read.
     """
-    return read_opened(path, MAX_POINTER_BYTES)
+    return read_opened(path, MAX_POINTER_BYTES)  # the kernel's one reader (theurian.files)
 
 
 def is_regular_file(path: Path) -> bool:
     """Whether `path` (already resolved) is a regular file: what may be handed to SQLite to open."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except OSError:
+        regular_status(path)
+    except (NotRegularFile, OSError):
         return False
+    return True
 
 
 def write_pointer(root: Path, pointer: Pointer) -> None:

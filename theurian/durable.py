@@ -63,17 +63,33 @@ def publish_built_file(built: Path, target: Path, *, mode: int = 0o644) -> None:
 
 
 def create_private_file_once(path: Path, data: bytes) -> None:
-    """Create `path` holding `data`, mode 0600 in a folder made 0700, whole or not at all; a file another process
-    created there first is kept (atomic create-if-absent, so two first uses at once agree on one secret)."""
+    """`create_file_once` at mode 0600, in a folder made 0700 if it is absent: for a secret (the build-stamp
+    secret, the access token)."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600
+    create_file_once(path, data, mode=0o600)
+
+
+def create_file_once(path: Path, data: bytes, *, mode: int) -> bool:
+    """Create `path` holding `data` at `mode`, whole or not at all, in its existing folder; a file another process
+    created there first is kept, and False returned (True: this call's `data` is the file's).
+
+    The bytes are written and synced in a temporary file first and only then `link`ed to `path` (atomic
+    create-if-absent): so two first uses at once agree on one file, a reader never sees it empty or torn, and a
+    crash before the link leaves no file at all (an exclusive create followed by a write leaves an empty one that
+    every later reader takes for damage).
+    """
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600 until it is whole
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
+        os.chmod(temp_name, mode)
+        try:
             os.link(temp_name, path)
+        except FileExistsError:
+            return False
         fsync_directory(path.parent)
+        return True
     finally:
         os.unlink(temp_name)

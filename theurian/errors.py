@@ -3,6 +3,8 @@
     TheurianError                       message, exit_code (1)
     ├── UsageError                      a command was called with words it cannot act on (2)
     ├── ConfigError                     a configuration file is missing a value or holds one we cannot use (1)
+    │   └── UnreadableFileError         a config file cannot be read whole as text or TOML (`theurian.files`);
+    │                                   `what`, `reason`, `too_large`
     ├── RegistryError                   the project registry cannot be read or written (1)
     ├── ProjectError                    a project cannot be resolved: not registered, no root, no .theurian/ (1)
     │   ├── ProjectNotRegisteredError   no registration carries this id; `project_id`
@@ -15,8 +17,10 @@
     Exception
     ├── StampRejected                   a derived store's stamp row is not one this installation made (`reason`);
     │                                   each store's reader turns it into its own Unavailable error
-    └── StoreFileFault                  a derived store's file is absent, not a regular file, or unreadable
-                                        (`reason`); each store's reader turns it into its own Unavailable error
+    ├── StoreFileFault                  a derived store's file is absent, not a regular file, or unreadable
+    │                                   (`reason`); each store's reader turns it into its own Unavailable error
+    └── NotRegularFile                  a file `theurian.files` will not read: not a regular file (a FIFO, a
+                                        device, a folder, a link out of its root) or `too_large`; `reason`
 
 Every error carries a message fit to show a person as one line; the CLI prints it and exits with `exit_code`,
 and the daemon turns it into a refusal. Nothing here ever carries a traceback to a user. The cure for a place
@@ -65,6 +69,21 @@ class RegistryError(TheurianError):
     def __init__(self, message: str, *, agent_message: str | None = None) -> None:
         super().__init__(message)
         self.agent_message = message if agent_message is None else agent_message
+
+
+class UnreadableFileError(ConfigError):
+    """A configuration file cannot be read whole as UTF-8 text or TOML (`theurian.files.read_text`, `read_toml`).
+
+    `what` names the file as its caller does; `reason` is the rest of the sentence, without the cure ("cannot be
+    read: not a regular file", "is not valid TOML (…)"), for a caller that words its own; `too_large`: refused for
+    its size alone. A fault of the content (not UTF-8, not TOML) adds its cure to `message`: edit it by hand.
+    """
+
+    def __init__(self, what: str, reason: str, *, too_large: bool = False, content: bool = False) -> None:
+        super().__init__(f"{what} {reason}" + ("; edit it by hand" if content else ""))
+        self.what = what
+        self.reason = reason
+        self.too_large = too_large
 
 
 class ProjectError(TheurianError):
@@ -127,3 +146,14 @@ class StoreFileFault(Exception):  # noqa: N818 - it names a state of the file, a
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class NotRegularFile(Exception):  # noqa: N818 - it names what the entry is
+    """A file `theurian.files` will not read: `reason` says why, in the words a build reports beside the path;
+    `too_large` is True when it was refused for its size alone (else it is not a regular file, or a link out of its
+    root)."""
+
+    def __init__(self, reason: str, *, too_large: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.too_large = too_large

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import os
 import secrets
-import tomllib
 from pathlib import Path
 from typing import Final
 
 from theurian.durable import create_private_file_once
-from theurian.errors import ConfigError
+from theurian.errors import ConfigError, NotRegularFile
+from theurian.files import MAX_CONFIG_FILE_BYTES, read_opened, read_toml
 
 HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
 APP_DIR_NAME: Final = "theurian"
@@ -62,7 +62,8 @@ def disclosure_ceiling() -> str:
     One word under `disclosure_ceiling` in the installation config; `internal` when the file or the key is absent.
 
     Raises:
-        ConfigError: the file is not TOML, or the word is not a sensitivity level.
+        ConfigError: the file cannot be read (not a regular file, past MAX_CONFIG_FILE_BYTES, not UTF-8), is not
+            TOML, or the word is not a sensitivity level.
     """
     path = installation_config_path()
     value = _installation_config(path).get("disclosure_ceiling", DEFAULT_DISCLOSURE_CEILING)
@@ -104,14 +105,10 @@ def installation_setting(key: str) -> object | None:
 
 
 def _installation_config(path: Path) -> dict[str, object]:
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # a link followed: a dotfile manager links the installation's files from where it keeps them
+        document = read_toml(path, MAX_CONFIG_FILE_BYTES, str(path), follow_link=True)
     except FileNotFoundError:
         return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix or remove it") from exc
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from exc
     unknown = sorted(set(document) - INSTALLATION_CONFIG_KEYS)
     if unknown:
         # A misspelt key would otherwise leave the daemon at the default ceiling, maybe wider than intended.
@@ -128,9 +125,11 @@ def build_stamp_secret() -> bytes:
     """
     path = state_dir() / SECRET_NAME
     try:
-        secret = path.read_bytes()
+        secret = read_opened(path, SECRET_BYTES, follow_link=True)
     except FileNotFoundError:
         return _create_secret(path)
+    except (NotRegularFile, OSError):
+        secret = b""  # a FIFO there would otherwise hold every command and the daemon for good
     if len(secret) != SECRET_BYTES:
         raise ConfigError(f"{path} is damaged (expected {SECRET_BYTES} bytes); remove it and rebuild every store")
     return secret

@@ -17,7 +17,6 @@ from theurian.errors import (
     AlreadyInPlaceError,
     PathEscapeError,
     ProjectError,
-    ProjectNotRegisteredError,
     ProjectUnreadableError,
     StateEscapeError,
 )
@@ -103,7 +102,7 @@ def resolve_project(project_id: str) -> Project:
                 f"project {project_id!r} is registered without a root path; "
                 f"run `theurian project unregister {project_id}` and register it again from its folder"
             )
-        raise ProjectNotRegisteredError(f"no project is registered under id {project_id!r}", project_id=project_id)
+        raise registry.not_registered(project_id)
     root = registration.root
     if not (root / THEURIAN_DIR).is_dir():
         raise ProjectError(

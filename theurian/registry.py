@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import fcntl
 import re
-import tomllib
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -22,10 +21,21 @@ from typing import Any, Final
 
 from theurian import installation, tomlwrite
 from theurian.durable import write_text_durably
-from theurian.errors import AlreadyInPlaceError, ProjectError, RegistryError, UsageError
+from theurian.errors import (
+    AlreadyInPlaceError,
+    ProjectError,
+    ProjectNotRegisteredError,
+    RegistryError,
+    UnreadableFileError,
+    UsageError,
+)
+from theurian.files import read_toml
 
 PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_PROJECT_ID_CHARS: Final = 64
+# A registration is a table of two lines, ~100 bytes plus its root's path (at most PATH_MAX, 4,096 bytes): this bound
+# holds over 4,000 projects at the longest paths and 100,000 at common ones, and is still read whole in moments.
+MAX_REGISTRY_FILE_BYTES: Final = 16 << 20
 
 _HEADER = (
     "# Theurian project registry: one [projects.\"<id>\"] table per project, naming its root folder.\n"
@@ -66,11 +76,19 @@ def validate_project_id(project_id: str) -> str:
     return project_id
 
 
+def not_registered(project_id: str) -> ProjectNotRegisteredError:
+    """The one refusal of an id no registration carries (the CLI's and, with its code, an agent's): the id cut to
+    MAX_PROJECT_ID_CHARS, which no registered id passes, so a pasted page of text stays one short line."""
+    return ProjectNotRegisteredError(f"no project is registered under id {project_id[:MAX_PROJECT_ID_CHARS]!r}",
+                                     project_id=project_id)
+
+
 def read() -> RegistrySnapshot:
     """Read the registry; a missing file is an empty registry.
 
     Raises:
-        RegistryError: the file exists but is not a registry we can read.
+        RegistryError: the file exists but is not a registry we can read: not a regular file (a FIFO would hold
+            every command and the daemon), past MAX_REGISTRY_FILE_BYTES, not UTF-8 or not TOML.
     """
     return _parse(_load_document(installation.registry_path()))
 
@@ -105,7 +123,7 @@ def unregister(project_id: str) -> None:
 
     def change(projects: dict[str, Any]) -> None:
         if project_id not in projects:
-            raise ProjectError(f"no project is registered under id {project_id[:80]!r}")
+            raise not_registered(project_id)
         del projects[project_id]
 
     _update(change)
@@ -138,23 +156,14 @@ def _exclusive_lock(path: Path) -> Iterator[None]:
 
 
 def _load_document(path: Path) -> dict[str, Any]:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # a link followed: a dotfile manager links the installation's files from where it keeps them
+        return read_toml(path, MAX_REGISTRY_FILE_BYTES, f"the project registry {path}", follow_link=True)
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
-        raise RegistryError(f"cannot read the project registry {path}: {exc}",
-                            agent_message=f"the project registry cannot be read ({reason}); the operator must "
-                                          "repair it") from exc
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise RegistryError(
-            f"the project registry {path} is not valid TOML ({exc}); fix it by hand — it was not changed",
-            agent_message=f"the project registry is not valid TOML ({exc}); the operator must fix it by hand "
-                          "(`theurian doctor` names the file)",
-        ) from exc
+    except UnreadableFileError as exc:
+        raise RegistryError(exc.message,
+                            agent_message=f"the project registry {exc.reason}; the operator must fix it by hand "
+                                          "(`theurian doctor` names the file)") from exc
 
 
 def _parse(document: dict[str, Any]) -> RegistrySnapshot:

@@ -20,8 +20,6 @@ secret re-verifies every store.
 
 from __future__ import annotations
 
-import os
-import stat
 import threading
 import time
 from collections import OrderedDict
@@ -31,7 +29,8 @@ from pathlib import Path
 from typing import Any, Final, Generic, TypeVar
 
 from theurian.containment import resolve_inside
-from theurian.errors import StoreFileFault
+from theurian.errors import NotRegularFile, StoreFileFault
+from theurian.files import regular_status
 from theurian.project import STATE_DIR
 
 Identity = tuple[int, ...]
@@ -52,13 +51,13 @@ def file_identity(path: Path) -> Identity:
             it), or the file system refused the stat.
     """
     try:
-        status = os.stat(path)
+        status = regular_status(path)
     except FileNotFoundError:
         raise StoreFileFault("absent") from None
+    except NotRegularFile as exc:
+        raise StoreFileFault(exc.reason) from None
     except OSError as exc:
         raise StoreFileFault(f"unreadable: {type(exc).__name__}") from exc
-    if not stat.S_ISREG(status.st_mode):
-        raise StoreFileFault("not a regular file")
     return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
 
 

@@ -235,6 +235,27 @@ def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation
     assert github["level"] == "fail" and github["cure"].startswith("export GITHUB_TOKEN")
 
 
+def test_a_run_manifest_time_without_an_offset_fails_the_store_row_of_doctor_and_status_never_a_traceback(
+        copy: tuple[Installation, Path]) -> None:
+    """The manifest schema's `format: date-time` is only an annotation: "2026-01-01" validates, and was read as a
+    naive time that crashed the comparison with the store's aware build time."""
+    installation, project = copy
+    path = next((project / ".theurian/review/runs").iterdir())
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["finishedAt"] = "2026-01-01"
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    code, checks = _doctor(installation)
+    store = checks["sample: review store"]
+    assert code == 1 and store["level"] == "fail"
+    assert store["state"] == (f"not judged: run {manifest['runId']}'s finishedAt '2026-01-01' is not an RFC 3339 "
+                              "timestamp with an explicit offset, so whether the store is older than that run is "
+                              "unknown")
+    assert store["cure"].endswith(f".theurian/review/runs/{path.name}, or remove that file")
+    status = installation.cli("project", "status", "sample")
+    assert status.returncode == 0 and status.stderr == ""
+    assert "review store: not judged: run " in status.stdout and "[fail] -> write a full timestamp" in status.stdout
+
+
 # The status commands read the same checks: `project status`, `index status`, `migrate validate`.
 
 def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_and_each_store(
@@ -256,7 +277,7 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
     text = installation.cli("project", "status", check=True).stdout
     assert "review store: built" in text and "1 ingest run(s) since  [fail] -> `theurian review build`" in text
     unknown = installation.cli("project", "status", "nope")
-    assert unknown.returncode == 1 and "no project 'nope' is registered" in unknown.stderr
+    assert unknown.returncode == 1 and unknown.stderr == "theurian: no project is registered under id 'nope'\n"
 
 
 def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Installation, Path]) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-import evidence.files as files
+import theurian.files as files  # the kernel reader behind the lake's (its os calls are patched)
 from evidence.errors import NotRegularFile
 from evidence.files import MAX_MANIFEST_FILE_BYTES, read_opened, read_regular
 from evidence.lake import Lake

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import httpx
@@ -11,7 +12,7 @@ import respx
 from ingest.client import GitHubClient, api_url_from, graphql_endpoint
 from ingest.credentials import token_from_env
 from ingest.errors import GitHubError, GitHubNotFoundError, TokenMissingError
-from ingest.retry import MAX_ATTEMPTS
+from ingest.retry import MAX_ATTEMPTS, max_wait_refusal
 
 API = "https://api.example.test"
 TOKEN = "ghp_never_show_this_token"
@@ -136,6 +137,28 @@ def test_a_low_remaining_budget_waits_for_the_reset_before_the_next_request(clie
     assert clock.sleeps == []
     client.graphql("query { viewer { login } }", {})
     assert calls.call_count == 2 and clock.sleeps == [120.0]
+
+
+@respx.mock
+def test_a_rate_budget_wait_beyond_max_wait_is_refused_in_the_words_of_a_retry_naming_the_utc_time(
+        clock: Clock) -> None:
+    """The budget the client keeps and a retry's Retry-After ask the same question of --max-wait: one answer,
+    which says when to run again (the budget's used to say only "after the reset")."""
+    github = GitHubClient(token=TOKEN, api_url=API, max_wait=60, sleep=clock.sleep, clock=clock.time)
+    reset = str(int(clock.now) + 3500)
+    low = httpx.Response(200, headers={"x-ratelimit-remaining": "10", "x-ratelimit-reset": reset},
+                         json={"data": {"viewer": {"login": "x"}}})
+    calls = route(low, httpx.Response(200, json=OK))
+    try:
+        github.graphql("query { viewer { login } }", {})
+        with pytest.raises(GitHubError) as caught:
+            github.graphql("query { viewer { login } }", {})
+    finally:
+        github.close()
+    assert calls.call_count == 1 and clock.sleeps == []
+    expected = max_wait_refusal("GitHub rate budget (down to 10 points)", 3500.0, 60)
+    assert caught.value.message[:-len("YYYY-MM-DD HH:MM:SS UTC")] == expected[:-len("YYYY-MM-DD HH:MM:SS UTC")]
+    assert re.fullmatch(r".*; run again after \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", caught.value.message)
 
 
 @respx.mock

@@ -109,7 +109,7 @@ def test_an_unknown_installation_key_is_refused_rather_than_ignored() -> None:
 
 def test_an_installation_config_that_is_a_folder_is_a_config_error() -> None:
     inst.installation_config_path().mkdir(parents=True)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="config.toml cannot be read: not a regular file$"):
         inst.disclosure_ceiling()
 
 

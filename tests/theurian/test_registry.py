@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import registry, tomlwrite
-from theurian.errors import EXIT_FAILED, EXIT_USAGE
+from theurian.errors import EXIT_FAILED, EXIT_USAGE, ProjectNotRegisteredError
 from theurian.installation import registry_path
-from theurian.project import init_project
+from theurian.project import init_project, resolve_project
 
 
 def test_a_registered_project_defaults_to_its_folder_name_in_kebab_case(
@@ -59,6 +59,20 @@ def test_unregistering_an_unknown_id_fails_with_one_line(installation: Installat
     result = installation.cli("project", "unregister", "nope")
     assert result.returncode == EXIT_FAILED
     assert result.stderr.strip() == "theurian: no project is registered under id 'nope'"
+
+
+def test_an_unknown_id_is_refused_in_one_bounded_line_by_every_command_that_names_one(
+        installation: Installation) -> None:
+    """One owner (`registry.not_registered`): `unregister` cut the id at 80, `project status` said it otherwise at
+    64, and resolving a project for a command or an agent did not cut it at all."""
+    pasted = "x" * 500
+    expected = f"theurian: no project is registered under id {'x' * registry.MAX_PROJECT_ID_CHARS!r}\n"
+    for args in (("project", "unregister", pasted), ("project", "status", pasted)):
+        result = installation.cli(*args)
+        assert (result.returncode, result.stderr) == (EXIT_FAILED, expected), args
+    with installation.in_process(), pytest.raises(ProjectNotRegisteredError) as raised:
+        resolve_project(pasted)
+    assert f"theurian: {raised.value.message}\n" == expected and raised.value.project_id == pasted
 
 
 def test_unregister_removes_only_that_registration(installation: Installation, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
+from theurian.times import NOT_RFC3339, parse_rfc3339
 
 OK: Final = "ok"
 WARN: Final = "warn"  # worth knowing, never a failure (the exit code ignores it)
@@ -104,7 +105,11 @@ def _review(root: Path) -> list[Check]:
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
     built = datetime.fromtimestamp(built_ns / 1e9, UTC)
-    newer = [m for m in lake.scan_manifests().manifests if _run_time(m) > built]
+    manifests = lake.scan_manifests().manifests
+    untimed = next((m for m in manifests if _run_time(m) is None), None)
+    if untimed is not None:
+        return [*checks, _untimed_run(untimed)]
+    newer = [m for m in manifests if (moment := _run_time(m)) is not None and moment > built]
     if newer:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {len(newer)} ingest run(s) "
                                                      "since", "`theurian review build`")]
@@ -142,12 +147,22 @@ def _orphan_store(root: Path) -> Check:
                  f"`theurian review build` (publishes an empty store), or remove {STORE_RELATIVE}")
 
 
-def _run_time(manifest: dict[str, object]) -> datetime:
-    text = str(manifest.get("finishedAt") or manifest.get("startedAt") or "")
+def _run_time(manifest: dict[str, object]) -> datetime | None:
+    """When the run ended (or began, while it runs), or None when the manifest's time is not a full RFC 3339
+    timestamp with an offset (its schema's `format` is only an annotation, and a lake can arrive by clone)."""
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_rfc3339(str(manifest.get("finishedAt") or manifest.get("startedAt")))
     except ValueError:
-        return datetime.min.replace(tzinfo=UTC)
+        return None
+
+
+def _untimed_run(manifest: dict[str, object]) -> Check:
+    key = "finishedAt" if manifest.get("finishedAt") else "startedAt"
+    run_id = str(manifest.get("runId"))[:40]
+    return Check("review store", FAIL, f"not judged: run {run_id}'s {key} {str(manifest.get(key))[:40]!r} is "
+                 f"{NOT_RFC3339}, so whether the store is older than that run is unknown",
+                 f"write a full timestamp (2026-01-01T00:00:00Z) there in {REVIEW_DIR}/runs/{run_id}.json, or "
+                 "remove that file")
 
 
 def _findings(root: Path) -> Check:

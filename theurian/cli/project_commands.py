@@ -68,7 +68,7 @@ def list_projects(
         })
         return
     if not snapshot.registrations and not snapshot.unreadable:
-        typer.echo("no projects registered (theurian project register PATH)")
+        typer.echo(project_status.NO_PROJECTS_REGISTERED)
     for r in snapshot.registrations:
         typer.echo(f"{r.project_id}\t{r.root}")
     for project_id in snapshot.unreadable:

@@ -4,15 +4,17 @@ and kind, the last ingest of each repository, each store's state as `theurian do
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_checks import project_checks
-from theurian.cli.review_freshness import interrupted_runs, run_state
-from theurian.errors import ProjectError
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
+
+# What `project status` and `project list` say of an empty registry, and how to fill it.
+NO_PROJECTS_REGISTERED: Final = "no projects registered (theurian project register PATH)"
 
 
 def status(
@@ -25,13 +27,13 @@ def status(
     snapshot = registry.read()
     chosen = snapshot.registrations if project_id is None else [snapshot.find(project_id)]
     if project_id is not None and chosen[0] is None:
-        raise ProjectError(f"no project {project_id[:64]!r} is registered (`theurian project list` names them)")
+        raise registry.not_registered(project_id)
     documents = [_document(r.project_id, r.root) for r in chosen if r is not None]
     if as_json:
         echo_summary({"projects": documents})
         return
     if not documents:
-        typer.echo("no projects registered (theurian project register PATH)")
+        typer.echo(NO_PROJECTS_REGISTERED)
     for document in documents:
         _print(document)
 
@@ -84,7 +86,7 @@ def _print(document: dict[str, Any]) -> None:
     for row in document["repositories"]:
         records = ", ".join(f"{n} {kind}" for kind, n in row["records"].items())
         last = row["lastIngest"]
-        ingest = "never ingested" if last is None else (
+        ingest = NEVER_INGESTED if last is None else (
             f"last ingest {run_state(last)} {last['finishedAt'] or last['startedAt']} ({last['mode']}, since "
             f"{(last.get('window') or {}).get('since') or 'the beginning'})")
         typer.echo(f"  {row['repository'] or '(repository unknown)'}: {records}; {ingest}")

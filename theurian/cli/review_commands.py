@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,11 +30,12 @@ from theurian.cli import (
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.cli.review_freshness import interrupted_runs, run_state
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
 from theurian.text import one_line
+from theurian.times import parse_date_or_rfc3339
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
@@ -78,10 +79,10 @@ def _parse_since(text: str | None) -> datetime | None:
     if text is None:
         return None
     try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        return parse_date_or_rfc3339(text)
     except ValueError:
-        raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD or an RFC 3339 time)") from None
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+        raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD) or an RFC 3339 time with an offset "
+                         "(2026-01-01T09:00:00Z)") from None
 
 
 @app.command("ingest")
@@ -257,7 +258,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         records = ", ".join(f"{row['records'][k]} {k}" for k in KINDS)
         last = row["lastRun"]
         run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
-               if last else "never ingested")
+               if last else NEVER_INGESTED)
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         withheld = f"; {words}" if (words := withheld_words(row["withheld"])) else ""

@@ -27,6 +27,8 @@ from evidence.records import KINDS
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
 
+# A repository's last run, in `review status` and `project status`, when no run manifest names it.
+NEVER_INGESTED: Final = "never ingested"
 
 def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | None:
     """The first change to the lake at or after `built_ns` (a time in ns, the store's mtime), named for an
