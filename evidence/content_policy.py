@@ -30,6 +30,7 @@ from theurian.errors import ConfigError, NotRegularFile
 from theurian.files import MAX_CONFIG_FILE_BYTES as MAX_CONFIG_FILE_BYTES  # a project's config is a few lines too
 from theurian.files import read_opened, read_text, toml_document
 from theurian.project import CONFIG_FILE, THEURIAN_DIR
+from theurian.text import MAX_SHOWN_CHARS, escaped, quoted
 
 SECRETS_REDACT: Final = "redact"
 SECRETS_BLOCK: Final = "block"
@@ -79,19 +80,15 @@ def parse_config(text: str) -> dict[str, Any]:
     tables = ", ".join(f"[{name}]" for name in sorted(PROJECT_CONFIG_KEYS))
     for name, table in document.items():
         if name not in PROJECT_CONFIG_KEYS:
-            raise ConfigError(f"{CONFIG_FILE}: unknown table [{_shown(name)}]; the tables are: {tables}")
+            shown = f"[{escaped(name)}]" if len(name) <= MAX_SHOWN_CHARS else quoted(name)
+            raise ConfigError(f"{CONFIG_FILE}: unknown table {shown}; the tables are: {tables}")
         if not isinstance(table, dict):
             raise ConfigError(f"{CONFIG_FILE}: {name} must be a table ([{name}]); edit it by hand")
         unknown = sorted(set(table) - PROJECT_CONFIG_KEYS[name])
         if unknown:
             known = ", ".join(sorted(PROJECT_CONFIG_KEYS[name]))
-            raise ConfigError(f"{CONFIG_FILE}: unknown key {_shown(unknown[0])!r} in [{name}]; the keys are: {known}")
+            raise ConfigError(f"{CONFIG_FILE}: unknown key {quoted(unknown[0])} in [{name}]; the keys are: {known}")
     return document
-
-
-def _shown(key: str) -> str:
-    # A key is the operator's text: cut and escaped so the refusal stays one printable line.
-    return key[:40].encode("ascii", "backslashreplace").decode("ascii")
 
 
 def _review_table(project_root: Path) -> dict[str, Any]:

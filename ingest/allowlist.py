@@ -23,6 +23,7 @@ from theurian.durable import write_text_durably
 from theurian.errors import AlreadyInPlaceError, ConfigError, UsageError
 from theurian.folder_lock import folder_held
 from theurian.project import CONFIG_FILE, THEURIAN_DIR
+from theurian.text import quoted
 
 REPOSITORY_RULE: Final = (
     "OWNER/NAME with an owner of 1-39 ASCII letters, digits and '-' (not first) and a name of 1-100 ASCII "
@@ -73,9 +74,8 @@ def read_allowlist(project_root: Path) -> list[str]:
     entries = _parse(config_text(path))
     for index, entry in enumerate(entries):
         if not is_repository(entry):
-            shown = entry[:120].encode("ascii", "backslashreplace").decode("ascii")
             raise ConfigError(
-                f'{CONFIG_FILE}: [review] allowlist entry {index} ("{shown}") is not a repository name: '
+                f"{CONFIG_FILE}: [review] allowlist entry {index} ({quoted(entry, 120)}) is not a repository name: "
                 f"expected {REPOSITORY_RULE}; edit it by hand"
             )
     return entries

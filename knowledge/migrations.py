@@ -53,7 +53,7 @@ def read_source(path: str | Path, max_bytes: int) -> bytes:
     except FileNotFoundError:
         raise
     except NotRegularFile as exc:
-        if exc.reason == "not a regular file":
+        if not exc.too_large:
             raise SourceUnreadable("not a regular file") from exc
         raise SourceUnreadable(f"larger than {max_bytes} bytes", too_large=True) from exc
     except OSError as exc:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
 from theurian.errors import ConfigError
+from theurian.text import quoted
 
 if TYPE_CHECKING:
     # numpy is imported where it is used, never at import: its BLAS starts threads, and `review build` forks its
@@ -176,7 +177,7 @@ def read_model_folder(folder: Path) -> ModelFiles:
     if missing:
         raise ConfigError(f"{manifest}: {missing[0]} must be a non-empty string")
     if values["kind"] not in MODEL_KINDS:
-        raise ConfigError(f"{manifest}: kind {str(values['kind'])[:40]!r} is not one of {', '.join(MODEL_KINDS)}")
+        raise ConfigError(f"{manifest}: kind {quoted(str(values['kind']))} is not one of {', '.join(MODEL_KINDS)}")
     return ModelFiles(
         str(values["name"]), _inside(folder, str(values["weights"]), manifest), str(values["tensor"]),
         _inside(folder, str(values["tokenizer"]), manifest),
@@ -186,7 +187,7 @@ def read_model_folder(folder: Path) -> ModelFiles:
 def _inside(folder: Path, name: str, manifest: Path) -> Path:
     path = (folder / name).resolve()
     if not path.is_relative_to(folder.resolve()):
-        raise ConfigError(f"{manifest}: {name[:80]!r} is outside the model folder")
+        raise ConfigError(f"{manifest}: {quoted(name)} is outside the model folder")
     return path
 
 

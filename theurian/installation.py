@@ -15,6 +15,7 @@ from typing import Final
 from theurian.durable import create_private_file_once
 from theurian.errors import ConfigError, NotRegularFile
 from theurian.files import MAX_CONFIG_FILE_BYTES, read_opened, read_toml
+from theurian.text import quoted
 
 HOME_OVERRIDE_ENV: Final = "THEURIAN_HOME"
 APP_DIR_NAME: Final = "theurian"
@@ -113,7 +114,7 @@ def _installation_config(path: Path) -> dict[str, object]:
     if unknown:
         # A misspelt key would otherwise leave the daemon at the default ceiling, maybe wider than intended.
         known = ", ".join(sorted(INSTALLATION_CONFIG_KEYS))
-        raise ConfigError(f"{path}: unknown key {unknown[0][:40]!r}; the keys are: {known}")
+        raise ConfigError(f"{path}: unknown key {quoted(unknown[0])}; the keys are: {known}")
     return document
 
 

@@ -20,6 +20,7 @@ from theurian.errors import (
     ProjectUnreadableError,
     StateEscapeError,
 )
+from theurian.text import quoted
 
 THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
@@ -99,7 +100,7 @@ def resolve_project(project_id: str) -> Project:
     if registration is None:
         if project_id in snapshot.unreadable:
             raise ProjectUnreadableError(
-                f"project {project_id!r} is registered without a root path; "
+                f"project {quoted(project_id, 200)}'s registry entry names no absolute root path; "
                 f"run `theurian project unregister {project_id}` and register it again from its folder"
             )
         raise registry.not_registered(project_id)

@@ -30,6 +30,7 @@ from theurian.errors import (
     UsageError,
 )
 from theurian.files import read_toml
+from theurian.text import quoted
 
 PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_PROJECT_ID_CHARS: Final = 64
@@ -70,7 +71,7 @@ def default_project_id(folder: Path) -> str:
 def validate_project_id(project_id: str) -> str:
     if len(project_id) > MAX_PROJECT_ID_CHARS or not PROJECT_ID_PATTERN.match(project_id):
         raise UsageError(
-            f"project id {project_id[:80]!r} is not lowercase kebab-case (letters, digits and single hyphens, "
+            f"project id {quoted(project_id)} is not lowercase kebab-case (letters, digits and single hyphens, "
             f"at most {MAX_PROJECT_ID_CHARS} characters); pass --id"
         )
     return project_id

@@ -90,7 +90,7 @@ def test_an_unreadable_registration_is_refused_with_the_remedy(installation: Ins
     registry_path().parent.mkdir(parents=True)
     registry_path().write_text("[projects.api]\n", encoding="utf-8")
     result = _call(Dispatcher(_recording_tools([]), SETTINGS), "knowledge.status", {"projectId": "api"})
-    assert "registered without a root path" in result["content"][0]["text"]
+    assert "registry entry names no absolute root path" in result["content"][0]["text"]
     assert "theurian project unregister api" in result["content"][0]["text"]
 
 
