@@ -29,6 +29,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from serve.envelope import EnvelopeCheck
 from serve.http_guard import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger("theurian.serve")
@@ -172,7 +173,9 @@ def mcp_routes_app(servers: Mapping[str, tuple[Server[Any], Callable[[str], str 
         for path, (server, _canonical) in servers.items()
     }
     routes = [
-        Route(path, endpoint=CallLog(LegacySessions(StreamableHTTPASGIApp(managers[path])), canonical))
+        Route(path, endpoint=CallLog(EnvelopeCheck(LegacySessions(StreamableHTTPASGIApp(managers[path])),
+                                                    is_modern=_is_modern, max_body_bytes=max_body_bytes),
+                                      canonical))
         for path, (_server, canonical) in servers.items()
     ]
 
