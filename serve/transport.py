@@ -30,6 +30,7 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 
 from serve.envelope import EnvelopeCheck
+from serve.holdup import cut_offs
 from serve.http_guard import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger("theurian.serve")
@@ -118,8 +119,9 @@ class LegacySessions:
             return None
 
         await self.app(delete_scope, nothing_more, discard)
-        logger.info("legacy session limit (%d) reached on %s: closed the oldest idle session", self.limit,
-                    scope.get("path"))
+        # A flood evicts once per handshake: one line per LOG_INTERVAL_SECONDS, the rest counted in the next.
+        cut_offs.warning("legacy-sessions", f"legacy session limit ({self.limit}) reached on {scope.get('path')}: "
+                         "closed the oldest idle session")
 
 
 class CallLog:
