@@ -22,6 +22,7 @@ _MAX_SYMREF_HOPS: Final = 5
 _MAX_REMEMBERED: Final = 1024
 _GIT_TIMEOUT_SECONDS: Final = 30
 _committed: dict[str, int | None] = {}
+_located: dict[Path, tuple[tuple[int, int, int], Path, Path]] = {}
 
 
 class _AskGit(Exception):  # noqa: N818 - internal signal: these files cannot answer, git itself must
@@ -55,10 +56,7 @@ def _from_files(root: Path) -> str | None:
     dot_git = next((folder / ".git" for folder in (root, *root.parents) if (folder / ".git").exists()), None)
     if dot_git is None:
         return None
-    git_dir = _git_dir(dot_git)
-    common = git_dir
-    if (git_dir / "commondir").is_file():
-        common = (git_dir / _read(git_dir / "commondir").strip().decode("utf-8", "surrogateescape")).resolve()
+    git_dir, common = _folders(dot_git)
     content = _read(git_dir / "HEAD").strip()
     for _ in range(_MAX_SYMREF_HOPS):
         if _SHA.fullmatch(content):
@@ -73,6 +71,27 @@ def _from_files(root: Path) -> str | None:
             return None  # unborn: the branch HEAD names has no commit yet
         content = found
     raise _AskGit
+
+
+def _folders(dot_git: Path) -> tuple[Path, Path]:
+    """The git dir `dot_git` names and its common dir, remembered while `dot_git` is unchanged (resolving them
+    was most of a call's cost)."""
+    try:
+        stat = dot_git.stat()
+    except OSError as exc:
+        raise _AskGit from exc
+    key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    known = _located.get(dot_git)
+    if known is not None and known[0] == key:
+        return known[1], known[2]
+    git_dir = _git_dir(dot_git)
+    common = git_dir
+    if (git_dir / "commondir").is_file():
+        common = (git_dir / _read(git_dir / "commondir").strip().decode("utf-8", "surrogateescape")).resolve()
+    if len(_located) >= _MAX_REMEMBERED:
+        _located.clear()
+    _located[dot_git] = (key, git_dir, common)
+    return git_dir, common
 
 
 def _git_dir(dot_git: Path) -> Path:
