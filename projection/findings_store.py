@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from projection.errors import FindingsStoreUnavailable
+from projection.git_head import head_committed_at
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import StampRejected, StoreFileFault
@@ -36,6 +37,7 @@ FINDINGS_SCHEMA_VERSION: Final = 1
 TRAILER_FORMAT_VERSION: Final = 1
 MAX_FINDING_TEXT_CHARS: Final = 2000
 CUT_MARK: Final = "..."
+STALE_REASON: Final = "stale: HEAD was committed after it was built"
 # Every way reading a store's values can fail. A planted or damaged file can hold any SQLite type in any column
 # (a REAL position, a BLOB text, text that is not UTF-8): each is a damaged store, never an internal fault.
 _READ_FAULTS: Final = (sqlite3.Error, TypeError, ValueError, OverflowError)
@@ -129,7 +131,9 @@ def read_findings(root: Path, where: FindingFilter, limit: int,
         FindingsStoreUnavailable: the store is absent, was not built here, is stale, or is damaged.
     """
     shelf: Shelf[tuple[int, str]] = (stores or VerifiedStores()).shelf(STORE_KIND)
-    with _verified_store(store_path(root), shelf) as connection:
+    path = store_path(root)
+    with _verified_store(path, shelf) as connection:
+        _refuse_stale(root, path)
         clauses, params = _where(where)
         sql = (
             f"SELECT commit_sha, position, reviewer, severity, {_SERVED_TEXT}, committed_at "  # noqa: S608
@@ -140,6 +144,14 @@ def read_findings(root: Path, where: FindingFilter, limit: int,
         except _READ_FAULTS as exc:
             raise FindingsStoreUnavailable(f"unreadable: {exc}") from exc
     return [_shaped(row) for row in rows]
+
+
+def _refuse_stale(root: Path, path: Path) -> None:
+    # Stale is "HEAD committed after it was built" (docs/daemon.md), the rule doctor reports by: the file's
+    # modification time is when its build swapped it in.
+    head = head_committed_at(root)
+    if head is not None and int(head.timestamp()) * 1_000_000_000 > _identity(path)[3]:
+        raise FindingsStoreUnavailable(STALE_REASON)
 
 
 def _where(where: FindingFilter) -> tuple[str, list[str]]:

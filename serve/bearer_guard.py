@@ -26,6 +26,8 @@ _SCHEME: Final = b"bearer"
 _MISSING_BODY: Final = (b"Authorization: Bearer <token> is required; `theurian auth token` prints this "
                         b"installation's token")
 _WRONG_BODY: Final = b"the bearer token is not this installation's; `theurian auth token` prints the current one"
+_GONE_BODY: Final = (b"this installation's access token file is gone, so no token is accepted; `theurian auth rotate` "
+                     b"writes a new one")
 
 
 def guarded(path: str) -> bool:
@@ -34,9 +36,10 @@ def guarded(path: str) -> bool:
 
 
 class BearerGuard:
-    def __init__(self, app: ASGIApp, *, token: Callable[[], str] | None = None) -> None:
+    def __init__(self, app: ASGIApp, *, token: Callable[[], str | None] | None = None) -> None:
         self.app = app
         self.token = token or access_token.TokenFile().token
+        self._gone = False  # the token file was missing at the last check: logged once, when it went
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and guarded(str(scope.get("path", ""))):
@@ -52,9 +55,22 @@ class BearerGuard:
                 logger.error("cannot check the access token: %s", exc.message)
                 return await _reply(send, UNAVAILABLE, b"the daemon cannot read its access token; "
                                     b"`theurian doctor` names the cure", [])
+            self._note(gone=expected is None)
+            if expected is None:
+                return await _refuse(send, _GONE_BODY, b'Bearer realm="theurian", error="invalid_token"')
             if not access_token.matches(presented, expected):
                 return await _refuse(send, _WRONG_BODY, b'Bearer realm="theurian", error="invalid_token"')
         await self.app(scope, receive, send)
+
+
+    def _note(self, *, gone: bool) -> None:
+        """Logs the token file going and coming back, once each."""
+        if gone and not self._gone:
+            logger.warning("the token file is gone: %s; every MCP request is refused (401) until `theurian auth "
+                           "rotate` writes a new one", access_token.token_path())
+        elif not gone and self._gone:
+            logger.info("the token file is back: %s; its token is accepted", access_token.token_path())
+        self._gone = gone
 
 
 def _bearer(values: list[bytes]) -> bytes | None:

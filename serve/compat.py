@@ -22,6 +22,8 @@ COMPAT_PATH: Final = "/mcp/compat"
 STRICT_TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Its `tools` list names what is callable, so on a route it names the tools as that route does.
 _CAPABILITIES_TOOL: Final = "system.capabilities"
+# The schema keywords whose string is prose: a property that is itself named `title` has a schema, not a string.
+_PROSE_KEYS: Final = frozenset({"title", "description"})
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,18 @@ class Naming:
         if not self.renames:
             return text
         return _mentions(tuple(self.wire_of)).sub(lambda match: self.wire_of[match.group(0)], text)
+
+    def in_schema(self, schema: Any) -> Any:
+        """A copy of `schema` with every `title` and `description` (its own words, at any depth) renamed as
+        `in_text` does; every other string (a `const`, an `enum` value, a pattern) is left as it is."""
+        if not self.renames:
+            return schema
+        if isinstance(schema, list):
+            return [self.in_schema(item) for item in schema]
+        if not isinstance(schema, dict):
+            return schema
+        return {key: self.in_text(value) if key in _PROSE_KEYS and isinstance(value, str) else self.in_schema(value)
+                for key, value in schema.items()}
 
     def result(self, name: str, result: dict[str, Any]) -> dict[str, Any]:
         """A tools/call result of tool `name`, its own words renamed for this route."""

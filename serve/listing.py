@@ -1,4 +1,5 @@
-"""What `tools/list` says about one tool: its name on the route, title, annotations and flattened schemas."""
+"""What `tools/list` says about one tool: its name on the route, title, annotations and flattened schemas, every
+text of ours in them naming the tools as the route does."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def listed_tool(tool: Tool, naming: Naming) -> types.Tool:
         name=naming.wire(tool.name),
         title=tool.display_title,
         description=naming.in_text(tool.description),
-        input_schema=flattened_input_schema(tool.input_schema),
-        output_schema=schemas.load(MCP_FAMILY, tool.output_schema),
+        input_schema=naming.in_schema(flattened_input_schema(tool.input_schema)),
+        output_schema=naming.in_schema(schemas.load(MCP_FAMILY, tool.output_schema)),
         annotations=types.ToolAnnotations(
             title=tool.display_title,
             read_only_hint=hints.read_only,

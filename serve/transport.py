@@ -29,6 +29,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 from starlette.routing import Route
 
+from serve.envelope import EnvelopeCheck
+from serve.holdup import cut_offs
 from serve.http_guard import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger("theurian.serve")
@@ -117,8 +119,9 @@ class LegacySessions:
             return None
 
         await self.app(delete_scope, nothing_more, discard)
-        logger.info("legacy session limit (%d) reached on %s: closed the oldest idle session", self.limit,
-                    scope.get("path"))
+        # A flood evicts once per handshake: one line per LOG_INTERVAL_SECONDS, the rest counted in the next.
+        cut_offs.warning("legacy-sessions", f"legacy session limit ({self.limit}) reached on {scope.get('path')}: "
+                         "closed the oldest idle session")
 
 
 class CallLog:
@@ -156,6 +159,32 @@ class CallLog:
                         "and nothing was answered)", tool)
 
 
+class EndedStreams:
+    """Completes a GET (SSE) stream the SDK stopped writing without ending it (what it does to every open stream
+    when the daemon stops): the client reads a stream that ended, and uvicorn logs no `ASGI callable returned
+    without completing response` ERROR over an ordinary stop."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope.get("method") != "GET":
+            return await self.app(scope, receive, send)
+        state = {"started": False, "ended": False}
+
+        async def noting(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body", False):
+                state["ended"] = True
+            await send(message)
+
+        await self.app(scope, receive, noting)
+        if state["started"] and not state["ended"]:
+            with contextlib.suppress(OSError, RuntimeError):  # the client may have gone first: nothing to end
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
 def mcp_routes_app(servers: Mapping[str, tuple[Server[Any], Callable[[str], str | None]]], *,
                    max_body_bytes: int, extra_routes: list[Route]) -> Starlette:
     """A Starlette app serving each `path -> (server, canonical name of a wire name)` with its own session
@@ -172,7 +201,8 @@ def mcp_routes_app(servers: Mapping[str, tuple[Server[Any], Callable[[str], str 
         for path, (server, _canonical) in servers.items()
     }
     routes = [
-        Route(path, endpoint=CallLog(LegacySessions(StreamableHTTPASGIApp(managers[path])), canonical))
+        Route(path, endpoint=CallLog(EnvelopeCheck(LegacySessions(EndedStreams(StreamableHTTPASGIApp(
+            managers[path]))), is_modern=_is_modern, max_body_bytes=max_body_bytes), canonical))
         for path, (_server, canonical) in servers.items()
     ]
 

@@ -3,7 +3,8 @@ route of this installation's daemon.
 
 It lives in the installation's state folder (`mcp-token`, mode 0600), never inside a project, and is created on
 first use. `rotate()` replaces it atomically; a running daemon reads it through `TokenFile`, which notices the
-replacement on the next request, so the old token stops working at once and no restart is needed. Client
+replacement on the next request, so the old token stops working at once and no restart is needed (and which never
+creates it: while the file is gone, no token is accepted). Client
 scripts take it from `THEURIAN_MCP_TOKEN` when set (`client_token`), else from the file.
 """
 
@@ -75,8 +76,12 @@ class TokenFile:
         self._seen: tuple[int, int, int] | None = None
         self._token: str | None = None
 
-    def token(self) -> str:
-        """The token in force now (created if absent).
+    def token(self) -> str | None:
+        """The token in force now; None while the file is gone (docs/daemon.md: no token is accepted then).
+
+        A running daemon never creates the file: one made here would be a token no client holds, locking every
+        client out without a word. Removing it by hand revokes the old token; `theurian auth rotate` (or `auth
+        token`) writes the next one, taken up on the next request.
 
         Raises:
             ConfigError: the file cannot be read or is damaged.
@@ -84,9 +89,8 @@ class TokenFile:
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
-            # Removed by hand: a new token now, so no client holding an old one gets in.
-            self._seen = None
-            return current_token()
+            self._seen = self._token = None
+            return None
         seen = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         if seen != self._seen or self._token is None:
             self._token = _read(self.path)

@@ -11,6 +11,7 @@ from tests.support.daemon import MCP_HEADERS, RunningDaemon, bearer
 from tests.support.inspector import inspect
 from tests.support.installation import Installation
 from tests.support.mcp_client import call_tool
+from theurian.access_token import TOKEN_NAME
 
 CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "system.capabilities", "arguments": {}}}
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -95,3 +96,18 @@ def test_the_inspector_cli_is_refused_without_the_token_and_answered_with_it(mod
     assert refused.returncode != 0
     admitted = inspect(module_daemon.mcp_url, "--method", "tools/list")
     assert admitted.returncode == 0, admitted.stderr
+
+
+def test_a_token_file_deleted_while_serving_refuses_every_token_until_a_new_one_is_written_and_logs_it_once(
+        installation: Installation, daemon: RunningDaemon) -> None:
+    old = daemon.token
+    (installation.state_dir / TOKEN_NAME).unlink()
+    for _ in range(3):
+        refused = httpx.post(daemon.mcp_url, json=CALL, headers=MCP_HEADERS | bearer(old), timeout=10)
+        assert refused.status_code == UNAUTHORIZED and "token file is gone" in refused.text
+    assert not (installation.state_dir / TOKEN_NAME).exists()  # the daemon made no token nobody holds
+    log = daemon.log_once_it_holds("the token file is gone: ")
+    assert log.count("the token file is gone: ") == 1 and old not in log
+    new = installation.cli("auth", "rotate", check=True).stdout.strip()
+    assert not call_tool(daemon.mcp_url, "system.capabilities", {}, token=new).is_error
+    assert "the token file is back: " in daemon.log() and new not in daemon.log()

@@ -3,6 +3,7 @@ lists every tool there and calls each one, getting the answers and refusals /mcp
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import jsonschema
 import pytest
@@ -49,10 +50,34 @@ def test_a_strict_client_sees_every_tool_with_a_name_it_accepts(module_daemon: R
     assert all(STRICT_TOOL_NAME.fullmatch(tool.name) for tool in listed)
     assert sorted(tool.name for tool in listed) == sorted(NAMING.wire(t.name) for t in TOOLS)
     by_name = {tool.name: tool for tool in list_tools(module_daemon.mcp_url, mode)}
-    for tool in listed:  # the same schemas, titles and hints as /mcp
+    for tool in listed:  # the same schemas, titles and hints as /mcp, their prose naming the tools as compat does
         dotted = by_name[NAMING.canonical(tool.name) or ""]
         assert (tool.input_schema, tool.output_schema, tool.annotations) == (
-            dotted.input_schema, dotted.output_schema, dotted.annotations)
+            NAMING.in_schema(dotted.input_schema), NAMING.in_schema(dotted.output_schema), dotted.annotations)
+
+
+def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key, f"{path}/(key)")
+            yield from _strings(item, f"{path}/{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{path}/{index}")
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_no_string_of_the_compat_tools_list_names_a_tool_with_a_dot(module_daemon: RunningDaemon, mode: Mode) -> None:
+    dotted = re.compile(r"\b(?:" + "|".join(re.escape(t.name) for t in TOOLS) + r")\b")
+    listed = list_tools(module_daemon.compat_url, mode)
+    strings = [item for tool in listed for item in _strings(tool.model_dump(mode="json", by_alias=True), tool.name)]
+    assert len(strings) > 1000  # every title, description, key and value of every tool, not a handful
+    assert [(path, text) for path, text in strings if dotted.search(text)] == []
+    on_mcp = [text for tool in list_tools(module_daemon.mcp_url, mode)
+              for _, text in _strings(tool.model_dump(mode="json", by_alias=True), tool.name)]
+    assert sum(1 for text in on_mcp if dotted.search(text)) >= 44  # the same walk does see them on /mcp
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[t.name for t in TOOLS])

@@ -1,5 +1,8 @@
 """`theurian findings build` then review.findings, through the real CLI and a real MCP client in both eras."""
 
+import os
+import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -161,3 +164,32 @@ def test_a_nul_and_a_201_character_string_are_refused_for_every_string_filter_ov
     assert quoted.is_error and repr("Z" * MAX_FILTER_CHARS) in quoted.text
     assert searched.is_error is False and searched.structured is not None
     assert check_response(searched.structured)["count"] == 0
+
+
+def _commit_with_a_finding(root: Path, *args: str) -> None:
+    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
+        "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": tomorrow, "GIT_COMMITTER_DATE": tomorrow}
+    subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_store_that_head_was_committed_after_is_refused_until_head_is_back_where_it_was_built(
+    module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path, mode: Mode
+) -> None:
+    root = tmp_path / "moving"
+    write_history(root, STANDARD_HISTORY)
+    project_id = f"moving-{mode}"
+    module_installation.new_project_in_process(root, project_id)
+    module_installation.cli("findings", "build", "--project", str(root), check=True)
+    call = [("review.findings", {"projectId": project_id})]
+    [before] = call_tools(module_daemon.mcp_url, call, mode)
+    assert check_response(before.structured)["count"] == STANDARD_FINDINGS
+    _commit_with_a_finding(root, "commit", "--allow-empty", "-q", "-m",
+                           "later\n\nReview-Finding: security HIGH \u2014 committed after the build")
+    [stale] = call_tools(module_daemon.mcp_url, call, mode)
+    assert stale.is_error and stale.text == FINDINGS_UNAVAILABLE_REFUSAL
+    _commit_with_a_finding(root, "reset", "-q", "--hard", "HEAD~1")  # HEAD names the commit the store was built at
+    [again] = call_tools(module_daemon.mcp_url, call, mode)
+    assert check_response(again.structured)["count"] == STANDARD_FINDINGS
