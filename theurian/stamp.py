@@ -85,6 +85,13 @@ NO_STAMP: Final = "no build stamp"
 ROWS_NOT_STAMPED: Final = "damaged: its rows are not the rows its build stamped"
 TABLES_NOT_BUILT: Final = "damaged: its tables are not the tables a build creates"
 OTHER_MODEL: Final = "superseded: built with another embedding model"
+NO_SINGLE_STAMP: Final = "no single build stamp"
+MALFORMED_STAMP: Final = "a malformed build stamp"
+FOREIGN_STAMP: Final = "a stamp this installation did not make"
+# Every reason that says this installation did not build the store (a copy, a plant, or a stamp torn out).
+NOT_BUILT_HERE: Final = (NO_STAMP, NO_SINGLE_STAMP, MALFORMED_STAMP, FOREIGN_STAMP)
+# How every reason a store is of a superseded schema or source format begins.
+STALE_PREFIX: Final = "stale:"
 
 
 def stamp_table_sql(dialect: str, *, per_line: int = 1, closing: str = "\n)") -> str:
@@ -126,19 +133,19 @@ def check_stamp_rows(
             store, or a superseded store schema or source format.
     """
     if len(rows) != 1:
-        raise StampRejected("no single build stamp")
+        raise StampRejected(NO_SINGLE_STAMP)
     *values, stamp = rows[0]
     try:
         fields = StampFields(*values)  # type: ignore[arg-type]
         genuine = isinstance(stamp, str) and verify_stamp(fields, stamp, secret)
     except (TypeError, ValueError) as exc:
-        raise StampRejected("a malformed build stamp") from exc
+        raise StampRejected(MALFORMED_STAMP) from exc
     if not genuine:
-        raise StampRejected("a stamp this installation did not make")
+        raise StampRejected(FOREIGN_STAMP)
     if (fields.store, fields.schema_version) != (store, schema_version):
-        raise StampRejected("stale: built by a superseded store schema")
+        raise StampRejected(f"{STALE_PREFIX} built by a superseded store schema")
     if fields.format_version != format_version:
-        raise StampRejected(f"stale: built from a superseded {format_name}")
+        raise StampRejected(f"{STALE_PREFIX} built from a superseded {format_name}")
     assert isinstance(stamp, str)
     return fields, stamp
 
