@@ -37,7 +37,7 @@ from theurian.stamp import (
     stamp_row,
     stamp_table_sql,
 )
-from theurian.stamped_store import Identity, VerifiedStores, file_identity
+from theurian.stamped_store import Identity, VerifiedStores, file_identity, settled
 
 STORE_KIND: Final = "knowledge-index"
 # 2: the word postings, the trigram vocabulary, the dense vectors and the summary tree, and the channels the build
@@ -124,10 +124,12 @@ def check_pointer(meta: Mapping[str, str], expected: Mapping[str, str | None]) -
         raise IndexDamagedError(NOT_THE_NAMED_BUILD)
 
 
-def verified(stores: VerifiedStores | None, path: Path, before: Identity, index: sqlite3.Connection) -> str:
+def verified(stores: VerifiedStores | None, path: Path, before: Identity, index: sqlite3.Connection,
+             now_ns: int | None = None) -> str:
     """The index's stamped build id, once `check_index` passes; remembered in `stores` per file identity (taken
     before it was opened, and checked again after, so a file swapped in between is verified afresh next time) and
-    secret. Every call verifies in full when `stores` is None.
+    secret. A file changed within SETTLED_NS (at `now_ns`, now when None) is verified on every call, as the
+    knowledge state is: its times do not yet name one content. Every call verifies in full when `stores` is None.
 
     Raises:
         IndexDamagedError, sqlite3.DatabaseError: as `check_index` (a refusal is remembered too).
@@ -145,7 +147,7 @@ def verified(stores: VerifiedStores | None, path: Path, before: Identity, index:
         verdict = check_index(index, secret).build_id
     except IndexDamagedError as exc:
         verdict = exc
-    if _same_file(path, before):
+    if settled(before, now_ns) and _same_file(path, before):
         shelf.put(key, before, secret, verdict)
     if isinstance(verdict, IndexDamagedError):
         raise verdict

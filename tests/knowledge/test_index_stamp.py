@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from knowledge.apply import apply_migrations
-from knowledge.index import INDEX_POINTER_NAME, build_index, load_index_pointer, open_index, read_index_pointer
-from knowledge.index_stamp import FOREIGN_VALUE, NOT_THE_NAMED_BUILD, STORE_KIND
+from knowledge.errors import IndexDamagedError
+from knowledge.index import INDEX_POINTER_NAME, build_index, load_index_pointer, read_index_pointer
+from knowledge.index_stamp import FOREIGN_VALUE, NOT_THE_NAMED_BUILD, STORE_KIND, verified
 from knowledge.index_status import CURRENT, FOREIGN, SUPERSEDED, UNREADABLE, index_status
 from knowledge.postings import load_postings, write_postings
 from knowledge.raptor_store import _digest as raptor_digest
@@ -26,7 +27,7 @@ from tests.support.installation import Installation
 from theurian.installation import build_stamp_secret
 from theurian.project import Project
 from theurian.stamp import FOREIGN_STAMP, NO_STAMP, ROWS_NOT_STAMPED
-from theurian.stamped_store import VerifiedStores, file_identity
+from theurian.stamped_store import SETTLED_NS, VerifiedStores, file_identity
 
 STATE = Path(".theurian/state")
 ITEM = "architecture.auth-policy"
@@ -181,17 +182,37 @@ def test_a_write_ahead_log_beside_the_index_is_refused(root: Path) -> None:
 
 def test_the_index_is_verified_once_per_file_identity_and_again_when_the_file_changes(root: Path) -> None:
     stores = VerifiedStores()
-    pointer = read_index_pointer(root)
-    assert pointer is not None
     path = _index_file(root)
     identity = file_identity(path)
-    connection = open_index(root, pointer, stores)
-    assert connection is not None
-    connection.close()
+    later = max(identity[3], identity[4]) + SETTLED_NS  # when the file's times are settled
     shelf = stores.shelf(STORE_KIND)
-    assert shelf.get(str(path), identity, build_stamp_secret()) == pointer.build_id
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as index:
+        build_id = verified(stores, path, identity, index, later)
+        assert shelf.get(str(path), identity, build_stamp_secret()) == build_id
+    _forge_postings(root)
+    changed = file_identity(path)
+    assert changed != identity
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as index:
+        assert verified(stores, path, identity, index, later) == build_id  # remembered: not digested again
+        for _ in range(2):  # the refusal is remembered for the changed identity too
+            with pytest.raises(IndexDamagedError, match=ROWS_NOT_STAMPED):
+                verified(stores, path, changed, index, later + SETTLED_NS)
+    assert isinstance(shelf.get(str(path), changed, build_stamp_secret()), IndexDamagedError)
+    # Another cache (another daemon) shares nothing with this one.
+    assert VerifiedStores().shelf(STORE_KIND).get(str(path), identity, build_stamp_secret()) is None
+
+
+def test_an_index_changed_after_a_daemon_verified_it_is_refused_on_its_next_search(root: Path) -> None:
+    stores = VerifiedStores()
     assert _search(root, stores=stores)["retrieval"]["indexed"] is True
     _forge_postings(root)
-    assert file_identity(path) != identity
     assert _search(root, stores=stores)["retrieval"]["fallbackReason"] == "index-unreadable"
-    assert VerifiedStores().shelf(STORE_KIND).get(str(path), identity, build_stamp_secret()) is None
+
+
+def test_a_file_changed_within_the_settling_time_is_verified_on_every_call(root: Path) -> None:
+    stores = VerifiedStores()
+    path = _index_file(root)
+    identity = file_identity(path)
+    with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as index:
+        verified(stores, path, identity, index, max(identity[3], identity[4]) + SETTLED_NS - 1)
+    assert len(stores.shelf(STORE_KIND)) == 0
