@@ -11,7 +11,8 @@
         │   └── StateNotAsBuiltError          its build stamp is not this installation's, or its rows are not the
         │                                     rows its build stamped (`knowledge.state_stamp`): `migrate apply` cures
         ├── StateDamagedError                 the state disagrees with its own integrity record (INTEGRITY_REMEDY)
-        ├── IndexDamagedError                 a published index no longer matches its pointer's digest
+        ├── IndexDamagedError                 a published index is not the one this installation built and its
+        │                                     pointer names (`knowledge.index_stamp`; the message is the reason)
         ├── ItemNotAvailableError             no such item in the project, or one withheld from this caller
         ├── FolderRedirectedError             a proposal folder is redirected by a symlink (PATH_ESCAPE_REFUSAL)
         ├── NotAFolderError                   something other than a folder sits where proposals are kept
@@ -121,8 +122,10 @@ class StateBusyError(StateUnreadableError):
 
 
 class IndexDamagedError(KnowledgeError):
-    """A published index whose stored postings no longer match the digest its pointer recorded: the search falls
-    back to the substring path (`index-unreadable`), exactly as for an index SQLite cannot read."""
+    """A published index that is not the one this installation built and its pointer names: no stamp or another
+    installation's, a superseded index schema, rows that are not the rows stamped, or postings that no longer match
+    their digest. The message is the reason (`index status` shows it); the search falls back to the substring path
+    (`index-unreadable`), exactly as for an index SQLite cannot read."""
 
 
 class StateNotAsBuiltError(StateUnreadableError):

@@ -1,16 +1,19 @@
 """The ranked retrieval index: SQLite FTS5 tables (BM25, trigram) over one canonical state, published beside it.
 
-`theurian index build` writes `knowledge-index-<buildId>.sqlite` and then the index pointer
-(`knowledge-index.json`) naming the build id, the state hash it was built from and the disclosure ceiling it
-was built under. Only items a caller could be shown go in — surfaceable status, sensitivity at or below the
-ceiling — so a withheld item never moves a BM25 statistic (term frequencies, document lengths) that ranks what
-is shown. A search uses the index only when both the state hash and the ceiling match; otherwise it falls
-back. The pointer and the index's `meta` table name the channels the build offers (knowledge/channels.py).
+`theurian index build` writes and stamps `knowledge-index-<buildId>.sqlite` (knowledge/index_stamp.py), then the
+index pointer (`knowledge-index.json`) naming the build id, the state hash it was built from and the disclosure
+ceiling it was built under. Only items a caller could be shown go in — surfaceable status, sensitivity at or below
+the ceiling — so a withheld item never moves a BM25 statistic (term frequencies, document lengths) that ranks what
+is shown. A search uses the index only when both the state hash and the ceiling match, and only once the file's
+stamp is this installation's and its rows are the rows stamped (`open_verified_index`); otherwise it falls back.
+The pointer and the index's `meta` table name the channels the build offers (knowledge/channels.py); every fact
+the pointer states must be what the stamped `meta` says.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -22,12 +25,19 @@ from ulid import ULID
 
 from evidence.errors import NotRegularFile
 from knowledge.builds import build_lock, sweep
+from knowledge.errors import IndexDamagedError
 from knowledge.fusion import WORD_CHANNELS
+from knowledge.index_stamp import (
+    INDEX_SCHEMA_VERSION,
+    NOT_THE_NAMED_BUILD,
+    check_pointer,
+    stamp_index,
+    verified,
+)
 from knowledge.integrity import SURFACEABLE_SQL
 from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR
 from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
-    is_regular_file,
     open_read_only,
     project_key,
     read_small_file,
@@ -39,15 +49,20 @@ from knowledge.vocabulary import disclosable
 from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
+from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
+from theurian.stamp import STALE_PREFIX
+from theurian.stamped_store import VerifiedStores, file_identity
 
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
 INDEX_FILE: Final = re.compile(r"^knowledge-index-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
-# 2: the word postings, the trigram vocabulary, the dense vectors and the summary tree, and the channels the build
-# offers in the pointer and `meta`. A version-1 pointer is not
-# read (the search falls back with `no-index` until `theurian index build` runs again).
-INDEX_SCHEMA_VERSION: Final = 2
+# The first pointer version read at all: a version-1 pointer names no channels (the search falls back with
+# `no-index`); a later one below INDEX_SCHEMA_VERSION (knowledge/index_stamp.py) is a superseded index.
+FIRST_READ_SCHEMA_VERSION: Final = 2
+# SQLite's write-ahead log beside a database: a read-only connection reads it whenever the file's header says WAL
+# mode. A build never writes one, and a log changes what is read without changing the file's identity.
+WAL_SUFFIX: Final = "-wal"
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class IndexPointer:
     dense_sha256: str | None = None  # knowledge/dense.py's digest of those vectors
     raptor_sha256: str | None = None  # knowledge/raptor.py's digest of the summary tree (--raptor only)
     postings_sha256: str = ""  # knowledge/postings.py's digest of the word postings
+    schema_version: int = INDEX_SCHEMA_VERSION  # the pointer's; below INDEX_SCHEMA_VERSION only from load_index_pointer
 
 
 def refuse_indexed_secrets(root: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
@@ -111,6 +127,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
     from knowledge.raptor_store import write_raptor
 
     pointer = require_pointer(root, root.name)
+    secret = build_stamp_secret()
     build_id = str(ULID())
     name = f"knowledge-index-{build_id}.sqlite"
     path = folder / name
@@ -120,7 +137,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
             contextlib.closing(sqlite3.connect(path, isolation_level=None)) as index,
         ):
             # Indexed only from the state this installation built: a planted or edited one is refused here too.
-            check_state(state, project_key(state), pointer.migration_count, build_stamp_secret())
+            check_state(state, project_key(state), pointer.migration_count, secret)
             disclosed = _disclosable_rows(state, ceiling)
             index.executescript(
                 "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -154,9 +171,12 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
                     ("disclosure_ceiling", ceiling),
                     ("schema_version", str(INDEX_SCHEMA_VERSION)),
                     ("channels", ",".join(published.channels)),
+                    ("postings_sha256", postings_digest),
+                    *((("raptor_sha256", raptor_digest),) if raptor_digest is not None else ()),
                 ],
             )
             index.execute("COMMIT")
+            stamp_index(index, build_id, secret)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
@@ -189,9 +209,20 @@ def _document(published: IndexPointer) -> dict[str, Any]:
 
 
 def read_index_pointer(root: Path) -> IndexPointer | None:
-    """The published index, or None when none was built or the pointer is not one this build wrote."""
+    """The published index, or None when none was built, the pointer is not one this build wrote, or it names a
+    superseded index (`load_index_pointer` tells that one apart)."""
+    pointer = load_index_pointer(root)
+    return pointer if pointer is not None and pointer.schema_version == INDEX_SCHEMA_VERSION else None
+
+
+def load_index_pointer(root: Path) -> IndexPointer | None:
+    """The published pointer, of this index schema or a superseded one (`schema_version`), or None when none was
+    built or it is not a pointer any build wrote."""
     try:
         document = orjson.loads(read_small_file(resolve_inside(root, f"{STATE_DIR}/{INDEX_POINTER_NAME}")))
+        version = document["schemaVersion"]
+        if type(version) is not int or not FIRST_READ_SCHEMA_VERSION <= version <= INDEX_SCHEMA_VERSION:
+            return None
         pointer = IndexPointer(
             str(document["buildId"]),
             str(document["stateHash"]),
@@ -202,8 +233,9 @@ def read_index_pointer(root: Path) -> IndexPointer | None:
             _optional(document["denseSha256"]),
             _optional(document["raptorSha256"]),
             str(document["postingsSha256"]),
+            version,
         )
-        if document["schemaVersion"] != INDEX_SCHEMA_VERSION or not INDEX_FILE.match(pointer.index_file):
+        if not INDEX_FILE.match(pointer.index_file):
             return None
     except FileNotFoundError:
         return None
@@ -222,25 +254,72 @@ def _optional(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def open_index(root: Path, pointer: IndexPointer) -> sqlite3.Connection | None:
-    """The index database, read-only, or None when it cannot be read or is not the build the pointer names.
-
-    The probe reads `meta` alone (a counting probe read every row on every call); damage deeper in the file
-    surfaces as a `sqlite3.DatabaseError` from the channel queries, which the search also treats as unreadable.
-    """
-    path = resolve_inside(root, f"{STATE_DIR}/{pointer.index_file}")
-    if not is_regular_file(path):
+def open_index(root: Path, pointer: IndexPointer, stores: VerifiedStores | None = None) -> sqlite3.Connection | None:
+    """`open_verified_index`, or None when it refuses the index."""
+    try:
+        return open_verified_index(root, pointer, stores)
+    except IndexDamagedError:
         return None
+
+
+def open_verified_index(root: Path, pointer: IndexPointer, stores: VerifiedStores | None = None) -> sqlite3.Connection:
+    """The index database, read-only, once its stamp and rows are what this installation built
+    (knowledge/index_stamp.py: verified once per file identity in `stores`, in full on every call without) and the
+    pointer states only what its stamped `meta` says.
+
+    Damage a digest cannot see (a page no query reads) surfaces as a `sqlite3.DatabaseError` from the channel
+    queries, which the search also treats as unreadable.
+
+    Raises:
+        IndexDamagedError: why the index is refused (its message is the reason).
+        PathEscapeError: the index file resolves outside `.theurian/state/`.
+    """
+    if pointer.schema_version != INDEX_SCHEMA_VERSION:
+        raise IndexDamagedError(f"{STALE_PREFIX} built by a superseded index schema ({pointer.schema_version})")
+    path = resolve_inside(root, f"{STATE_DIR}/{pointer.index_file}")
+    try:
+        before = file_identity(path)
+        os.lstat(path.with_name(path.name + WAL_SUFFIX))
+    except StoreFileFault as exc:
+        raise IndexDamagedError(f"unreadable: {exc.reason}") from None
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
+    else:
+        raise IndexDamagedError("damaged: a write-ahead log beside it")
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
-    except sqlite3.DatabaseError:
-        return None
+    except sqlite3.DatabaseError as exc:
+        raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
     try:
-        row = connection.execute("SELECT value FROM meta WHERE key = 'build_id'").fetchone()
-    except sqlite3.DatabaseError:
+        build_id = verified(stores, path, before, connection)
+        meta = {str(key): str(value) for key, value in connection.execute("SELECT key, value FROM meta")}
+        check_pointer(meta, _stated(pointer))
+        if build_id != pointer.build_id or pointer.index_file != f"knowledge-index-{build_id}.sqlite":
+            raise IndexDamagedError(NOT_THE_NAMED_BUILD)
+    except sqlite3.DatabaseError as exc:
         connection.close()
-        return None
-    if row is None or row[0] != pointer.build_id:
+        raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
+    except IndexDamagedError:
         connection.close()
-        return None
+        raise
     return connection
+
+
+def _stated(pointer: IndexPointer) -> dict[str, str | None]:
+    """What the pointer says about its build, as the build's `meta` holds it (None: `meta` holds no such key)."""
+    model = pointer.model
+    return {
+        "build_id": pointer.build_id,
+        "state_hash": pointer.state_hash,
+        "disclosure_ceiling": pointer.disclosure_ceiling,
+        "schema_version": str(pointer.schema_version),
+        "channels": ",".join(pointer.channels),
+        "postings_sha256": pointer.postings_sha256,
+        "model_name": None if model is None else model.name,
+        "model_dimension": None if model is None else str(model.dimension),
+        "model_weights_sha256": None if model is None else model.weights_sha256,
+        "dense_sha256": pointer.dense_sha256,
+        "raptor_sha256": pointer.raptor_sha256,
+    }

@@ -1,9 +1,10 @@
 """Whether a project's retrieval index is the one `knowledge.search` will rank with: built over the active state,
-under this installation's disclosure ceiling, and readable (the same tests `knowledge.retrieval` makes before
-ranking: `open_index`'s probe, then the word postings checked against their digest, the first read a ranking
-makes), with SQLite's quick_check over every page first, so damage in pages neither reads (the FTS tables a query
-then reads) is found here too rather than only when a search falls back. Damage inside a row's value that leaves
-every page well formed is found by neither, here or by a search."""
+under this installation's disclosure ceiling, stamped by this installation in the current index format with the
+rows it stamped (the checks `knowledge.retrieval` makes before ranking: `open_verified_index`, then the word
+postings, the first read a ranking makes), with SQLite's quick_check over every page, so damage in pages no row
+read reaches is found here too rather than only when a search falls back. A refused index is told apart: built by
+another installation (`foreign`), in an earlier index format (`superseded`), or damaged (`unreadable`, as
+before); each exits 1 with the cure of rebuilding it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from knowledge.index import IndexPointer, open_index, read_index_pointer
+from knowledge.errors import IndexDamagedError
+from knowledge.index import IndexPointer, load_index_pointer, open_verified_index
 from knowledge.state import Pointer, read_pointer
+from theurian.stamp import NOT_BUILT_HERE, STALE_PREFIX
 
 CURRENT: Final = "current"
 STALE: Final = "stale"  # built over another state than the active one
@@ -22,7 +25,10 @@ CEILING_MISMATCH: Final = "ceiling-mismatch"
 NOT_BUILT: Final = "not-built"
 NO_STATE: Final = "no-state"  # nothing applied yet: nothing to index
 UNREADABLE: Final = "unreadable"  # knowledge.search's `index-unreadable`: damaged, or not the build named
+FOREIGN: Final = "foreign"  # `index-unreadable` too: its stamp is not this installation's (copied, planted)
+SUPERSEDED: Final = "superseded"  # `index-unreadable` too: built in an earlier index format, before the stamp
 HEALTHY: Final = (CURRENT, NO_STATE)  # the states `index status` exits 0 with
+_FALLS_BACK: Final = "knowledge.search falls back to substring search"
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class IndexStatus:
     state: str
     index: IndexPointer | None
     active: Pointer | None
+    reason: str | None = None  # why a foreign, superseded or unreadable index is refused
 
     def describe(self) -> str:
         if self.state == NO_STATE:
@@ -42,16 +49,22 @@ class IndexStatus:
         if self.state == CEILING_MISMATCH:
             return (f"{built}: built under the ceiling {self.index.disclosure_ceiling}, not this installation's "
                     "(`theurian index build`)")
+        if self.state == FOREIGN:
+            return (f"{built}: refused, not built by this installation ({self.reason}); {_FALLS_BACK} "
+                    "(`theurian index build`)")
+        if self.state == SUPERSEDED:
+            return (f"{built}: superseded, built in an earlier index format; {_FALLS_BACK} until it is rebuilt "
+                    "(`theurian index build`)")
         if self.state == UNREADABLE:
-            return (f"{built}: unreadable (damaged, or not the build its pointer names); knowledge.search falls "
-                    "back to substring search (`theurian index build`)")
+            return (f"{built}: unreadable (damaged, or not the build its pointer names: {self.reason}); "
+                    f"{_FALLS_BACK} (`theurian index build`)")
         return f"{built}: current"
 
 
 def index_status(root: Path, ceiling: str) -> IndexStatus:
     """Raises StateUnreadableError when the active state's pointer is damaged."""
     active = read_pointer(root)
-    index = read_index_pointer(root)
+    index = load_index_pointer(root)
     if active is None:
         return IndexStatus(NO_STATE, index, None)
     if index is None:
@@ -60,22 +73,33 @@ def index_status(root: Path, ceiling: str) -> IndexStatus:
         return IndexStatus(STALE, index, active)
     if index.disclosure_ceiling != ceiling:
         return IndexStatus(CEILING_MISMATCH, index, active)
-    return IndexStatus(CURRENT if _readable(root, index) else UNREADABLE, index, active)
+    reason = _refusal(root, index)
+    return IndexStatus(CURRENT if reason is None else refused_state(reason), index, active, reason)
 
 
-def _readable(root: Path, index: IndexPointer) -> bool:
+def refused_state(reason: str) -> str:
+    """The state an index refused for `reason` is in."""
+    if reason.startswith(STALE_PREFIX):
+        return SUPERSEDED
+    return FOREIGN if reason in NOT_BUILT_HERE else UNREADABLE
+
+
+def _refusal(root: Path, index: IndexPointer) -> str | None:
+    """Why knowledge.search would not rank with the index, or None when it would."""
     from knowledge.postings import load_postings  # numpy: only when there is an index to read
 
-    connection = open_index(root, index)
-    if connection is None:
-        return False
+    try:
+        connection = open_verified_index(root, index)
+    except IndexDamagedError as exc:
+        return exc.message
     with closing(connection):
         try:
-            # Every page's structure, then the postings against their digest: damage in pages neither the probe
-            # nor the postings read (the FTS tables a query reads) would otherwise show only when a search falls
-            # back. SQLite's quick_check reads the whole file (a few MB at 30,000 items).
+            # Every page's structure too: a page no row read reaches (a freed one, an index's) would otherwise
+            # show only when a search falls back. quick_check reads the whole file (a few MB at 30,000 items).
             if connection.execute("PRAGMA quick_check").fetchall() != [("ok",)]:
-                return False
-            return load_postings(connection, index.build_id, index.postings_sha256) is not None
-        except sqlite3.DatabaseError:
-            return False
+                return "damaged: SQLite's quick_check fails"
+            if load_postings(connection, index.build_id, index.postings_sha256) is None:
+                return "damaged: its word postings do not match their digest"
+        except sqlite3.DatabaseError as exc:
+            return f"unreadable: {type(exc).__name__}"
+    return None

@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from knowledge.errors import IndexDamagedError
 from knowledge.fusion import fuse
-from knowledge.index import open_index, read_index_pointer
+from knowledge.index import load_index_pointer, open_index
 from knowledge.integrity import with_integrity
 from knowledge.reading import (
     ITEM_COLUMNS,
@@ -70,7 +70,7 @@ def search(project: Project, ceiling: str, request: SearchRequest,
             "stale": None,
             "channels": [],
         }
-        ranked = _ranked(reading, ceiling, query, request, envelope)
+        ranked = _ranked(reading, ceiling, query, request, envelope, stores)
         hits = ranked if ranked is not None else _substring(reading, query, request)
         results = _within_budget(hits, request)
     response = {
@@ -85,9 +85,10 @@ def search(project: Project, ceiling: str, request: SearchRequest,
 
 
 def _ranked(
-    reading: Reading, ceiling: str, query: str, request: SearchRequest, envelope: dict[str, Any]
+    reading: Reading, ceiling: str, query: str, request: SearchRequest, envelope: dict[str, Any],
+    stores: VerifiedStores | None,
 ) -> list[tuple[Any, dict[str, Any]]] | None:
-    pointer = read_index_pointer(reading.project.root)
+    pointer = load_index_pointer(reading.project.root)
     if pointer is None:
         envelope["fallbackReason"] = "no-index"
         return None
@@ -97,7 +98,9 @@ def _ranked(
     if pointer.disclosure_ceiling != ceiling:
         envelope["fallbackReason"] = "index-ceiling-mismatch"
         return None
-    index = open_index(reading.project.root, pointer)
+    # Refused like every derived store (a superseded, foreign or altered index included): the substring search
+    # over the state answers instead.
+    index = open_index(reading.project.root, pointer, stores)
     if index is None:
         envelope["fallbackReason"] = "index-unreadable"
         return None

@@ -27,6 +27,7 @@ from theurian.durable import write_bytes_durably
 from theurian.errors import NotRegularFile, StoreFileFault
 from theurian.files import read_opened, regular_status
 from theurian.project import STATE_DIR
+from theurian.stamp import stamp_table_sql
 from theurian.stamped_store import Identity, file_identity
 
 POINTER_NAME: Final = "knowledge-active.json"
@@ -67,10 +68,7 @@ CREATE TABLE specifications (
     project_id TEXT NOT NULL, spec_id TEXT NOT NULL, item_id TEXT NOT NULL, source_uri TEXT NOT NULL,
     format TEXT NOT NULL, status TEXT NOT NULL, superseded_by TEXT, PRIMARY KEY (project_id, spec_id));
 CREATE TABLE project_integrity (project_id TEXT PRIMARY KEY, expected_surfaceable_count INTEGER NOT NULL);
-CREATE TABLE build_stamp (
-    store TEXT NOT NULL, schema_version INTEGER NOT NULL, format_version INTEGER NOT NULL, build_id TEXT NOT NULL,
-    row_count INTEGER NOT NULL, row_digest TEXT NOT NULL, stamp TEXT NOT NULL);
-"""
+""" + stamp_table_sql("sqlite", per_line=4, closing=")") + ";\n"  # the text every state so far was built with
 # Every table whose rows are canonical state; project_integrity is a derived record, meta describes the file, and
 # build_stamp says which installation built it and which rows it holds (`knowledge.state_stamp`).
 HASHED_TABLES: Final = (

@@ -33,11 +33,16 @@ from knowledge.state import SCHEMA, StoredRows, stored_rows
 from theurian.errors import StampRejected
 from theurian.installation import build_stamp_secret
 from theurian.stamp import (
-    STAMP_COLUMNS,
+    INSERT_STAMP_SQL,
+    NO_STAMP,
+    ROWS_NOT_STAMPED,
+    STAMP_TABLE,
+    TABLES_NOT_BUILT,
     RowDigest,
     StampFields,
     check_stamp_rows,
     new_build_id,
+    select_stamp_sql,
     stamp_row,
 )
 from theurian.stamped_store import Identity, VerifiedStores, settled
@@ -45,7 +50,6 @@ from theurian.stamped_store import Identity, VerifiedStores, settled
 STORE_KIND: Final = "knowledge"
 # The migration document format the state was replayed from (schemas/knowledge/: version 1).
 MIGRATION_FORMAT_VERSION: Final = 1
-STAMP_TABLE: Final = "build_stamp"  # declared in `knowledge.state.SCHEMA`
 # Every table the stamp covers, in digest order: all of SCHEMA's (the stamp's own table is the stamp).
 DIGESTED_TABLES: Final = (
     "meta", "migration_history", "knowledge_items", "revisions", "relations", "aliases", "evidence",
@@ -63,8 +67,7 @@ def stamp_state(connection: sqlite3.Connection, secret: bytes, read: Mapping[str
     as `state_digest`'s."""
     count, digest = state_digest(connection, read)
     fields = StampFields(STORE_KIND, CANONICAL_SCHEMA_VERSION, MIGRATION_FORMAT_VERSION, new_build_id(), count, digest)
-    connection.execute(f"INSERT INTO {STAMP_TABLE} ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608 - constants
-                       stamp_row(fields, secret))
+    connection.execute(INSERT_STAMP_SQL, stamp_row(fields, secret))
 
 
 def state_digest(connection: sqlite3.Connection, read: Mapping[str, StoredRows] | None = None) -> tuple[int, str]:
@@ -99,15 +102,15 @@ def check_state(connection: sqlite3.Connection, key: str, migration_count: int, 
     """
     tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if STAMP_TABLE not in tables:
-        raise _refused("no build stamp")
-    rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM {STAMP_TABLE}").fetchall()  # noqa: S608 - constants
+        raise _refused(NO_STAMP)
+    rows = connection.execute(select_stamp_sql()).fetchall()
     try:
         fields, _ = check_stamp_rows(rows, secret, store=STORE_KIND, schema_version=CANONICAL_SCHEMA_VERSION,
                                      format_version=MIGRATION_FORMAT_VERSION, format_name="migration format")
     except StampRejected as exc:
         raise _refused(exc.reason) from exc
     if _catalog(connection) != _built_catalog():
-        raise _refused("damaged: its tables are not the tables a build creates")
+        raise _refused(TABLES_NOT_BUILT)
     if damage_detected(connection, key, migration_count):
         return True
     try:
@@ -115,7 +118,7 @@ def check_state(connection: sqlite3.Connection, key: str, migration_count: int, 
     except TypeError as exc:  # orjson.JSONEncodeError is one
         raise _refused("damaged: it holds a value no build writes") from exc
     if counted != (fields.row_count, fields.row_digest):
-        raise _refused("damaged: its rows are not the rows its build stamped")
+        raise _refused(ROWS_NOT_STAMPED)
     return False
 
 

@@ -25,7 +25,7 @@ from projection.git_history import Commit, read_commits
 from projection.trailers import finding_lines, parse_message
 from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
-from theurian.stamp import STAMP_COLUMNS, RowDigest, StampFields, new_build_id, stamp_row
+from theurian.stamp import INSERT_STAMP_SQL, RowDigest, StampFields, new_build_id, stamp_row
 from theurian.text import ascii_fold
 
 Row = tuple[str, int, str, str, str, str, str, None, None, None]
@@ -121,8 +121,7 @@ def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) ->
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
             connection.executemany("INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-            connection.execute(f"INSERT INTO build_stamp ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",  # noqa: S608 - a constant column list
-                               stamp_row(fields, secret))
+            connection.execute(INSERT_STAMP_SQL, stamp_row(fields, secret))
             connection.execute("COMMIT")
         finally:
             connection.close()

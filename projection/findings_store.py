@@ -26,7 +26,7 @@ from theurian.containment import resolve_inside
 from theurian.errors import StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.stamp import STAMP_COLUMNS, RowDigest, check_stamp_rows
+from theurian.stamp import ROWS_NOT_STAMPED, RowDigest, check_stamp_rows, select_stamp_sql, stamp_table_sql
 from theurian.stamped_store import Identity, Shelf, VerifiedStores, file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
 
@@ -57,16 +57,7 @@ CREATE TABLE findings (
     PRIMARY KEY (commit_sha, position)
 ) WITHOUT ROWID;
 CREATE INDEX findings_newest_first ON findings (committed_at DESC, commit_sha, position);
-CREATE TABLE build_stamp (
-    store TEXT NOT NULL,
-    schema_version INTEGER NOT NULL,
-    format_version INTEGER NOT NULL,
-    build_id TEXT NOT NULL,
-    row_count INTEGER NOT NULL,
-    row_digest TEXT NOT NULL,
-    stamp TEXT NOT NULL
-);
-"""
+""" + stamp_table_sql("sqlite") + ";\n"
 # Every column, in the order rows are digested (primary-key order), at build and at verification alike.
 DIGEST_COLUMNS: Final = (
     "commit_sha, position, reviewer, severity, finding_text, finding_folded, committed_at, "
@@ -198,7 +189,7 @@ def _verified_store(path: Path, shelf: Shelf[tuple[int, str]]) -> Iterator[sqlit
 
 
 def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]]) -> None:
-    rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM build_stamp").fetchall()  # noqa: S608 - a constant column list
+    rows = connection.execute(select_stamp_sql()).fetchall()
     secret = build_stamp_secret()
     try:
         fields, _ = check_stamp_rows(
@@ -209,7 +200,7 @@ def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf:
         raise FindingsStoreUnavailable(exc.reason) from exc
     count, digest = _row_digest(connection, path, before, shelf, secret)
     if (count, digest) != (fields.row_count, fields.row_digest):
-        raise FindingsStoreUnavailable("damaged: its rows are not the rows its build stamped")
+        raise FindingsStoreUnavailable(ROWS_NOT_STAMPED)
 
 
 # Digesting every row costs a full scan, so it is done once per file: a built store is never modified in place

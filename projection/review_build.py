@@ -48,7 +48,7 @@ from theurian.forked import fork_is_safe, map_shares, usable_cpus
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
-from theurian.stamp import STAMP_COLUMNS, StampFields, new_build_id, stamp_row
+from theurian.stamp import INSERT_STAMP_SQL, StampFields, new_build_id, stamp_row
 from theurian.stamped_store import VerifiedStores
 from theurian.text import one_line
 
@@ -305,7 +305,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())
             row = stamp_row(fields, secret)
-            connection.execute(f"INSERT INTO build_stamp ({STAMP_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)  # noqa: S608 - a constant column list
+            connection.execute(INSERT_STAMP_SQL, row)
             stamp = str(row[-1])
             connection.execute("CHECKPOINT")
         finally:

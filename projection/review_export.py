@@ -38,6 +38,7 @@ from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_sto
 from theurian.durable import fsync_directory
 from theurian.errors import UsageError
 from theurian.project import THEURIAN_DIR
+from theurian.stamp import STAMP_TABLE
 from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8
 
 PARTITION_COLUMN: Final = "repository_folder"
@@ -121,7 +122,7 @@ def _checked_target(root: Path, target: Path) -> Path:
 
 
 def _write(cursor: duckdb.DuckDBPyConnection, temp: Path, target: Path) -> ExportSummary:
-    row = cursor.execute("SELECT build_id FROM s.build_stamp").fetchone()
+    row = cursor.execute(f"SELECT build_id FROM s.{STAMP_TABLE}").fetchone()  # noqa: S608 - our own names
     assert row is not None  # open_store verified exactly one stamp row
     build_id = str(row[0])
     model = stored_model(cursor, "s.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Final
 
 from evidence.records import FORMAT_VERSION
+from theurian.stamp import stamp_table_sql
 from theurian.text import ASCII_LOWER, ASCII_UPPER
 
 # 3: no stored `folded`, bodies zstd; 4: each record file's content hash; 5: embedding vectors and their model,
@@ -113,16 +114,7 @@ CREATE TABLE concern_facts (
     merged BOOLEAN,
     ci_state VARCHAR
 );
-CREATE TABLE build_stamp (
-    store VARCHAR NOT NULL,
-    schema_version INTEGER NOT NULL,
-    format_version INTEGER NOT NULL,
-    build_id VARCHAR NOT NULL,
-    row_count BIGINT NOT NULL,
-    row_digest VARCHAR NOT NULL,
-    stamp VARCHAR NOT NULL
-);
-"""
+""" + stamp_table_sql("duckdb") + ";\n"
 RECORD_COLUMNS: Final = (
     "ordinal", "record_path", "record_key", "kind", "provider", "repository", "pull_request",
     "thread_state", "file_path", "source_uri", "author_id", "author_login", "last_seen_run_id",

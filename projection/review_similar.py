@@ -32,6 +32,7 @@ from projection.review_scan import QuantisedMatrix
 from projection.review_store import READ_FAULTS, OpenStore, open_store, stored_model
 from projection.review_vectors import decode_vectors
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
+from theurian.stamp import OTHER_MODEL, STAMP_TABLE
 from theurian.stamped_store import VerifiedStores
 from theurian.text import ascii_fold
 
@@ -113,7 +114,7 @@ class SimilarIndex:
         import numpy
 
         model = stored_model(cursor, "s.")
-        stamp = cursor.execute("SELECT build_id FROM s.build_stamp").fetchone()
+        stamp = cursor.execute(f"SELECT build_id FROM s.{STAMP_TABLE}").fetchone()  # noqa: S608 - our own names
         if model is None or stamp is None:
             raise ReviewStoreUnavailable("damaged: no embedding model or build id")
         rows = cursor.execute(
@@ -204,7 +205,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
     model = load_model()
     if model.identity != index.model:
         # The installation config now names another model than the one this store was verified against.
-        raise ReviewStoreUnavailable("superseded: built with another embedding model")
+        raise ReviewStoreUnavailable(OTHER_MODEL)
     query = model.embed([situation])[0]
     nearest = index.nearest(query, where, CANDIDATES) if query.any() else []
     if not nearest or nearest[0][1] < SIMILARITY_FLOOR:

@@ -39,7 +39,15 @@ from theurian.embedding import ModelIdentity, load_model
 from theurian.errors import ConfigError, PathEscapeError, StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.stamp import STAMP_COLUMNS, check_stamp_rows
+from theurian.stamp import (
+    NO_STAMP,
+    OTHER_MODEL,
+    ROWS_NOT_STAMPED,
+    STAMP_TABLE,
+    TABLES_NOT_BUILT,
+    check_stamp_rows,
+    select_stamp_sql,
+)
 from theurian.stamped_store import Shelf, VerifiedStores
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
@@ -207,9 +215,9 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
     tables = {row[0] for row in connection.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = 's'"
     ).fetchall()}
-    if "build_stamp" not in tables:
-        raise ReviewStoreUnavailable("no build stamp")
-    rows = connection.execute(f"SELECT {STAMP_COLUMNS} FROM s.build_stamp").fetchall()  # noqa: S608 - a constant column list
+    if STAMP_TABLE not in tables:
+        raise ReviewStoreUnavailable(NO_STAMP)
+    rows = connection.execute(select_stamp_sql("s.")).fetchall()
     try:
         fields, stamp = check_stamp_rows(rows, secret, store=STORE_KIND, schema_version=REVIEW_SCHEMA_VERSION,
                                          format_version=EVIDENCE_FORMAT_VERSION, format_name="evidence format")
@@ -218,7 +226,7 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
     _check_catalog(connection)
     if not was_verified(path, identity, fields.build_id, stamp, secret):
         if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
-            raise ReviewStoreUnavailable("damaged: its rows are not the rows its build stamped")
+            raise ReviewStoreUnavailable(ROWS_NOT_STAMPED)
         remember_verified(path, identity, fields.build_id, stamp, secret)
     try:
         model = load_model().identity
@@ -226,7 +234,7 @@ def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, id
         raise ReviewStoreUnavailable(f"the embedding model cannot be loaded: {exc.message}") from exc
     if stored_model(connection, "s.") != model:
         # Its vectors are another model's: a situation embedded by this one would be compared in another space.
-        raise ReviewStoreUnavailable("superseded: built with another embedding model")
+        raise ReviewStoreUnavailable(OTHER_MODEL)
 
 
 def stored_model(connection: duckdb.DuckDBPyConnection, schema: str = "") -> ModelIdentity | None:
@@ -278,7 +286,7 @@ def _check_catalog(connection: duckdb.DuckDBPyConnection) -> None:
             replaced by a view, or the store holds a view, macro, sequence, index, type or schema of its own.
     """
     if _tables(connection) != _built_tables():
-        raise ReviewStoreUnavailable("damaged: its tables are not the tables a build creates")
+        raise ReviewStoreUnavailable(TABLES_NOT_BUILT)
     for query in _FOREIGN_OBJECTS:
         row = connection.execute(query).fetchone()
         if row is None or row[0] != 0:

@@ -11,7 +11,7 @@ import jsonschema
 
 import schemas
 from knowledge.apply import apply_migrations
-from knowledge.index import build_index
+from knowledge.index import build_index, load_index_pointer
 from serve.dispatch import Dispatcher
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools
@@ -43,13 +43,16 @@ def build_sample(root: Path, *, index: bool = True) -> Path:
 def registered_copy(source: Path, destination: Path, project_id: str = "demo") -> Path:
     """A private copy of a built project, registered in this test's installation, its state applied again here.
 
-    The copied state was stamped by the installation the module's fixture ran under, so to this test's it is a
-    state copied from another installation, which is refused: `migrate apply` rebuilds it as this one's. The
-    index stays current, since a state's hash depends only on the migrations that made it.
+    The copied state and index were stamped by the installation the module's fixture ran under, so to this
+    test's they are stores copied from another installation, which are refused: `migrate apply` rebuilds the
+    state as this one's, and the index is built again here as the source's was.
     """
     shutil.copytree(source, destination)
     registry.register(destination, project_id)
     apply_migrations(destination)
+    copied = load_index_pointer(destination)
+    if copied is not None:
+        build_index(destination, copied.disclosure_ceiling, raptor=copied.raptor_sha256 is not None)
     return destination
 
 

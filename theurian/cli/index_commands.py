@@ -59,8 +59,9 @@ def status(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Whether the index is the one knowledge.search ranks with: current, stale, built under another disclosure
-    ceiling, unreadable (damaged), or not built. Exit 0 when current (or when there is no state to index), 1
-    otherwise: knowledge.search would fall back to substring search."""
+    ceiling, unreadable (damaged), foreign (not built by this installation), superseded (an earlier index
+    format), or not built. Exit 0 when current (or when there is no state to index), 1 otherwise:
+    knowledge.search would fall back to substring search."""
     from knowledge.index_status import HEALTHY, index_status
 
     report = index_status(project_root(project), disclosure_ceiling())
