@@ -66,29 +66,39 @@ def strings_of(node: Any, key: str = "") -> Iterator[tuple[str, str]]:
             yield from strings_of(value, key)
 
 
+def controls_fault(author: str, description: str | None, operations: Iterable[Mapping[str, Any]],
+                   bodies: Mapping[str, str]) -> tuple[int | None, str] | None:
+    """The first control character a migration's `author`, `description`, operations or bodies (by `contentFile`)
+    may not hold, as (operation index or None for the document, problem), or None.
+
+    The one rule the write tools' drafts (`knowledge.proposals`) and `migrate apply`/`validate` both apply."""
+    for key, text in (("author", author), ("description", description)):
+        fault = control_fault(key, text) if text is not None else None
+        if fault is not None:
+            return None, fault
+    for index, operation in enumerate(operations):
+        for key, text in strings_of(operation):
+            fault = control_fault(key, text)
+            if fault is not None:
+                return index, fault
+        body = bodies.get(operation.get("contentFile", "")) if operation.get("op") == "upsertRevision" else None
+        found = control_character(body, multiline=True) if body is not None else None
+        if found is not None:
+            return index, (f"the body {operation['contentFile']} holds the control character {found}, which no "
+                           "body may hold (a tab or a line break is allowed); remove it")
+    return None
+
+
 def refuse_controls(migration: Migration) -> None:
     """Refuse the first control character a field of `migration` (or a body) may not hold.
 
     Raises:
         MigrationInvalidError: naming the operation, the field and the character.
     """
-    fault = control_fault("author", migration.author)
+    bodies = {name: text for name, (text, _) in migration.bodies.items()}
+    fault = controls_fault(migration.author, None, migration.operations, bodies)
     if fault is not None:
-        raise MigrationInvalidError(migration.file_name, None, fault)
-    for index, operation in enumerate(migration.operations):
-        for key, text in strings_of(operation):
-            fault = control_fault(key, text)
-            if fault is not None:
-                raise MigrationInvalidError(migration.file_name, index, fault)
-        if operation["op"] == "upsertRevision":
-            found = control_character(migration.bodies[operation["contentFile"]][0], multiline=True)
-            if found is not None:
-                raise MigrationInvalidError(
-                    migration.file_name, index,
-                    f"the body {operation['contentFile']} holds the control character {found}, which no body may "
-                    "hold (a tab or a line break is allowed); remove it and put the body's new sha256 in "
-                    "`contentSha256`",
-                )
+        raise MigrationInvalidError(migration.file_name, *fault)
 
 
 def gated_texts(migration: Migration) -> Iterator[tuple[str, str]]:
