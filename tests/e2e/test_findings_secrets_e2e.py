@@ -19,7 +19,7 @@ from tests.support.installation import Installation
 from tests.support.mcp_client import call_tools
 from theurian.secret_scan import fingerprint, marker
 
-TOKEN = "ghp_Q7vT2mX9pL4kR8sW1nB6yH3cJ5dF0gA2eZ7u"  # noqa: S105 - a planted test token, never a real one
+TOKEN = "ghp_Q7vT2mX9pL4kR8sW1nB6yH3cJ5dF0gA2eZ7u"
 HISTORY = (
     Planned(T0, message("log less", [trailer("security", "HIGH", f"token leaked {TOKEN} in logs"),
                                      trailer("code", "LOW", "rename the helper")])),
