@@ -26,12 +26,14 @@ from knowledge.builds import build_lock, sweep
 from knowledge.errors import (
     MigrationChecksumMismatchError,
     MigrationInvalidError,
+    SecretInTextError,
     SourceUnreadable,
     StateBusyError,
     StateNotAsBuiltError,
     StateUnreadableError,
 )
 from knowledge.integrity import surfaceable_count
+from knowledge.migration_gate import MIGRATION_NOTHING_DONE, gate_migrations
 from knowledge.migrations import (
     MAX_MIGRATION_BYTES,
     MIGRATIONS_DIR,
@@ -42,6 +44,7 @@ from knowledge.migrations import (
     sha256_checksum,
 )
 from knowledge.operations import Replay
+from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     HASHED_TABLES,
     STATE_FILE,
@@ -131,13 +134,15 @@ def recorded_migrations(root: Path) -> tuple[Pointer | None, list[Applied], bool
 
 def migration_status(root: Path) -> MigrationStatus:
     """Which files the active state applied, which are pending, and which applied ones were edited."""
-    _, applied, damaged = recorded_migrations(root)
+    pointer, applied, damaged = recorded_migrations(root)
     if damaged:  # a damaged state's history (which its counts contradict) is no record of what was applied
         applied = []
     files = migration_files(root)
     done = {a.file_name for a in applied}
     edited = [
-        a.file_name for a in applied if a.file_name not in files or _checksum(root, a.file_name) != a.checksum
+        a.file_name for a in applied
+        if (a.file_name not in files or _checksum(root, a.file_name) != a.checksum)
+        and not (pointer is not None and _applied_a_secret(root, pointer, a.migration_id))
     ]
     return MigrationStatus(applied, [name for name in files if name not in done], edited, refused=damaged)
 
@@ -146,11 +151,13 @@ def apply_migrations(root: Path) -> ApplyOutcome:
     """Validate everything, then build a new state from every migration and make it active.
 
     Raises:
-        MigrationInvalidError, MigrationChecksumMismatchError, RevisionConflictError: nothing was changed.
+        MigrationInvalidError, MigrationChecksumMismatchError, RevisionConflictError, SecretInTextError: nothing
+            was changed.
     """
     names = migration_files(root)
     migrations = [load_migration(root, name) for name in names]
     _check_ids(migrations)
+    gate_migrations(root, migrations, make_salt=True)  # nothing holding a secret ever enters the state
     # Validation reads only sources; from reading the pointer to the sweep, one build per project at a time.
     with build_lock(state_folder(root)):
         return _apply_locked(root, migrations)
@@ -162,6 +169,11 @@ def _apply_locked(root: Path, migrations: list[Migration]) -> ApplyOutcome:
     for record in applied:
         current = by_name.get(record.file_name)
         if current is None or current.checksum != record.checksum:
+            if pointer is not None and _applied_a_secret(root, pointer, record.migration_id):
+                # The one edit an applied migration admits: taking out a secret a state built before the gate
+                # (or under a withdrawn acknowledgement) holds. Its history is no longer a record to keep.
+                damaged = True
+                continue
             raise MigrationChecksumMismatchError(
                 record.file_name, recorded=record.checksum, actual=current.checksum if current else None
             )
@@ -260,7 +272,7 @@ def rehearse_with(root: Path, candidate: Migration) -> None:
     """
     # Under its own name the candidate is already there only when an accept stopped just after linking it in.
     others = [load_migration(root, name) for name in migration_files(root) if name != candidate.file_name]
-    _rehearse_all(root, sorted([*others, candidate], key=lambda migration: migration.file_name))
+    _rehearse_all(root, sorted([*others, candidate], key=lambda migration: migration.file_name), make_salt=True)
 
 
 def rehearse(root: Path) -> list[Migration]:
@@ -271,17 +283,39 @@ def rehearse(root: Path) -> list[Migration]:
         MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
     """
     migrations = [load_migration(root, name) for name in migration_files(root)]
-    _rehearse_all(root, migrations)
+    _rehearse_all(root, migrations, make_salt=False)
     return migrations
 
 
-def _rehearse_all(root: Path, migrations: list[Migration]) -> None:
+def _rehearse_all(root: Path, migrations: list[Migration], *, make_salt: bool) -> None:
     _check_ids(migrations)
+    gate_migrations(root, migrations, make_salt=make_salt)
     _check_order(migrations)
     key = default_project_id(root) or "project"
     connection = create_database(Path(":memory:"), key)
     with contextlib.closing(connection):
         _replay(connection, key, migrations)
+
+
+def _applied_a_secret(root: Path, pointer: Pointer, migration_id: str) -> bool:
+    """Whether a revision the active state holds from migration `migration_id` holds a secret the gate refuses."""
+    try:
+        connection = open_read_only(root, pointer)
+    except StateUnreadableError:
+        return False
+    with contextlib.closing(connection):
+        try:
+            rows = connection.execute(
+                "SELECT content_file, title, body FROM revisions WHERE migration_id = ?", (migration_id,)
+            ).fetchall()
+        except sqlite3.DatabaseError:
+            return False
+    texts = [(str(file), str(text)) for file, title, body in rows for text in (title, body)]
+    try:
+        refuse_secrets(root, texts, nothing_done=MIGRATION_NOTHING_DONE)
+    except SecretInTextError:
+        return True
+    return False
 
 
 def _pointed_at(root: Path) -> str | None:

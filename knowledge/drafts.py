@@ -18,9 +18,7 @@ from ulid import ULID
 
 from knowledge.errors import (
     DraftKindError,
-    ItemNotAvailableError,
     ProposalRevisionConflictError,
-    StateMissingError,
 )
 from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, OperationsDraft
 from knowledge.reading import get_item
@@ -69,15 +67,15 @@ def propose_change(project: Project, ceiling: str, facade: DraftFacade, request:
 
     Raises:
         ItemNotAvailableError: no such item under this ceiling (absent, retired and withheld alike).
+        StateMissingError: the project has no built state (the message names `theurian migrate apply`).
         ProposalRevisionConflictError: `request.expected_revision` is not the current revision.
         DraftRefusedError: the draft fails the migration validator.
     """
     item_id, expected_revision = request.item_id, request.expected_revision
     shown = shown_id(item_id)
-    try:
-        current = get_item(project, ceiling, item_id, shown, stores)
-    except StateMissingError:
-        raise ItemNotAvailableError(project.project_id, shown) from None
+    # A project with no built state is refused as knowledge.get refuses it, naming `theurian migrate apply`: no
+    # state withholds nothing, so saying so tells a caller nothing it was not granted.
+    current = get_item(project, ceiling, item_id, shown, stores)
     if expected_revision != current["revisionId"]:
         raise ProposalRevisionConflictError(item_id, expected=expected_revision, actual=current["revisionId"])
     revision_id = str(ULID())

@@ -56,8 +56,10 @@ class KnowledgeError(TheurianError):
         self.details = details or {}
 
     def as_document(self) -> dict[str, Any]:
-        """The contract's error envelope: {"error": {code, message, details}}."""
-        return {"error": {"code": self.code, "message": self.message, "details": self.details}}
+        """The contract's error envelope: {"error": {code, message, details}}. The message leaves out the
+        `CODE: ` a one-line CLI refusal starts with: the envelope carries the code once, in `code`."""
+        message = self.message.removeprefix(f"{self.code}: ") if self.code else self.message
+        return {"error": {"code": self.code, "message": message, "details": self.details}}
 
 
 class MigrationInvalidError(KnowledgeError):
@@ -210,9 +212,9 @@ class ProposalRevisionConflictError(KnowledgeError):
 
     def __init__(self, item_id: str, *, expected: str | None, actual: str) -> None:
         super().__init__(
-            f"REVISION_CONFLICT: revision conflict on {item_id}: expectedRevision is {expected or 'null'} but "
-            f"the current revision is {actual}; nothing was drafted. Read the item again (knowledge.get) and "
-            "draft against its current revision.",
+            f"REVISION_CONFLICT: revision conflict on {item_id}: expectedRevision is "
+            f"{'null' if expected is None else repr(expected)} but the current revision is {actual}; nothing was "
+            "drafted. Read the item again (knowledge.get) and draft against its current revision.",
             details={"itemId": item_id, "expected": expected, "actual": actual},
         )
 

@@ -23,6 +23,7 @@ import yaml
 from ulid import ULID
 
 from knowledge.errors import DraftRefusedError, KnowledgeError
+from knowledge.migration_gate import controls_fault
 from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, sha256_checksum, validate_document
 from knowledge.proposal_files import (
     EVIDENCE_NAME,
@@ -115,6 +116,7 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         validate_document(file_name, document)
     except KnowledgeError as exc:
         raise DraftRefusedError(f"the draft was refused before anything was written: {exc.message}") from exc
+    _refuse_controls(document, content, body)
     migration = _yaml(document)
     _refuse_secrets(root, file_name, migration, body, evidence)
     folder, proposal_id = proposal_folder(root)
@@ -131,6 +133,18 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         shutil.rmtree(folder, ignore_errors=True)  # a half-written draft is no draft
         raise
     return payload(root, folder, proposal_id, file_name, document, content, body)
+
+
+def _refuse_controls(document: dict[str, Any], content: dict[str, Any], body: tuple[str, str] | None) -> None:
+    """Refuse a draft whose fields hold a control character `migrate apply` would refuse (knowledge.migration_gate),
+    naming the field and the character's code point (never echoing the value)."""
+    bodies = {content["contentFile"]: body[1]} if body is not None else {}
+    fault = controls_fault(document["author"], document["description"], document["operations"], bodies)
+    if fault is None:
+        return
+    index, problem = fault
+    where = f"operation {index}" if index is not None else "the migration"
+    raise DraftRefusedError(f"the draft was refused before anything was written: {where}: {problem}")
 
 
 def _refuse_secrets(root: Path, file_name: str, migration: bytes, body: tuple[str, str] | None,

@@ -25,6 +25,7 @@ from knowledge.errors import (
     StateUnreadableError,
 )
 from knowledge.integrity import SURFACEABLE_SQL, with_integrity
+from knowledge.secret_gate import holds_refused_secret
 from knowledge.state import (
     Pointer,
     open_read_only,
@@ -105,7 +106,10 @@ def open_state(project: Project, ceiling: str, stores: VerifiedStores | None = N
 
 
 def servable(row: sqlite3.Row, reading: Reading) -> bool:
-    """Whether a caller under this ceiling may see the row; refuses a row the state cannot explain.
+    """Whether a caller under this ceiling may see the row; refuses a row the state cannot explain. A revision
+    whose title or body holds a secret the knowledge gate refuses is withheld like an absent item: `migrate apply`
+    never admits one, but a state built before the gate (or under an acknowledgement since withdrawn) may hold it,
+    and no path (ranked, substring, get) serves it.
 
     Raises:
         StateUnreadableError: a status or sensitivity outside the vocabulary, or a revision of another item.
@@ -122,6 +126,7 @@ def servable(row: sqlite3.Row, reading: Reading) -> bool:
         row["status"] in SURFACEABLE_STATUSES
         and row["sensitivity"] in reading.allowed
         and row["revision_id"] is not None
+        and not holds_refused_secret(reading.project.root, (row["title"], row["body"]))
     )
 
 

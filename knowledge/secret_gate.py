@@ -9,10 +9,12 @@ positive) passes; the scan itself is never switched off here, whatever `[review]
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
-from evidence.content_policy import SALT_FILE, read_policy
+from evidence.content_policy import SALT_FILE, project_salt, read_policy
 from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
+from theurian.errors import TheurianError
 from theurian.project import CONFIG_FILE
 from theurian.secret_scan import fingerprint, line_of, scan_text
 
@@ -29,9 +31,11 @@ def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, noth
         SecretInTextError: a secret was found.
         ConfigError: the project's `[review]` policy cannot be read.
     """
-    policy = read_policy(project_root, make_salt=make_salt)
+    policy = read_policy(project_root, make_salt=False)
     for name, text in texts:
         for hit in scan_text(text):
+            if make_salt and not policy.salt:  # made at the first hit: a scan finding nothing writes nothing
+                policy = replace(policy, salt=project_salt(project_root))
             print_ = fingerprint(policy.salt, hit.value) if policy.salt else None
             if print_ in policy.acknowledged:
                 continue
@@ -45,3 +49,22 @@ def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, noth
                 f"secret out (and revoke it: it was written down), or, if it is not one, {cure}.",
                 details={"file": name, "line": line, "type": hit.kind, "fingerprint": print_},
             )
+
+
+def holds_refused_secret(project_root: Path, texts: Iterable[str]) -> bool:
+    """Whether any of `texts` holds a secret `refuse_secrets` would refuse: what a reader of the state withholds
+    rather than serve (a state built before the gate, or under an acknowledgement since withdrawn).
+
+    The project's policy is read only when a text holds a secret; a policy that cannot be read (or a project with
+    no salt, so no fingerprint can be acknowledged) withholds. Never writes anything.
+    """
+    hits = [hit for text in texts for hit in scan_text(text)]
+    if not hits:
+        return False
+    try:
+        policy = read_policy(project_root, make_salt=False)
+    except TheurianError:
+        return True
+    if not policy.salt:
+        return True
+    return any(fingerprint(policy.salt, hit.value) not in policy.acknowledged for hit in hits)

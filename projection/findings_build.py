@@ -3,15 +3,21 @@
 One `git log` pass over every commit reachable from HEAD, one bulk insert into a new SQLite file beside the
 live one, a build stamp over the rows, then `os.replace`: a reader holding the old store is never disturbed,
 and a failed build leaves the old store exactly as it was.
+
+A trailer is text anyone with push access wrote, and review.findings serves it to every agent, so each finding's
+reviewer and text meet the project's `[review] secrets` policy as a fetched record does (`evidence.redaction`):
+redacted with the lake's marker (default), left out (`block`), kept and counted (`warn`), or not scanned (`off`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_WARN, ContentPolicy, project_salt, read_policy
+from evidence.redaction import screen
 from projection.build_temp import building_file, sweep_leftovers
 from projection.findings_store import (
     FINDINGS_SCHEMA_VERSION,
@@ -22,9 +28,10 @@ from projection.findings_store import (
     publish_path,
 )
 from projection.git_history import Commit, read_commits
-from projection.trailers import finding_lines, parse_message
+from projection.trailers import Finding, finding_lines, parse_message
 from theurian.durable import publish_built_file
 from theurian.installation import build_stamp_secret
+from theurian.secret_scan import scan_text
 from theurian.stamp import INSERT_STAMP_SQL, RowDigest, StampFields, new_build_id, stamp_row
 from theurian.text import ascii_fold
 
@@ -44,12 +51,15 @@ class BuildSummary:
     build_id: str
     undated: int = 0
     undated_lines: int = 0
+    secrets: SecretCounts | None = None
 
     def describe(self) -> str:
         summary = (
             f"built {self.store}: {self.findings} findings from {self.commits} commits; "
             f"{self.malformed} malformed Review-Finding lines skipped"
         )
+        if self.secrets is not None and self.secrets.found:
+            summary += f"; {self.secrets.describe()}"
         if self.undated == 1:
             summary += ("; 1 commit with an unreadable committer date skipped "
                         f"(its {self.undated_lines} Review-Finding lines not read)")
@@ -57,6 +67,44 @@ class BuildSummary:
             summary += (f"; {self.undated} commits with an unreadable committer date skipped "
                         f"(their {self.undated_lines} Review-Finding lines not read)")
         return summary
+
+
+@dataclass
+class SecretCounts:
+    """What the `[review] secrets` policy did to the findings: `found` secrets in `findings` findings, each of
+    which was redacted, left out (blocked) or kept as written (warned), as `policy` says."""
+
+    policy: str
+    found: int = 0
+    findings: int = 0
+
+    def describe(self) -> str:
+        done = {SECRETS_BLOCK: "left out", SECRETS_WARN: "kept as written"}.get(self.policy, "redacted")
+        return (f"secrets (policy {self.policy}): {self.found} found in {self.findings} findings, "
+                f"{'which were' if self.findings != 1 else 'which was'} {done}")
+
+
+class _Screener:
+    """Each finding's reviewer and text as the project's policy keeps them; the salt is made only at a first hit."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.policy: ContentPolicy = read_policy(root, make_salt=False)
+        self.counts = SecretCounts(self.policy.secrets)
+
+    def kept(self, finding: Finding) -> tuple[str, str] | None:
+        """(reviewer, text) as stored, or None when the policy leaves the finding out."""
+        if self.policy.secrets == SECRETS_OFF:
+            return finding.reviewer, finding.text
+        if not self.policy.salt and (scan_text(finding.reviewer) or scan_text(finding.text)):
+            self.policy = replace(self.policy, salt=project_salt(self.root))
+        screened = screen({"reviewer": finding.reviewer, "findingText": finding.text}, self.policy)
+        if screened.findings:
+            self.counts.found += len(screened.findings)
+            self.counts.findings += 1
+            if self.policy.secrets == SECRETS_BLOCK:
+                return None
+        return screened.record["reviewer"], screened.record["findingText"]
 
 
 def build_findings_store(root: Path) -> BuildSummary:
@@ -72,18 +120,21 @@ def build_findings_store(root: Path) -> BuildSummary:
     """
     target = publish_path(root)
     secret = build_stamp_secret()
-    rows, counts = _rows(read_commits(root))
+    screener = _Screener(root)
+    rows, counts = _rows(read_commits(root), screener)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
     build_id = new_build_id()
     _write_store(target, rows, build_id, secret)
     commits, malformed, undated, undated_lines = counts
-    return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id, undated, undated_lines)
+    return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id, undated, undated_lines,
+                        screener.counts)
 
 
-def _rows(history: Iterable[Commit]) -> tuple[list[Row], tuple[int, int, int, int]]:
-    """The rows, and (commits, malformed lines, undated commits, their finding lines)."""
+def _rows(history: Iterable[Commit], screener: _Screener) -> tuple[list[Row], tuple[int, int, int, int]]:
+    """The rows (each finding as `screener` keeps it), and (commits, malformed lines, undated commits, their
+    finding lines)."""
     rows: list[Row] = []
     commits = malformed = undated = undated_lines = 0
     for commit in history:
@@ -97,11 +148,12 @@ def _rows(history: Iterable[Commit]) -> tuple[list[Row], tuple[int, int, int, in
             continue
         parsed = parse_message(commit.message)
         malformed += parsed.malformed
-        rows.extend(
-            (commit.sha, f.position, f.reviewer, f.severity, f.text, ascii_fold(f.text), committed_at,
-             None, None, None)
-            for f in parsed.findings
-        )
+        for f in parsed.findings:
+            kept = screener.kept(f)
+            if kept is not None:
+                reviewer, text = kept
+                rows.append((commit.sha, f.position, reviewer, f.severity, text, ascii_fold(text), committed_at,
+                             None, None, None))
     rows.sort(key=lambda row: (row[0], row[1]))  # primary-key order: the order the digest is taken in
     return rows, (commits, malformed, undated, undated_lines)
 

@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-import orjson
-
 from knowledge.drafts import ChangeRequest, generate_migration_draft, propose_change
 from knowledge.errors import ProposalRevisionConflictError
 from knowledge.proposals import DraftFacade
 from serve.errors import ToolRefusal
+from serve.refusal import coded_refusal_text
 from serve.tooling import Call, Tool, ToolKind
 from theurian.project import Project
 
@@ -47,7 +46,8 @@ def propose_change_tool(
         return propose_change(project, call.settings.disclosure_ceiling, DraftFacade(project.root), request,
                               call.settings.stores)
     except ProposalRevisionConflictError as exc:
-        raise ToolRefusal(orjson.dumps(exc.as_document()).decode("utf-8")) from None
+        error = exc.as_document()["error"]
+        raise ToolRefusal(coded_refusal_text(error["code"], error["message"], error["details"])) from None
 
 
 def generate_migration_draft_tool(

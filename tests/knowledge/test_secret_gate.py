@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from evidence.content_policy import SALT_FILE, project_salt
-from knowledge.apply import apply_migrations
-from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
+from knowledge.apply import apply_migrations, migration_status, rehearse
+from knowledge.errors import SECRET_REFUSAL_CODE, MigrationChecksumMismatchError, SecretInTextError
 from knowledge.index import build_index
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import (
     PROJECT_ID,
+    call,
     candidate_arguments,
     drafted,
     new_shop,
@@ -112,7 +113,10 @@ def test_index_build_refuses_a_revision_holding_a_secret_naming_its_content_file
     writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
     revision = writer.item("operations.deploy", BODY, title="Deploying")
     writer.write("deploy")
-    apply_migrations(shop.root)
+    config = (shop.root / ".theurian/config.toml").read_text(encoding="utf-8")
+    _acknowledge(shop.root, _print(shop.root))
+    apply_migrations(shop.root)  # `migrate apply` refuses it unacknowledged: the state holds it only this way
+    (shop.root / ".theurian/config.toml").write_text(config, encoding="utf-8")
     result = installation.cli("index", "build", "--project", str(shop.root))
     content = f".theurian/knowledge/operations.deploy-{revision}.md"
     assert result.returncode == 1
@@ -129,7 +133,75 @@ def test_a_secret_in_a_title_is_refused_by_index_build_as_the_title(tmp_path: Pa
     writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
     writer.item("operations.title", "fine", title=f"Key {PLANTED['slack-token']}")
     writer.write("title")
+    config = (shop.root / ".theurian/config.toml").read_text(encoding="utf-8")
+    _acknowledge(shop.root, fingerprint(project_salt(shop.root), PLANTED["slack-token"]))
     apply_migrations(shop.root)
+    (shop.root / ".theurian/config.toml").write_text(config, encoding="utf-8")
     with pytest.raises(SecretInTextError) as refusal:
         build_index(shop.root, "internal")
     assert refusal.value.details["file"].endswith(".md (title)") and refusal.value.details["type"] == "slack-token"
+
+
+def test_migrate_apply_refuses_a_secret_in_a_title_or_a_free_text_field_naming_where_it_is(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    before = (shop.root / ".theurian/state/knowledge-active.json").read_bytes()
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    writer.item("operations.title", "fine", title=f"Key {PLANTED['slack-token']}")
+    path = writer.write("title")
+    with pytest.raises(SecretInTextError) as refusal:
+        apply_migrations(shop.root)
+    assert refusal.value.details["file"].endswith(".md (title)") and refusal.value.details["type"] == "slack-token"
+    assert refusal.value.message.endswith(".theurian/config.toml.") and "nothing was changed" in refusal.value.message
+    path.unlink()
+    owner = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    owner.op(op="changeOwner", itemId=shop.item_id, owner=f"team {PLANTED['aws-access-key']}")
+    owner.write("owner")
+    with pytest.raises(SecretInTextError) as refusal:
+        rehearse(shop.root)  # `migrate validate`
+    assert refusal.value.details["file"] == f".theurian/migrations/{owner.migration_id}-owner.yaml (operation 0, owner)"
+    assert (shop.root / ".theurian/state/knowledge-active.json").read_bytes() == before
+
+
+def test_removing_an_applied_migration_that_put_a_secret_in_the_state_is_admitted_and_rebuilds(
+        tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    config = (shop.root / ".theurian/config.toml").read_text(encoding="utf-8")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    writer.item("operations.deploy", BODY, title="Deploying")
+    path = writer.write("deploy")
+    _acknowledge(shop.root, _print(shop.root))
+    apply_migrations(shop.root)
+    (shop.root / ".theurian/config.toml").write_text(config, encoding="utf-8")
+    with pytest.raises(SecretInTextError):
+        apply_migrations(shop.root)
+    path.unlink()
+    assert migration_status(shop.root).edited == []
+    outcome = apply_migrations(shop.root)
+    assert outcome.rebuilt and outcome.pointer.migration_count == len(migration_status(shop.root).applied)
+
+
+def test_removing_an_applied_migration_without_a_secret_is_still_a_checksum_mismatch(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    writer.item("operations.deploy", "Deploy with the bot.\n", title="Deploying")
+    path = writer.write("deploy")
+    apply_migrations(shop.root)
+    path.unlink()
+    with pytest.raises(MigrationChecksumMismatchError):
+        apply_migrations(shop.root)
+    assert migration_status(shop.root).edited == [path.name]
+
+
+def test_a_state_holding_an_unacknowledged_secret_withholds_the_item_from_get(tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    config = (shop.root / ".theurian/config.toml").read_text(encoding="utf-8")
+    writer = MigrationWriter(shop.root, created_at="2026-09-02T00:00:00Z")
+    writer.item("operations.deploy", BODY, title="Deploying")
+    writer.write("deploy")
+    _acknowledge(shop.root, _print(shop.root))
+    apply_migrations(shop.root)
+    served = call("knowledge.get", {"projectId": PROJECT_ID, "itemId": "operations.deploy"})
+    assert served["structuredContent"]["body"] == BODY
+    (shop.root / ".theurian/config.toml").write_text(config, encoding="utf-8")
+    text = refused("knowledge.get", {"projectId": PROJECT_ID, "itemId": "operations.deploy"})
+    assert text == f"No knowledge item 'operations.deploy' is available in project {PROJECT_ID!r}."

@@ -1,0 +1,141 @@
+"""What `migrate apply` and `migrate validate` refuse in a migration before anything enters the state: a secret in
+what the state would keep, and a control character in a field that is not free text.
+
+Knowledge is served to every agent of the project, so a migration whose revision (title, body) or whose free-text
+fields (owner, namespace, labels, notes, descriptions, anchors) hold a secret is refused with the words
+`propose accept` and `index build` use (`knowledge.secret_gate`), naming the file and line, never the value. The
+strings the migration schema pins to an identifier, a hash, a time or a vocabulary are not text and are not
+scanned (as `evidence.redaction` leaves GitHub's identifiers alone), which keeps the scan off the ULID and hash of
+every operation.
+
+Control characters: no field of a migration may hold a C0 or C1 control character (U+0000-U+001F, U+007F-U+009F)
+but the free-text ones, which may hold a tab, a line feed or a carriage return (`MULTILINE_FIELDS`); a body may
+hold those three too. The write tools' drafts are checked by the same rule (`knowledge.proposals`) before their
+folder exists.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+from knowledge.errors import MigrationInvalidError
+from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, Migration
+from knowledge.secret_gate import refuse_secrets
+
+# Keys whose every value the migration schema pins to a ULID, a hash, a time, a file name or a vocabulary.
+NOT_TEXT: Final = frozenset({
+    "op", "id", "revisionId", "expectedRevision", "dependsOn", "contentFile", "contentSha256", "commitSha",
+    "createdAt", "validFrom", "validTo", "kind", "status", "sensitivity", "trustLevel", "contentType",
+    "relationType", "originatesInTheurian",
+})
+# Free text a person writes in several lines: the only fields (with a body) where a tab or a line break belongs.
+MULTILINE_FIELDS: Final = frozenset({"description", "note", "reason"})
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_BUT_LINES: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+MIGRATION_NOTHING_DONE: Final = "nothing was changed"
+
+
+def control_character(text: str, *, multiline: bool) -> str | None:
+    """The first control character `text` may not hold, as `U+XXXX`, or None. `multiline` admits tab, LF, CR."""
+    found = (_CONTROL_BUT_LINES if multiline else _CONTROL).search(text)
+    return None if found is None else f"U+{ord(found.group()):04X}"
+
+
+def control_fault(key: str, text: str) -> str | None:
+    """What is wrong with field `key`'s value `text` under the control-character rule, or None."""
+    found = control_character(text, multiline=key in MULTILINE_FIELDS)
+    if found is None:
+        return None
+    allowed = " (a tab or a line break is allowed there)" if key in MULTILINE_FIELDS else ""
+    return f"`{key}` holds the control character {found}, which no {key} may hold{allowed}; remove it"
+
+
+def strings_of(node: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    """Every `(key, string)` in `node` that is text (not under a `NOT_TEXT` key); a list's strings under its key."""
+    if isinstance(node, str):
+        yield key, node
+    elif isinstance(node, Mapping):
+        for name, value in node.items():
+            if name not in NOT_TEXT:
+                yield from strings_of(value, str(name))
+    elif isinstance(node, list | tuple):
+        for value in node:
+            yield from strings_of(value, key)
+
+
+def controls_fault(author: str, description: str | None, operations: Iterable[Mapping[str, Any]],
+                   bodies: Mapping[str, str]) -> tuple[int | None, str] | None:
+    """The first control character a migration's `author`, `description`, operations or bodies (by `contentFile`)
+    may not hold, as (operation index or None for the document, problem), or None.
+
+    The one rule the write tools' drafts (`knowledge.proposals`) and `migrate apply`/`validate` both apply."""
+    for key, text in (("author", author), ("description", description)):
+        fault = control_fault(key, text) if text is not None else None
+        if fault is not None:
+            return None, fault
+    for index, operation in enumerate(operations):
+        for key, text in strings_of(operation):
+            fault = control_fault(key, text)
+            if fault is not None:
+                return index, fault
+        body = bodies.get(operation.get("contentFile", "")) if operation.get("op") == "upsertRevision" else None
+        found = control_character(body, multiline=True) if body is not None else None
+        if found is not None:
+            return index, (f"the body {operation['contentFile']} holds the control character {found}, which no "
+                           "body may hold (a tab or a line break is allowed); remove it")
+    return None
+
+
+def refuse_controls(migration: Migration) -> None:
+    """Refuse the first control character a field of `migration` (or a body) may not hold.
+
+    Raises:
+        MigrationInvalidError: naming the operation, the field and the character.
+    """
+    bodies = {name: text for name, (text, _) in migration.bodies.items()}
+    fault = controls_fault(migration.author, None, migration.operations, bodies)
+    if fault is not None:
+        raise MigrationInvalidError(migration.file_name, *fault)
+
+
+def gated_texts(migration: Migration) -> Iterator[tuple[str, str]]:
+    """`(name, text)` of everything `migration` would put in the state that is text: its author, each operation's
+    text fields (named by the migration file and operation), each revision's title and body (named by the
+    body's file, as `index build` names them)."""
+    file = f"{MIGRATIONS_DIR}/{migration.file_name}"
+    yield f"{file} (author)", migration.author
+    for index, operation in enumerate(migration.operations):
+        if operation["op"] == "upsertRevision":
+            body_file = f"{KNOWLEDGE_DIR}/{operation['contentFile'].removeprefix(CONTENT_PREFIX)}"
+            yield f"{body_file} (title)", operation["metadata"]["title"]
+            yield body_file, migration.bodies[operation["contentFile"]][0]
+            texts = strings_of({k: v for k, v in operation["metadata"].items() if k != "title"})
+        else:
+            texts = strings_of(operation)
+        for key, text in texts:
+            yield f"{file} (operation {index}, {key})", text
+
+
+def gate_migrations(root: Path, migrations: Iterable[Migration], *, make_salt: bool) -> None:
+    """Refuse a migration holding a control character it may not, or a secret (unless acknowledged), before any
+    of them applies. `make_salt=False` (`migrate validate`) never writes the project's salt.
+
+    Raises:
+        MigrationInvalidError: a control character.
+        SecretInTextError: a secret, in the words every knowledge gate uses.
+        ConfigError: the project's `[review]` policy cannot be read.
+    """
+    listed = list(migrations)
+    for migration in listed:
+        refuse_controls(migration)
+    seen: set[str] = set()
+    texts: list[tuple[str, str]] = []
+    for migration in listed:
+        for name, text in gated_texts(migration):
+            if text not in seen:  # an owner or a namespace repeated over thousands of items is scanned once
+                seen.add(text)
+                texts.append((name, text))
+    refuse_secrets(root, texts, nothing_done=MIGRATION_NOTHING_DONE, make_salt=make_salt)

@@ -1,0 +1,80 @@
+"""The write tools' refusals as an agent reads them through the SDK client and a real daemon: a project with no
+built state named as knowledge.get names it, REVISION_CONFLICT's envelope in the one coded-refusal serialisation
+(the code once, the caller's `""` quoted as sent), and a control character in a field refused before a draft."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from serve.refusal import coded_refusal_text
+from tests.knowledge.authoring import copy_sample
+from tests.support.daemon import RunningDaemon
+from tests.support.installation import Installation
+from tests.support.mcp_client import call_tools
+
+
+@pytest.fixture(scope="module")
+def projects(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("proposal-refusals")
+    empty = folder / "empty"
+    (empty / ".theurian").mkdir(parents=True)
+    module_installation.cli("project", "register", str(empty), "--id", "empty", check=True)
+    shop = copy_sample(folder / "shop")
+    module_installation.cli("project", "register", str(shop), "--id", "shop", check=True)
+    module_installation.cli("migrate", "apply", "--project", str(shop), check=True)
+    return shop
+
+
+def _proposals(root: Path) -> list[Path]:
+    return sorted((root / ".theurian/proposals").glob("*")) if (root / ".theurian/proposals").exists() else []
+
+
+def test_propose_change_on_a_project_with_no_state_names_migrate_apply_as_knowledge_get_does(
+        module_daemon: RunningDaemon, projects: Path) -> None:
+    change, get = call_tools(module_daemon.mcp_url, [
+        ("knowledge.proposeChange", {"projectId": "empty", "itemId": "testing.flaky-retries",
+                                     "expectedRevision": None, "body": "Retry twice.", "author": "agent-7"}),
+        ("knowledge.get", {"projectId": "empty", "itemId": "testing.flaky-retries"}),
+    ])
+    assert change.is_error and get.is_error
+    assert change.text == get.text == (
+        "project 'empty' has no built knowledge state; run `theurian migrate apply` in its folder")
+
+
+def test_revision_conflict_is_the_coded_envelope_quoting_an_empty_expected_revision_as_sent(
+        module_daemon: RunningDaemon, projects: Path) -> None:
+    current = call_tools(module_daemon.mcp_url, [
+        ("knowledge.get", {"projectId": "shop", "itemId": "architecture.auth-policy"})])[0]
+    actual = current.valid("knowledge-get-response.schema.json")["revisionId"]
+    empty, null, unknown = call_tools(module_daemon.mcp_url, [
+        ("knowledge.proposeChange", {"projectId": "shop", "itemId": "architecture.auth-policy",
+                                     "expectedRevision": expected, "body": "New.", "author": "agent-7"})
+        for expected in ("", None, None)
+    ][:2] + [("knowledge.search", {"projectId": "nope", "query": "x"})])
+    envelope = json.loads(empty.text)
+    message = (f"revision conflict on architecture.auth-policy: expectedRevision is '' but the current revision "
+               f"is {actual}; nothing was drafted. Read the item again (knowledge.get) and draft against its "
+               "current revision.")
+    details = {"itemId": "architecture.auth-policy", "expected": "", "actual": actual}
+    assert empty.text == coded_refusal_text("REVISION_CONFLICT", message, details)
+    assert envelope == {"error": {"code": "REVISION_CONFLICT", "message": message, "details": details}}
+    assert "expectedRevision is null but" in json.loads(null.text)["error"]["message"]
+    # One serialisation for every coded refusal: PROJECT_NOT_REGISTERED's text is what the same function makes.
+    unregistered = json.loads(unknown.text)["error"]
+    assert unknown.text == coded_refusal_text(unregistered["code"], unregistered["message"], unregistered["details"])
+    assert _proposals(projects) == []
+
+
+@pytest.mark.parametrize(("field", "value"), [("author", "a\x00b"), ("title", "T\x9bitle")])
+def test_a_control_character_in_a_write_tools_field_is_refused_and_nothing_is_drafted(
+        module_daemon: RunningDaemon, projects: Path, field: str, value: str) -> None:
+    current = call_tools(module_daemon.mcp_url, [
+        ("knowledge.get", {"projectId": "shop", "itemId": "architecture.auth-policy"})])[0]
+    arguments = {"projectId": "shop", "itemId": "architecture.auth-policy", "body": "New.", "author": "agent-7",
+                 "expectedRevision": current.valid("knowledge-get-response.schema.json")["revisionId"]}
+    answer = call_tools(module_daemon.mcp_url, [("knowledge.proposeChange", arguments | {field: value})])[0]
+    assert answer.is_error and f"`{field}` holds the control character U+00" in answer.text
+    assert value not in answer.text and _proposals(projects) == []
