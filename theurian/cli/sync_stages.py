@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from theurian.cli.error_text import escape_text, os_error_text
+from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.text import one_line
 
@@ -57,7 +57,9 @@ class SyncOptions:
 
 
 def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
-    """Run one stage; its domain error, or the file system's, becomes a failed outcome with that error's line."""
+    """Run one stage; any error it raises becomes a failed outcome with the line the top-level handler would print
+    for it (`theurian.cli.main`), so a stage that fails (a DuckDB or SQLite error on a full disk included) never
+    stops the stages after it. A Ctrl-C is not an `Exception`: it stops the sync."""
     runner = _RUNNERS[name]
     try:
         return runner(root, options)
@@ -67,6 +69,8 @@ def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
         return StageOutcome(name, "failed", [one_line(exc.message)])
     except OSError as exc:
         return StageOutcome(name, "failed", [one_line(os_error_text(exc))])
+    except Exception as exc:  # noqa: BLE001 - a stage's failure is reported on its line; the others still run
+        return StageOutcome(name, "failed", [one_line(unexpected_text(exc))])
 
 
 def _ingest(root: Path, options: SyncOptions) -> StageOutcome:
