@@ -36,6 +36,11 @@ class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, a
         self.reason = reason
 
 
+class ReviewExportUnwritable(TheurianError):  # noqa: N818 - it names a state of the target, as the message does
+    """The export's target could not be written (a full disk, a quota, a read-only file system, a file size limit,
+    or a write DuckDB was refused there): the store it was read from is fine, and nothing was published."""
+
+
 class ReviewStorePathUnsupported(ReviewStoreUnavailable):
     """The store's resolved path holds what DuckDB cannot open a database through: `?` (DuckDB cuts the path there
     to name its write-ahead log), a backslash (read as a separator), or bytes that are not UTF-8 (DuckDB fails with
