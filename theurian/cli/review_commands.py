@@ -104,7 +104,7 @@ def ingest(
     """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
 
     By default each repository's run covers what changed since its last completed run (with a 10-minute
-    overlap). It signs in as the GitHub App the installation config names ([github_app]), else with the token
+    overlap). It signs in as the GitHub App the installation config names (\\[github_app]), else with the token
     in GITHUB_TOKEN or GH_TOKEN.
     """
     if full and since is not None:
