@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.e2e.review_ingest_support import TOKEN, ingest_env, new_project, small_corpus
+from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
@@ -211,3 +212,44 @@ def test_a_command_the_disk_fails_names_the_file_and_the_condition_not_an_unexpe
     document = json.loads(refused.stdout)
     assert (document["ok"], document["summary"]["exitCode"]) == (False, EXIT_FAILED)
     assert document["summary"]["error"] == refused.stderr.strip().removeprefix("theurian: ")
+
+
+def _index_channels(installation: Installation, root: Path, *args: str) -> list[str]:
+    built = installation.cli("index", "build", "--json", "--project", str(root), *args, check=True)
+    channels: list[str] = json.loads(built.stdout)["summary"]["channels"]
+    return channels
+
+
+def test_index_build_and_syncs_index_stage_keep_a_summary_tree_alike_until_no_raptor_drops_it(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    writer = MigrationWriter(root)
+    writer.item("arch.locks", "take the ledger lock before the account lock")
+    writer.write("locks")
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    assert "summary" in _index_channels(installation, root, "--raptor")
+    assert "summary" in _index_channels(installation, root)  # by hand, as sync: the tree is kept
+    assert "summary" not in _index_channels(installation, root, "--no-raptor")
+    assert "summary" not in _index_channels(installation, root)  # and, dropped, stays dropped
+    _index_channels(installation, root, "--raptor")
+    later = MigrationWriter(root, depends_on=[writer.migration_id])
+    later.item("arch.retries", "retry a flaky test once, never in a loop")
+    later.write("retries")
+    stages = _stages(_sync(installation, root, "--json"))
+    assert stages["index build"]["outcome"] == "done"
+    assert "summary" in stages["index build"]["summary"]["channels"]
+
+
+def test_a_skipped_stage_carries_the_summary_of_what_is_in_place_in_its_commands_shape(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    built = _stages(_sync(installation, root, "--json"))
+    again = _stages(_sync(installation, root, "--json"))
+    assert [again[name]["outcome"] for name in STAGES] == ["skipped"] * 5
+    for name in ("migrate apply", "index build"):
+        assert again[name]["summary"] is not None, name
+        assert set(again[name]["summary"]) == set(built[name]["summary"]), name
+    assert again["index build"]["summary"] == built["index build"]["summary"]  # the index it kept
+    assert again["migrate apply"]["summary"]["stateHash"] == built["migrate apply"]["summary"]["stateHash"]
+    for name in ("review ingest", "review build", "findings build"):  # nothing in place: null
+        assert again[name]["summary"] is None, name

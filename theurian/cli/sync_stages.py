@@ -135,7 +135,7 @@ def _migrate_apply(root: Path, options: SyncOptions) -> StageOutcome:
 def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
     from knowledge.index import build_index, open_index, read_index_pointer
     from knowledge.state import read_pointer
-    from theurian.cli.index_commands import index_document, index_line
+    from theurian.cli.index_commands import index_document, index_line, keeps_summary_tree
     from theurian.embedding import load_model
 
     if any(earlier.stage == MIGRATE_APPLY and earlier.outcome == "failed" for earlier in options.earlier):
@@ -150,12 +150,13 @@ def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
         connection = open_index(root, index)  # the check knowledge.search makes before it ranks with an index
         if connection is not None:
             connection.close()
+            # The summary of the index it keeps, in `index build --json`'s shape, as a skipped migrate apply
+            # carries the active state's: a skipped stage's summary is what is in place (docs/operating.md).
             return StageOutcome(INDEX_BUILD, "skipped", [
                 f"index {index.build_id} already covers state {state.state_hash} under the "
-                f"{options.ceiling} ceiling"])
-    # The daily refresh keeps the summary tree of an index an operator built with --raptor.
-    raptor = index is not None and index.raptor_sha256 is not None
-    published = build_index(root, options.ceiling, raptor=raptor, model=model)
+                f"{options.ceiling} ceiling"], index_document(index))
+    # As `index build` with neither --raptor nor --no-raptor: the summary tree is kept when the index has one.
+    published = build_index(root, options.ceiling, raptor=keeps_summary_tree(root), model=model)
     return StageOutcome(INDEX_BUILD, "done", [index_line(published)], index_document(published))
 
 
