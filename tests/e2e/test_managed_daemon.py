@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -104,8 +105,12 @@ def test_start_on_a_port_something_else_holds_fails_with_the_daemons_own_words(i
         port = holder.getsockname()[1]
         result = installation.cli("daemon", "start", "--port", str(port), timeout=60)
     assert result.returncode == EXIT_FAILED
-    assert f"127.0.0.1:{port} is already in use" in result.stderr
+    assert result.stderr.splitlines() == [
+        f"theurian: the daemon exited (1) before it answered: 127.0.0.1:{port} is already in use (another "
+        "`theurian serve`?); stop it or pass --port"]
     assert not (installation.state_dir / RECORD_NAME).exists()
+    log = (installation.state_dir / LOG_NAME).read_text(encoding="utf-8").splitlines()
+    assert log and all(re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} ", line) for line in log), log
 
 
 _STUBBORN = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
