@@ -4,6 +4,7 @@
     ├── ReviewStoreUnavailable            the review store cannot be served: `reason` (absent, superseded, damaged,
     │   │                                 foreign, unreadable) for logs and tests; callers show one constant
     │   └── ReviewStorePathUnsupported    its resolved path holds what DuckDB cannot open a database through
+    ├── ReviewExportUnwritable            the export's target refused a write (full, quota, read-only, size limit)
     ├── FindingsStoreUnavailable          the findings store cannot be served: `reason`, as above
     ├── ReviewLakeNotAFolder              `.theurian/review` exists but is not a folder (the build refuses)
     ├── ReviewStoreIsAFolder              a folder sits where the review store is published

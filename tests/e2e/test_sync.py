@@ -9,8 +9,8 @@ import resource
 import signal
 import subprocess
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from tests.e2e.review_ingest_support import TOKEN, ingest_env, new_project, small_corpus
