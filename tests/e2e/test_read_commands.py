@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from schemas import load
 from serve.tools.findings import MAX_FINDINGS_LIMIT
 from serve.tools.knowledge import MAX_QUERY_CHARS
 from serve.tools.review import MAX_FILTER_CHARS, MAX_REVIEW_SEARCH_LIMIT
@@ -24,7 +25,6 @@ from tests.support.daemon import RunningDaemon
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
-from schemas import load
 from tests.support.mcp_client import call_tool
 from theurian.cli.read_commands import UNTRUSTED_NOTE, response_schema_name, row_fields
 from theurian.cli.read_output import cell
