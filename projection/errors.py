@@ -4,6 +4,7 @@
     ├── ReviewStoreUnavailable            the review store cannot be served: `reason` (absent, superseded, damaged,
     │   │                                 foreign, unreadable) for logs and tests; callers show one constant
     │   └── ReviewStorePathUnsupported    its resolved path holds what DuckDB cannot open a database through
+    ├── ReviewExportUnwritable            the export's target refused a write (full, quota, read-only, size limit)
     ├── FindingsStoreUnavailable          the findings store cannot be served: `reason`, as above
     ├── ReviewLakeNotAFolder              `.theurian/review` exists but is not a folder (the build refuses)
     ├── ReviewStoreIsAFolder              a folder sits where the review store is published
@@ -34,6 +35,11 @@ class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, a
     def __init__(self, reason: str) -> None:
         super().__init__(f"the review store cannot be served ({reason}); run `theurian review build`")
         self.reason = reason
+
+
+class ReviewExportUnwritable(TheurianError):  # noqa: N818 - it names a state of the target, as the message does
+    """The export's target could not be written (a full disk, a quota, a read-only file system, a file size limit,
+    or a write DuckDB was refused there): the store it was read from is fine, and nothing was published."""
 
 
 class ReviewStorePathUnsupported(ReviewStoreUnavailable):

@@ -23,8 +23,10 @@ renamed to TARGET: an interrupted export leaves no half export under TARGET, and
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -32,14 +34,15 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
-from projection.errors import ReviewStoreUnavailable
+from projection.errors import ReviewExportUnwritable, ReviewStoreUnavailable
 from projection.review_layout import RECORD_COLUMNS, REVIEW_SCHEMA_VERSION
 from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_store, stored_model
+from theurian.disk_faults import storage_condition
 from theurian.durable import fsync_directory
-from theurian.errors import UsageError
+from theurian.errors import TheurianError, UsageError
 from theurian.project import THEURIAN_DIR
 from theurian.stamp import STAMP_TABLE
-from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8
+from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8, one_line
 
 PARTITION_COLUMN: Final = "repository_folder"
 KV_BUILD_ID: Final = "theurian.build_id"
@@ -84,7 +87,9 @@ def export_parquet(root: Path, target: Path) -> ExportSummary:
         UsageError: `target` exists and is not an empty folder, lies inside `.theurian/`, has no existing parent
             folder, or holds a character DuckDB cannot write through (each names the path).
         PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`, before anything is
-            written.
+            written; ReviewStoreUnavailable also when the store cannot be read while its rows are copied.
+        ReviewExportUnwritable: the target's file system refused a write (full, a quota, read-only, a file size
+            limit, or any DuckDB error naming a file it was writing); nothing was published.
     """
     target = _checked_target(root, target)
     store = open_store(root)
@@ -92,14 +97,29 @@ def export_parquet(root: Path, target: Path) -> ExportSummary:
     try:
         sweep_leftovers(target.parent, target.name)
         with building_folder(target.parent, target.name) as temp:
-            summary = _write(cursor, temp, target)
+            try:
+                summary = _write(cursor, temp, target)
+            except READ_FAULTS as exc:
+                raise _told_apart(exc, temp, target) from exc
             _fsync_tree(temp)
             _publish(temp, target)
-    except READ_FAULTS as exc:
-        raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     finally:
         cursor.close()
     return summary
+
+
+def _told_apart(exc: Exception, temp: Path, target: Path) -> TheurianError:
+    """A COPY both reads the store and writes the target: a write refused (an ordinary condition such as a full
+    disk, or any DuckDB error naming a file of the export's temp folder) is the target's fault, anything else the
+    store's."""
+    condition = storage_condition(exc)
+    if condition is None and str(temp) in str(exc):
+        condition = one_line(str(exc))
+    if condition is not None:
+        return ReviewExportUnwritable(
+            f"cannot write the export to {target}: {condition}; nothing was published there and the review store "
+            "is unchanged")
+    return ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}")
 
 
 def _checked_target(root: Path, target: Path) -> Path:
@@ -147,6 +167,27 @@ def _write(cursor: duckdb.DuckDBPyConnection, temp: Path, target: Path) -> Expor
     return ExportSummary(target, build_id, rows, int(partitions[0]) if partitions is not None else 0)
 
 
+def _take_the_targets_mode(temp: Path, target: Path) -> None:
+    """Give the temp folder (0700, as `mkdtemp` makes it) the mode the published folder must have: the empty
+    folder's it replaces (an operator's shared folder keeps its permissions, and its group when this user may
+    set it), else the default the umask gives a new folder, as `mkdir` would have."""
+    try:
+        existing = os.stat(target)
+    except FileNotFoundError:
+        os.chmod(temp, 0o777 & ~_umask())
+        return
+    with contextlib.suppress(PermissionError):  # a group this user is not in: the mode is kept, the group not
+        os.chown(temp, -1, existing.st_gid)  # first: a chown may clear the set-group-id bit the chmod sets
+    os.chmod(temp, stat.S_IMODE(existing.st_mode))
+
+
+def _umask() -> int:
+    # The only way to read the umask is to set it: put it straight back. No thread of ours creates files here.
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 def _fsync_tree(folder: Path) -> None:
     """Every file DuckDB wrote, then every folder, reaches the disk before the rename publishes them."""
     for directory, _, files in os.walk(folder, topdown=False):
@@ -160,6 +201,7 @@ def _fsync_tree(folder: Path) -> None:
 
 
 def _publish(temp: Path, target: Path) -> None:
+    _take_the_targets_mode(temp, target)
     try:
         os.rename(temp, target)  # replaces an empty folder; fails on a non-empty one rather than merging
     except OSError as exc:

@@ -56,14 +56,22 @@ def bind(host: str, port: int) -> socket.socket:
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool = False) -> None:
     """Serve until interrupted; `read_only` leaves the write-intent tools unregistered.
 
+    A start-up failure is logged first, as one timestamped record (`theurian daemon did not start: REASON`): the
+    log of a background daemon is its standard error, so a caller must not print the error again.
+
     Raises:
         ConfigError: the installation config names an unknown disclosure ceiling, or the access token is damaged.
         PortInUseError: another process holds the port.
+        TheurianError: the address cannot be bound for another reason.
     """
-    settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling(), read_only=read_only)
-    access_token.current_token()  # created on first start; a damaged one stops the daemon here, not per request
-    sock = bind(host, port)
-    configure_logging()
+    configure_logging()  # first: every record, a start-up failure's included, is one line with a timestamp
+    try:
+        settings = ServeSettings(disclosure_ceiling=installation.disclosure_ceiling(), read_only=read_only)
+        access_token.current_token()  # created on first start; a damaged one stops the daemon here, not per call
+        sock = bind(host, port)
+    except TheurianError as exc:
+        logger.error("%s%s", daemon_control.START_FAILURE, exc.message)
+        raise
     # Written once the port is ours, so `daemon status` and `daemon start` see this daemon, however it started;
     # never over the record of another live daemon of this installation (its stop must still find it).
     other = daemon_control.running()

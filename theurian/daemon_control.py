@@ -24,6 +24,9 @@ START_TIMEOUT_SECONDS: Final = 30.0
 STOP_TIMEOUT_SECONDS: Final = 10.0
 _KILL_WAIT_SECONDS: Final = 5.0
 _POLL_SECONDS: Final = 0.05
+# How the daemon's log record of a start-up failure begins, after its timestamp and level (serve.daemon writes it):
+# `daemon start` reports the reason that follows as the child's own words.
+START_FAILURE: Final = "theurian daemon did not start: "
 
 # `theurian daemon status` exit codes, as LSB init scripts report status: 0 running, 1 a daemon is recorded but
 # dead or not answering, 3 not running.
@@ -151,4 +154,7 @@ def _last_words(offset: int) -> str:
             lines = log.read().decode("utf-8", errors="replace").strip().splitlines()
     except OSError:
         lines = []
-    return lines[-1].removeprefix("theurian: ") if lines else f"see {path}"
+    if not lines:
+        return f"see {path}"
+    _, found, reason = lines[-1].partition(START_FAILURE)  # after the record's timestamp and level
+    return reason if found else lines[-1].removeprefix("theurian: ")

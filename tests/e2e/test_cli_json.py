@@ -198,4 +198,4 @@ def test_setup_client_with_json_prints_the_client_line_in_the_summary(installati
     _assert_shape(document, ("setup",), result.returncode)
     plain = installation.cli("setup", "--client", "claude-code", "--port", "7777", check=True).stdout
     assert document["summary"] == {"client": "claude-code", "mcpUrl": "http://127.0.0.1:7777/mcp",
-                                   "line": plain.rstrip("\n")}
+                                   "line": plain.rstrip("\n"), "addressFrom": "option"}

@@ -1,23 +1,37 @@
 """Starting and stopping the daemon: one per port, a clean Ctrl-C, a clear stop on a bad ceiling."""
 
+import re
 import signal
 
 import pytest
 
 from tests.support.daemon import free_port, running_daemon
 from tests.support.installation import Installation
+from theurian.access_token import TOKEN_NAME
 from theurian.errors import EXIT_FAILED
+
+TIMESTAMPED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} ")  # serve.log_lines.TIME_FORMAT
 
 
 def test_a_second_daemon_on_the_same_port_exits_at_once_with_a_clear_message(installation: Installation) -> None:
     with running_daemon(installation) as first:
         second = installation.cli("serve", "--port", str(first.port), timeout=30)
         assert second.returncode == EXIT_FAILED
-        assert second.stderr.strip() == (
-            f"theurian: 127.0.0.1:{first.port} is already in use (another `theurian serve`?); "
-            "stop it or pass --port"
-        )
+        line, = second.stderr.splitlines()  # its log: one record, with its timestamp
+        assert TIMESTAMPED.match(line), line
+        assert line.endswith(f" ERROR theurian daemon did not start: 127.0.0.1:{first.port} is already in use "
+                             "(another `theurian serve`?); stop it or pass --port")
         assert first.process.poll() is None  # the first one is untouched
+
+
+def test_a_damaged_token_stops_the_daemon_at_start_up_with_one_timestamped_record(installation: Installation) -> None:
+    installation.cli("auth", "token", check=True)
+    (installation.state_dir / TOKEN_NAME).write_text("short\n", encoding="ascii")
+    result = installation.cli("serve", "--port", str(free_port()), timeout=30)
+    assert result.returncode == EXIT_FAILED
+    line, = result.stderr.splitlines()
+    assert TIMESTAMPED.match(line) and " ERROR theurian daemon did not start: " in line, line
+    assert line.endswith("is damaged; `theurian auth rotate` writes a new one"), line
 
 
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["Ctrl-C", "a service manager's SIGTERM"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import socket
@@ -104,8 +105,12 @@ def test_start_on_a_port_something_else_holds_fails_with_the_daemons_own_words(i
         port = holder.getsockname()[1]
         result = installation.cli("daemon", "start", "--port", str(port), timeout=60)
     assert result.returncode == EXIT_FAILED
-    assert f"127.0.0.1:{port} is already in use" in result.stderr
+    assert result.stderr.splitlines() == [
+        f"theurian: the daemon exited (1) before it answered: 127.0.0.1:{port} is already in use (another "
+        "`theurian serve`?); stop it or pass --port"]
     assert not (installation.state_dir / RECORD_NAME).exists()
+    log = (installation.state_dir / LOG_NAME).read_text(encoding="utf-8").splitlines()
+    assert log and all(re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} ", line) for line in log), log
 
 
 _STUBBORN = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
@@ -191,3 +196,28 @@ def test_logs_follow_prints_new_lines_as_the_daemon_writes_them(installation: In
             follower.wait(timeout=15)
     assert first.count(b"\n") == 1 and b"Authorization: Bearer" in first  # the daemon's last start-up line
     assert b"tool=system.capabilities project=- outcome=ok" in later
+
+
+def test_setup_client_connects_to_the_running_daemons_address_and_says_so(installation: Installation,
+                                                                          started: int) -> None:
+    result = installation.cli("setup", "--client", "claude-code")
+    assert result.returncode == 0, result.stderr
+    url = f"http://127.0.0.1:{started}/mcp"
+    assert f" {url} " in result.stdout and ":7419" not in result.stdout
+    assert result.stderr.splitlines() == [
+        f"theurian: {url} is the address of the daemon running now (pid {_record(installation)['pid']})"]
+    as_json = json.loads(installation.cli("setup", "--client", "inspector", "--json").stdout)["summary"]
+    assert (as_json["mcpUrl"], as_json["addressFrom"]) == (url, "running-daemon")
+    chosen = installation.cli("setup", "--client", "claude-code", "--port", "5555")
+    assert " http://127.0.0.1:5555/mcp " in chosen.stdout
+    assert chosen.stderr.splitlines() == ["theurian: http://127.0.0.1:5555/mcp is port 5555, as --port says"]
+
+
+def test_setup_client_with_no_daemon_running_gives_the_default_address_and_says_so(
+        installation: Installation) -> None:
+    result = installation.cli("setup", "--client", "claude-code")
+    assert result.returncode == 0, result.stderr
+    assert " http://127.0.0.1:7419/mcp " in result.stdout
+    assert result.stderr.splitlines() == [
+        "theurian: http://127.0.0.1:7419/mcp is the default address: no daemon is running (`theurian daemon "
+        "start` serves on port 7419)"]

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from schemas import load
 from serve.tools.findings import MAX_FINDINGS_LIMIT
 from serve.tools.knowledge import MAX_QUERY_CHARS
 from serve.tools.review import MAX_FILTER_CHARS, MAX_REVIEW_SEARCH_LIMIT
@@ -25,7 +26,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
-from theurian.cli.read_commands import UNTRUSTED_NOTE
+from theurian.cli.read_commands import UNTRUSTED_NOTE, response_schema_name, row_fields
 from theurian.cli.read_output import cell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,9 +132,26 @@ def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: 
     records = json.loads(_cli(module_installation, shop, words, "--json").stdout)["summary"]["records"]
     printed = _cli(module_installation, shop, words, "--csv")
     assert printed.returncode == 0, printed.stderr
-    rows = list(csv.DictReader(io.StringIO(printed.stdout)))
+    reader = csv.DictReader(io.StringIO(printed.stdout))
+    rows = list(reader)
     assert len(rows) == len(records) == 5
-    assert rows == [{key: cell(value) for key, value in record.items()} for record in records]
+    assert reader.fieldnames == row_fields("review.search", "records")
+    assert rows == [{key: cell(record.get(key)) for key in reader.fieldnames} for record in records]
+    assert all(set(record) <= set(reader.fieldnames) for record in records)
+
+
+@pytest.mark.parametrize(("words", "tool", "rows_key"), [
+    (["review", "search"], "review.search", "records"),
+    (["knowledge", "search"], "knowledge.search", "results"),
+    (["findings", "list"], "review.findings", "findings"),
+], ids=["review", "knowledge", "findings"])
+def test_csv_with_no_row_still_prints_the_header_of_every_field_the_row_schema_names(
+        module_installation: Installation, shop: Path, words: list[str], tool: str, rows_key: str) -> None:
+    printed = _cli(module_installation, shop, [*words, "zzqq no row holds this"], "--csv")
+    assert printed.returncode == 0, printed.stderr
+    schema = load("mcp", response_schema_name(tool))
+    row = schema["$defs"][schema["properties"][rows_key]["items"]["$ref"].removeprefix("#/$defs/")]
+    assert printed.stdout == ",".join(row["properties"]) + "\n"
 
 
 def test_the_table_names_its_columns_and_ends_with_the_count_and_the_untrusted_note(

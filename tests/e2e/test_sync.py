@@ -5,13 +5,16 @@ a Ctrl-C that stops it with exit 130."""
 from __future__ import annotations
 
 import json
+import resource
 import signal
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.e2e.review_ingest_support import TOKEN, ingest_env, new_project, small_corpus
+from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
@@ -145,3 +148,108 @@ def test_a_state_folder_linked_out_of_the_project_fails_its_stages_with_the_cure
         assert stages[stage]["error"].startswith(".theurian/state resolves outside the root it must stay under. "
                                                  "Cure: remove .theurian/state"), stages[stage]
     assert list(outside.iterdir()) == []
+
+
+def _limited_to(size: int) -> Callable[[], None]:
+    """A child's file size limit: a write past `size` bytes fails with EFBIG (SIGXFSZ ignored, so the write fails
+    rather than the process dying), as a full disk fails it with ENOSPC, at the operating system's own boundary."""
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+def _limited_cli(installation: Installation, *args: str, size: int,
+                 env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(THEURIAN_BIN), *args], env=installation.env | (env or {}), capture_output=True,
+                          text=True, encoding="utf-8", timeout=300, preexec_fn=_limited_to(size))
+
+
+# Past the lake's files (a few KiB each), short of the review store's first DuckDB checkpoint.
+_STORE_TOO_LARGE = 200_000
+
+
+def test_a_stage_the_disk_fails_is_reported_on_its_line_and_the_later_stages_still_run(
+        installation: Installation, tmp_path: Path) -> None:
+    root = _git_project(installation, tmp_path / "p")
+    with FakeGitHub(small_corpus(load_fixture())).running() as fake:
+        result = _limited_cli(installation, "sync", "--project", str(root), "--max-wait", "0",
+                              size=_STORE_TOO_LARGE, env=ingest_env(fake))
+        as_json = _limited_cli(installation, "sync", "--project", str(root), "--max-wait", "0", "--json",
+                               size=_STORE_TOO_LARGE, env=ingest_env(fake))
+    assert result.returncode == EXIT_FAILED, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line.split("  ")[0] for line in lines[:5]] == list(STAGES), result.stdout
+    assert lines[0].startswith("review ingest   done     Acme/Widgets: completed")
+    assert lines[1].startswith("review build    failed   cannot write ")
+    assert lines[1].endswith("store.duckdb: the file would pass the file size limit (ulimit -f)")
+    assert lines[2].startswith("findings build  done")
+    assert lines[5] == "sync: 4 done, 0 skipped, 1 failed"
+    assert result.stderr.splitlines()[-1] == "theurian: sync: review build failed (see above); the other stages ran"
+    assert "unexpected failure" not in result.stdout + result.stderr
+    assert as_json.returncode == EXIT_FAILED
+    stages = _stages(as_json)
+    assert stages["review build"]["outcome"] == "failed" and stages["review build"]["summary"] is None
+    assert stages["review build"]["error"].endswith("the file would pass the file size limit (ulimit -f)")
+    assert [stages[name]["outcome"] for name in STAGES[2:]] == ["done", "skipped", "skipped"]
+    assert json.loads(as_json.stdout)["summary"]["failed"] == ["review build"]
+    # The failed build left no temp behind and published no store.
+    assert sorted(p.name for p in (root / ".theurian/state").iterdir() if "review-store" in p.name) == []
+
+
+def test_a_command_the_disk_fails_names_the_file_and_the_condition_not_an_unexpected_failure(
+        installation: Installation, tmp_path: Path) -> None:
+    root = _git_project(installation, tmp_path / "p")
+    with FakeGitHub(small_corpus(load_fixture())).running() as fake:
+        installation.cli("review", "ingest", "--max-wait", "0", "--project", str(root), extra_env=ingest_env(fake),
+                         check=True)
+    result = _limited_cli(installation, "review", "build", "--project", str(root), size=_STORE_TOO_LARGE)
+    assert result.returncode == EXIT_FAILED
+    line, = result.stderr.splitlines()
+    assert line.startswith(f"theurian: cannot write {root}/.theurian/state/.review-store.duckdb.")
+    assert line.endswith(": the file would pass the file size limit (ulimit -f)")
+    refused = _limited_cli(installation, "review", "build", "--json", "--project", str(root), size=_STORE_TOO_LARGE)
+    document = json.loads(refused.stdout)
+    assert (document["ok"], document["summary"]["exitCode"]) == (False, EXIT_FAILED)
+    assert document["summary"]["error"] == refused.stderr.strip().removeprefix("theurian: ")
+
+
+def _index_channels(installation: Installation, root: Path, *args: str) -> list[str]:
+    built = installation.cli("index", "build", "--json", "--project", str(root), *args, check=True)
+    channels: list[str] = json.loads(built.stdout)["summary"]["channels"]
+    return channels
+
+
+def test_index_build_and_syncs_index_stage_keep_a_summary_tree_alike_until_no_raptor_drops_it(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    writer = MigrationWriter(root)
+    writer.item("arch.locks", "take the ledger lock before the account lock")
+    writer.write("locks")
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    assert "summary" in _index_channels(installation, root, "--raptor")
+    assert "summary" in _index_channels(installation, root)  # by hand, as sync: the tree is kept
+    assert "summary" not in _index_channels(installation, root, "--no-raptor")
+    assert "summary" not in _index_channels(installation, root)  # and, dropped, stays dropped
+    _index_channels(installation, root, "--raptor")
+    later = MigrationWriter(root, depends_on=[writer.migration_id])
+    later.item("arch.retries", "retry a flaky test once, never in a loop")
+    later.write("retries")
+    stages = _stages(_sync(installation, root, "--json"))
+    assert stages["index build"]["outcome"] == "done"
+    assert "summary" in stages["index build"]["summary"]["channels"]
+
+
+def test_a_skipped_stage_carries_the_summary_of_what_is_in_place_in_its_commands_shape(
+        installation: Installation, tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")
+    built = _stages(_sync(installation, root, "--json"))
+    again = _stages(_sync(installation, root, "--json"))
+    assert [again[name]["outcome"] for name in STAGES] == ["skipped"] * 5
+    for name in ("migrate apply", "index build"):
+        assert again[name]["summary"] is not None, name
+        assert set(again[name]["summary"]) == set(built[name]["summary"]), name
+    assert again["index build"]["summary"] == built["index build"]["summary"]  # the index it kept
+    assert again["migrate apply"]["summary"]["stateHash"] == built["migrate apply"]["summary"]["stateHash"]
+    for name in ("review ingest", "review build", "findings build"):  # nothing in place: null
+        assert again[name]["summary"] is None, name

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import signal
+import stat
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -18,8 +23,8 @@ from projection.review_export import KV_BUILD_ID, PARTITION_COLUMN, export_parqu
 from projection.review_layout import RECORD_COLUMNS
 from projection.review_store import store_path
 from tests.projection.review_records import new_project, pull_request, review, tamper_with_store, thread, write_lake
-from tests.support.installation import Installation
-from theurian.errors import UsageError
+from tests.support.installation import THEURIAN_BIN, Installation
+from theurian.errors import EXIT_FAILED, UsageError
 
 # Case variants of one repository (GitHub matches names case-insensitively), a name that is all dots, and one
 # holding every other character a name may hold: each a path hazard if the name itself were the folder.
@@ -238,3 +243,42 @@ def test_a_table_with_no_rows_keeps_its_folder_and_has_no_file(tmp_path: Path) -
     assert summary.rows["vectors"] == 0
     assert os.listdir(tmp_path / "exports" / "export" / "vectors") == []
     assert len(os.listdir(tmp_path / "exports" / "export" / "records")) == 1
+
+
+def test_an_empty_folder_exported_into_keeps_its_mode_and_a_new_one_gets_the_umasks_default(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    shared = tmp_path / "exports" / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2775)  # a shared folder: group-writable, new files in the folder's group
+    export_parquet(root, shared)
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o2775
+    old = os.umask(0o022)
+    try:
+        export_parquet(root, tmp_path / "exports" / "new")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(tmp_path / "exports" / "new").st_mode) == 0o755
+    assert stat.S_IMODE(os.stat(tmp_path / "exports" / "new" / "records").st_mode) == 0o755
+
+
+def _limited_to(size: int) -> Callable[[], None]:
+    def limit() -> None:  # a write past `size` fails with EFBIG (SIGXFSZ ignored), as a full disk fails with ENOSPC
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return limit
+
+
+def test_a_target_the_disk_refuses_is_named_as_the_targets_fault_not_the_stores(tmp_path: Path,
+                                                                                installation: Installation) -> None:
+    root = _project(tmp_path)
+    target = tmp_path / "exports" / "export"
+    result = subprocess.run(
+        [str(THEURIAN_BIN), "review", "export", "--parquet", str(target), "--project", str(root)],
+        env=installation.env, capture_output=True, text=True, encoding="utf-8", timeout=120,
+        preexec_fn=_limited_to(512))  # the store is only read; each Parquet file is larger than this
+    assert result.returncode == EXIT_FAILED
+    assert result.stderr.splitlines() == [
+        f"theurian: cannot write the export to {target}: the file would pass the file size limit (ulimit -f); "
+        "nothing was published there and the review store is unchanged"]
+    assert os.listdir(tmp_path / "exports") == []
+    export_parquet(root, target)  # the store was fine all along

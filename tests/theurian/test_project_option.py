@@ -31,3 +31,26 @@ def test_project_commands_outside_any_project_fail_in_one_line(
     assert result.returncode == EXIT_FAILED
     assert result.stderr.strip().splitlines() == [
         f"theurian: no .theurian/ in {tmp_path.resolve()} or above: run `theurian init` or pass --project PATH"]
+
+
+def test_each_project_option_that_is_no_project_is_refused_with_the_cure_that_works_for_it(
+        installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "proj").resolve()
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    (tmp_path / "bare").mkdir()
+    refusals = {
+        project / ".theurian": f"--project {project}/.theurian is a project's .theurian folder or inside one: "
+                               f"pass --project {project}, the project folder that holds it",
+        project / ".theurian/review": f"--project {project}/.theurian/review is a project's .theurian folder or "
+                                      f"inside one: pass --project {project}, the project folder that holds it",
+        tmp_path / "nonexistent": f"--project {tmp_path.resolve()}/nonexistent does not exist: name a project "
+                                  "folder (one holding .theurian/)",
+        tmp_path / "file": f"--project {tmp_path.resolve()}/file is not a folder: name a project folder (one "
+                           "holding .theurian/)",
+        tmp_path / "bare": f"{tmp_path.resolve()}/bare holds no .theurian/ (run `theurian init` there)",
+    }
+    (project / ".theurian/review").mkdir(exist_ok=True)
+    for given, refusal in refusals.items():
+        result = installation.cli("migrate", "status", "--project", str(given))
+        assert (result.returncode, result.stderr.splitlines()) == (EXIT_FAILED, [f"theurian: {refusal}"]), given
+    assert installation.cli("init", str(tmp_path / "bare")).returncode == 0  # the one cure that names init works

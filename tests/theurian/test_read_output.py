@@ -1,6 +1,8 @@
 import csv
 import io
 
+from serve.tools import registered_tools
+from theurian.cli.read_commands import response_schema_name, row_fields
 from theurian.cli.read_output import MIN_LAST_COLUMN, as_csv, as_table, cell
 
 COLUMNS = [("kind", "kind"), ("text", "text")]
@@ -30,8 +32,25 @@ def test_a_terminal_escape_or_line_break_in_stored_text_is_printed_escaped_never
 
 def test_csv_keeps_a_line_break_whole_inside_its_quoted_cell_and_nested_values_as_json() -> None:
     rows = [{"a": "one\ntwo", "b": None, "c": True, "d": {"k": [1, 2]}}, {"a": "x", "e": 3}]
-    printed = as_csv(rows)
+    printed = as_csv(rows, ["a", "b", "c", "d", "e"])
     parsed = list(csv.reader(io.StringIO(printed)))
     assert parsed == [["a", "b", "c", "d", "e"], ["one\ntwo", "", "true", '{"k":[1,2]}', ""],
                       ["x", "", "", "", "3"]]
     assert cell(False) == "false" and cell(0) == "0"
+
+
+def test_csv_with_no_row_is_its_header_alone() -> None:
+    assert as_csv([], ["a", "b"]) == "a,b\n"
+
+
+def test_the_response_schema_of_every_tool_a_read_command_prints_is_found_from_its_name() -> None:
+    read = {"review.search", "review.findSimilar", "review.listConcerns", "review.findings", "knowledge.search"}
+    tools = {tool.name: tool for tool in registered_tools() if tool.name in read}
+    assert len(tools) == len(read)
+    assert {name: response_schema_name(name) for name in tools} == {
+        name: tool.output_schema for name, tool in tools.items()}
+
+
+def test_the_csv_header_is_the_row_schemas_properties_in_order() -> None:
+    assert row_fields("review.findings", "findings")[:5] == [
+        "commitSha", "position", "reviewer", "severity", "findingText"]

@@ -1,3 +1,4 @@
+import json
 import subprocess
 import tomllib
 from pathlib import Path
@@ -55,10 +56,13 @@ def test_registering_the_same_project_twice_changes_nothing_says_so_and_exits_0(
     assert installation.cli("project", "list", "--json", check=True).stdout == before
 
 
-def test_unregistering_an_unknown_id_fails_with_one_line(installation: Installation) -> None:
+def test_unregistering_an_unknown_id_exits_0_saying_nothing_changed(installation: Installation) -> None:
     result = installation.cli("project", "unregister", "nope")
-    assert result.returncode == EXIT_FAILED
-    assert result.stderr.strip() == "theurian: no project is registered under id 'nope'"
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["no project is registered under id 'nope'; nothing changed"]
+    as_json = installation.cli("project", "unregister", "nope", "--json")
+    assert as_json.returncode == 0 and json.loads(as_json.stdout)["summary"] == {
+        "projectId": "nope", "changed": False, "message": "no project is registered under id 'nope'; nothing changed"}
 
 
 def test_an_unknown_id_is_refused_in_one_bounded_line_by_every_command_that_names_one(

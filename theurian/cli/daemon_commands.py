@@ -133,7 +133,7 @@ def logs(
         raise typer.Exit(1) from None
     with handle:
         existing = handle.read().splitlines()  # read whatever -n shows: following starts at the end
-        for line in existing[len(existing) - lines:] if lines else []:
+        for line in existing[-lines:] if lines else []:  # a slice from past the start is the whole log
             typer.echo(line)
         while follow:
             chunk = handle.read()

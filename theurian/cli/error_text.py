@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from theurian.disk_faults import storage_fault_text
 from theurian.errors import PathEscapeError
 
 
@@ -16,6 +17,18 @@ def escape_text(exc: PathEscapeError) -> str:
 
 
 def os_error_text(exc: OSError) -> str:
-    """What the file system said no to, and where."""
+    """What the file system said no to, and where (an ordinary condition, a full disk, in its own words)."""
+    fault = storage_fault_text(exc)
+    if fault is not None:
+        return fault
     where = f": {exc.filename}" if exc.filename else ""
     return f"{exc.strerror or type(exc).__name__}{where}"
+
+
+def unexpected_text(exc: Exception) -> str:
+    """An error no command raised on purpose: a write the disk refused (inside a DuckDB or SQLite error too) named
+    as the ordinary condition it is, anything else as the unexpected failure it is."""
+    fault = storage_fault_text(exc)
+    if fault is not None:
+        return fault
+    return f"unexpected failure ({type(exc).__name__}: {exc})"

@@ -3,6 +3,7 @@ installation's embedding model, optionally a RAPTOR summary tree) over the activ
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -22,22 +23,34 @@ app = typer.Typer(
 @app.command("build")
 def build(
     project: ProjectOption = None,
-    raptor: Annotated[
-        bool, typer.Option("--raptor", help="Also build the extractive summary tree (the summary channel).")
-    ] = False,
+    raptor: Annotated[bool | None, typer.Option(
+        "--raptor/--no-raptor",
+        help="Build the extractive summary tree (the summary channel), or drop it; default: as the published "
+             "index has it.")] = None,
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Index the active state (run after `theurian migrate apply`); searches use it while the state matches.
 
-    Only items this installation's disclosure ceiling lets a caller see are indexed.
+    Only items this installation's disclosure ceiling lets a caller see are indexed. An index built with --raptor
+    keeps its summary tree through later builds (and `theurian sync`) until --no-raptor drops it.
     """
     from knowledge.index import build_index  # loads only for this command
 
-    published = build_index(project_root(project), disclosure_ceiling(), raptor=raptor)
+    root = project_root(project)
+    published = build_index(root, disclosure_ceiling(), raptor=keeps_summary_tree(root) if raptor is None else raptor)
     if as_json:
         echo_summary(index_document(published))
     else:
         typer.echo(index_line(published))
+
+
+def keeps_summary_tree(root: Path) -> bool:
+    """Whether a build given neither --raptor nor --no-raptor builds the summary tree: exactly when the published
+    index has one. `index build` and `sync`'s index stage both ask this, so a sync is the command by hand."""
+    from knowledge.index import read_index_pointer
+
+    published = read_index_pointer(root)
+    return published is not None and published.raptor_sha256 is not None
 
 
 def index_document(published: IndexPointer) -> dict[str, Any]:

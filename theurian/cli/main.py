@@ -26,7 +26,7 @@ from theurian.cli import (
     setup_commands,
     sync_command,
 )
-from theurian.cli.error_text import escape_text, os_error_text
+from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
 from theurian.cli.json_summary import echo_refusal
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.interrupts import ignored_from_here, terminated_as_interrupted, was_terminated
@@ -146,7 +146,7 @@ def _outcome() -> int:
         exc.show()
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - the top-level handler: one line, never a traceback
-        return _refused(f"unexpected failure ({type(exc).__name__}: {exc})", EXIT_FAILED, exc)
+        return _refused(unexpected_text(exc), EXIT_FAILED, exc)
     return code if isinstance(code, int) else 0
 
 

@@ -10,7 +10,7 @@ import typer
 from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.errors import AlreadyInPlaceError
+from theurian.errors import AlreadyInPlaceError, ProjectError
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -47,8 +47,17 @@ def register(
 @app.command("unregister")
 def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.")],
                as_json: JsonSummaryOption = False) -> None:
-    """Remove a registration. The project's files are not touched."""
-    registry.unregister(project_id)
+    """Remove a registration; exits 0, saying so, when no project is registered under the id. The project's files
+    are not touched."""
+    try:
+        registry.unregister(project_id)
+    except ProjectError as exc:  # the only ProjectError unregister raises: no such id, so it is already gone
+        message = f"{exc.message}; nothing changed"
+        if as_json:
+            echo_summary({"projectId": project_id, "changed": False, "message": message})
+        else:
+            typer.echo(message)
+        return
     if as_json:
         echo_summary({"projectId": project_id, "changed": True})
         return

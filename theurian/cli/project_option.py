@@ -21,15 +21,29 @@ def project_root(option: Path | None) -> Path:
     """The project a command acts on.
 
     Raises:
-        ProjectError: no `.theurian/` at --project, or none from the current directory upward.
+        ProjectError: --project does not exist, is not a folder, is a project's `.theurian` folder (or inside
+            one), or holds no `.theurian/`; or no `.theurian/` from the current directory upward. Each names the
+            cure that works for it (init refuses the first three).
     """
     if option is not None:
         root = option.resolve()
         if not (root / THEURIAN_DIR).is_dir():
-            raise ProjectError(f"{root} holds no {THEURIAN_DIR}/ (run `theurian init` there)")
+            raise ProjectError(_not_a_project(root))
         return root
     here = Path.cwd().resolve()
     for candidate in (here, *here.parents):
         if (candidate / THEURIAN_DIR).is_dir():
             return candidate
     raise ProjectError(f"no {THEURIAN_DIR}/ in {here} or above: run `theurian init` or pass --project PATH")
+
+
+def _not_a_project(root: Path) -> str:
+    if not root.exists():
+        return f"--project {root} does not exist: name a project folder (one holding {THEURIAN_DIR}/)"
+    if THEURIAN_DIR in root.parts:
+        project = Path(*root.parts[:root.parts.index(THEURIAN_DIR)])
+        return (f"--project {root} is a project's {THEURIAN_DIR} folder or inside one: pass --project {project}, "
+                "the project folder that holds it")
+    if not root.is_dir():
+        return f"--project {root} is not a folder: name a project folder (one holding {THEURIAN_DIR}/)"
+    return f"{root} holds no {THEURIAN_DIR}/ (run `theurian init` there)"

@@ -34,12 +34,11 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def as_csv(rows: Sequence[Mapping[str, Any]]) -> str:
-    """A header of every key the rows carry (in first-seen order), then one line per row. Text is kept whole
-    (a line break inside a quoted cell is CSV's own), never escaped or cut."""
-    keys: list[str] = []
-    for row in rows:
-        keys.extend(key for key in row if key not in keys)
+def as_csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
+    """A header of `fields` (the row schema's properties, so it is there with no row too), then one line per row,
+    a field a row leaves out empty. Text is kept whole (a line break inside a quoted cell is CSV's own), never
+    escaped or cut."""
+    keys = list(fields)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(keys)

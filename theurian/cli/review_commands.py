@@ -53,10 +53,7 @@ def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public
     try:
         allowlist.allow(project_root(project), allowlist.parse_repository(repository))
     except AlreadyInPlaceError as exc:
-        if as_json:
-            echo_summary({"repository": repository, "changed": False, "message": exc.message})
-        else:
-            typer.echo(f"{exc.message}; nothing changed")
+        _nothing_changed(repository, exc, as_json)
         return
     if as_json:
         echo_summary({"repository": repository, "changed": True})
@@ -64,11 +61,24 @@ def allow(repository: Annotated[str, typer.Argument(help="OWNER/NAME of a public
     typer.echo(f"allowed {repository}")
 
 
+def _nothing_changed(repository: str, exc: AlreadyInPlaceError, as_json: bool) -> None:
+    message = f"{exc.message}; nothing changed"
+    if as_json:
+        echo_summary({"repository": repository, "changed": False, "message": message})
+    else:
+        typer.echo(message)
+
+
 @app.command("disallow")
 def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remove (any spelling).")],
              project: ProjectOption = None, as_json: JsonSummaryOption = False) -> None:
-    """Remove OWNER/NAME from the allowlist. Evidence already ingested stays on disk."""
-    allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
+    """Remove OWNER/NAME from the allowlist; exits 0, saying so, when it is not there. Evidence already ingested
+    stays on disk."""
+    try:
+        allowlist.disallow(project_root(project), allowlist.parse_repository(repository))
+    except AlreadyInPlaceError as exc:  # not there: what was asked for already holds
+        _nothing_changed(repository, exc, as_json)
+        return
     if as_json:
         echo_summary({"repository": repository, "changed": True})
         return
@@ -106,7 +116,7 @@ def ingest(
     """Fetch review history (pull requests, reviews, threads, all comments) into .theurian/review/.
 
     By default each repository's run covers what changed since its last completed run (with a 10-minute
-    overlap). It signs in as the GitHub App the installation config names ([github_app]), else with the token
+    overlap). It signs in as the GitHub App the installation config names (\\[github_app]), else with the token
     in GITHUB_TOKEN or GH_TOKEN.
     """
     if full and since is not None:

@@ -33,7 +33,7 @@ def concerns(
     """The recurring review concerns the last `theurian review build` found, most widely recurring first."""
     arguments = {"repository": repository, "minPullRequests": min_pull_requests, "q": q, "limit": limit}
     answer = answer_as_agent("review.listConcerns", project, arguments, as_json, csv_out)
-    print_answer(answer, "concerns", as_json, csv_out, _COLUMNS,
+    print_answer("review.listConcerns", answer, "concerns", as_json, csv_out, _COLUMNS,
                  notes=["draft one with `theurian propose candidate --concern ID`"],
                  empty=("no recurring concern matches: none was found by the last `theurian review build`, or none "
                         "passes these filters"))

@@ -54,7 +54,7 @@ def scan(
     as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
-    """Apply [review] secrets and redact_participants to every record already in .theurian/review/.
+    """Apply \\[review] secrets and redact_participants to every record already in .theurian/review/.
 
     Rewrites in place each record the policy changes (one durable replace per file: safe to stop and run
     again); under "block" a record holding a secret is removed. Run `theurian review build` afterwards.

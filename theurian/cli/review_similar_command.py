@@ -38,7 +38,7 @@ def similar(
                  "threadState": thread_state, "kind": kind, "limit": limit}
     answer = answer_as_agent("review.findSimilar", project, arguments, as_json, csv_out)
     retrieval = answer["retrieval"]
-    print_answer(answer, "records", as_json, csv_out, _COLUMNS, shown=_shown,
+    print_answer("review.findSimilar", answer, "records", as_json, csv_out, _COLUMNS, shown=_shown,
                  notes=[f"model {retrieval['model']}", f"store {retrieval['storeBuildId']}"],
                  empty=(f"nothing like this came up in review: no record's similarity reached the floor "
                         f"({retrieval['similarityFloor']}; model {retrieval['model']})"))

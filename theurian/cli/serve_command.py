@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from theurian.errors import TheurianError
+
 # Kept equal to serve.daemon's defaults; the daemon's imports (mcp, uvicorn) load only when serving, so every
 # other command starts fast.
 DEFAULT_HOST = "127.0.0.1"
@@ -24,4 +26,8 @@ def serve(
     import_duckdb_held()  # the daemon serves the review store
     from serve.daemon import serve as run_daemon
 
-    run_daemon(host, port, read_only=read_only)
+    try:
+        run_daemon(host, port, read_only=read_only)
+    except TheurianError as exc:  # the daemon logged it as one timestamped record: printing it again would add a
+        raise typer.Exit(exc.exit_code) from None  # line without one to its log
+

@@ -41,7 +41,9 @@ def setup(
     dry_run: DryRunOption = False,
     client: Annotated[str | None, typer.Option(
         help=f"Print the line that connects this client instead: {', '.join(client_lines.CLIENTS)}.")] = None,
-    port: Annotated[int, typer.Option(help="Port the service listens on.", min=1, max=65535)] = DEFAULT_PORT,
+    port: Annotated[int | None, typer.Option(
+        help=f"Port the service listens on (default {DEFAULT_PORT}); with --client, the port to connect to "
+             "(default: the running daemon's, else the default).", min=1, max=65535)] = None,
     service: ServiceOption = None,
     no_start: Annotated[bool, typer.Option(
         "--no-start", help="Write the service file; do not ask the service manager to start it.")] = False,
@@ -50,18 +52,14 @@ def setup(
     """Install the daemon as a user service (systemd user unit, launchd agent) that starts at log-in.
 
     Prints every file it writes and every command it runs. With --client, prints instead the exact line (with
-    this installation's token) that connects that client, and changes nothing.
+    this installation's token) that connects that client to the running daemon's address (else the default, or
+    --port), says on stderr which, and changes nothing.
     """
     if client is not None:
-        url = client_lines.client_url(client, port)
-        line = client_lines.client_config(client, url, access_token.current_token())
-        if as_json:
-            echo_summary({"client": client, "mcpUrl": url, "line": line})
-        else:
-            typer.echo(line)
+        _client_line(client, port, as_json)
         return
     kind = _kind(service)
-    plan = service_files.install_plan(kind, port)
+    plan = service_files.install_plan(kind, DEFAULT_PORT if port is None else port)
     if not dry_run:
         access_token.current_token()  # the service's first start would make it; clients need it before that
         if not no_start:
@@ -73,6 +71,27 @@ def setup(
         return
     if not dry_run:
         typer.echo("connect a client: `theurian setup --client claude-code` (or vscode, inspector, claude-desktop)")
+
+
+def _client_line(client: str, port: int | None, as_json: bool) -> None:
+    """The line connecting `client`: to --port when given, else to the daemon running now (its own address, as
+    `theurian daemon status` names it), else to the default address; stderr says which."""
+    record = daemon_control.running() if port is None else None
+    if record is not None:
+        host = f"[{record.host}]" if ":" in record.host else record.host
+        url = client_lines.client_url(client, record.port, host)
+        source, note = "running-daemon", f"the address of the daemon running now (pid {record.pid})"
+    elif port is not None:
+        url, source, note = client_lines.client_url(client, port), "option", f"port {port}, as --port says"
+    else:
+        url, source = client_lines.client_url(client, DEFAULT_PORT), "default"
+        note = f"the default address: no daemon is running (`theurian daemon start` serves on port {DEFAULT_PORT})"
+    line = client_lines.client_config(client, url, access_token.current_token())
+    typer.echo(f"theurian: {url} is {note}", err=True)
+    if as_json:
+        echo_summary({"client": client, "mcpUrl": url, "line": line, "addressFrom": source})
+    else:
+        typer.echo(line)
 
 
 def uninstall(

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from theurian.cli.error_text import escape_text, os_error_text
+from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.text import one_line
 
@@ -57,7 +57,9 @@ class SyncOptions:
 
 
 def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
-    """Run one stage; its domain error, or the file system's, becomes a failed outcome with that error's line."""
+    """Run one stage; any error it raises becomes a failed outcome with the line the top-level handler would print
+    for it (`theurian.cli.main`), so a stage that fails (a DuckDB or SQLite error on a full disk included) never
+    stops the stages after it. A Ctrl-C is not an `Exception`: it stops the sync."""
     runner = _RUNNERS[name]
     try:
         return runner(root, options)
@@ -67,6 +69,8 @@ def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
         return StageOutcome(name, "failed", [one_line(exc.message)])
     except OSError as exc:
         return StageOutcome(name, "failed", [one_line(os_error_text(exc))])
+    except Exception as exc:  # noqa: BLE001 - a stage's failure is reported on its line; the others still run
+        return StageOutcome(name, "failed", [one_line(unexpected_text(exc))])
 
 
 def _ingest(root: Path, options: SyncOptions) -> StageOutcome:
@@ -131,7 +135,7 @@ def _migrate_apply(root: Path, options: SyncOptions) -> StageOutcome:
 def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
     from knowledge.index import build_index, open_index, read_index_pointer
     from knowledge.state import read_pointer
-    from theurian.cli.index_commands import index_document, index_line
+    from theurian.cli.index_commands import index_document, index_line, keeps_summary_tree
     from theurian.embedding import load_model
 
     if any(earlier.stage == MIGRATE_APPLY and earlier.outcome == "failed" for earlier in options.earlier):
@@ -146,12 +150,13 @@ def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
         connection = open_index(root, index)  # the check knowledge.search makes before it ranks with an index
         if connection is not None:
             connection.close()
+            # The summary of the index it keeps, in `index build --json`'s shape, as a skipped migrate apply
+            # carries the active state's: a skipped stage's summary is what is in place (docs/operating.md).
             return StageOutcome(INDEX_BUILD, "skipped", [
                 f"index {index.build_id} already covers state {state.state_hash} under the "
-                f"{options.ceiling} ceiling"])
-    # The daily refresh keeps the summary tree of an index an operator built with --raptor.
-    raptor = index is not None and index.raptor_sha256 is not None
-    published = build_index(root, options.ceiling, raptor=raptor, model=model)
+                f"{options.ceiling} ceiling"], index_document(index))
+    # As `index build` with neither --raptor nor --no-raptor: the summary tree is kept when the index has one.
+    published = build_index(root, options.ceiling, raptor=keeps_summary_tree(root), model=model)
     return StageOutcome(INDEX_BUILD, "done", [index_line(published)], index_document(published))
 
 

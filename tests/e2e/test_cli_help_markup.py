@@ -1,0 +1,49 @@
+"""Every bracketed word a command's help text holds (`[review]`, `[github_app]`: config tables) reaches the rendered
+`--help`: typer renders help through rich, whose markup takes a lowercase `[word]` for a style tag and drops it, so
+"Apply [review] secrets" printed "Apply  secrets". A help text writes `\\[word]` for the literal."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from tests.e2e.test_cli_surface import _command_paths
+from theurian.cli.main import app
+
+# rich's own markup tag: `[` then a lowercase letter, `#`, `/` or `@` (rich.markup.RE_TAGS); `\[` escapes it.
+_TAG = re.compile(r"\\?\[([a-z#/@][^\[\]]*)\]")
+
+
+def _texts(command: Any) -> list[str]:
+    return [command.help or "", *(getattr(param, "help", None) or "" for param in command.params)]
+
+
+@pytest.mark.parametrize("path", [p for p in _command_paths() if p], ids=" ".join)
+def test_no_bracketed_word_of_a_help_text_is_lost_to_rich_markup(path: tuple[str, ...]) -> None:
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    bracketed = [f"[{match}]" for text in _texts(command) for match in _TAG.findall(text)]
+    if not bracketed:
+        return
+    result = CliRunner().invoke(app, [*path, "--help"], prog_name="theurian", env={"TERMINAL_WIDTH": "400"})
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.output.split())
+    assert [word for word in bracketed if word not in shown] == [], shown
+
+
+def test_the_walk_sees_the_config_tables_the_help_texts_name() -> None:
+    named = {" ".join(path): [m for text in _texts(_at(path)) for m in _TAG.findall(text)]
+             for path in _command_paths() if path}
+    assert "review" in named["review scan"] and "github_app" in named["review ingest"]
+
+
+def _at(path: tuple[str, ...]) -> Any:
+    command: Any = typer.main.get_command(app)
+    for name in path:
+        command = command.commands[name]
+    return command

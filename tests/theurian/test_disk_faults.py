@@ -1,0 +1,66 @@
+"""A write the file system refused for an ordinary reason is named as that condition, whichever layer reported it:
+real errors from the operating system (/dev/full answers every write ENOSPC), SQLite and DuckDB, the last two
+under a file size limit in a child process (a write past it fails with EFBIG, as a full disk fails with ENOSPC)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from theurian.disk_faults import storage_condition, storage_fault_text
+
+_CHILD = """
+import json, resource, signal, sqlite3, sys
+import duckdb
+from theurian.disk_faults import storage_fault_text
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
+said = {}
+try:
+    c = sqlite3.connect(sys.argv[1] + "/t.sqlite", isolation_level=None)
+    c.execute("CREATE TABLE t (x)")
+    c.executemany("INSERT INTO t VALUES (?)", [("x" * 100,)] * 2000)
+except sqlite3.Error as exc:
+    said["sqlite"] = [type(exc).__name__, storage_fault_text(exc)]
+try:
+    d = duckdb.connect(sys.argv[1] + "/t.duckdb")
+    d.execute("CREATE TABLE t AS SELECT range AS x, repeat('x', 100) AS y FROM range(100000)")
+    d.execute("CHECKPOINT")
+except duckdb.Error as exc:
+    said["duckdb"] = [type(exc).__name__, storage_fault_text(exc)]
+print(json.dumps(said))
+"""
+
+
+def test_a_full_device_is_named_with_the_file_it_refused() -> None:
+    fd = os.open("/dev/full", os.O_WRONLY)
+    try:
+        with pytest.raises(OSError) as raised:
+            os.write(fd, b"x")
+    finally:
+        os.close(fd)
+    raised.value.filename = "/dev/full"  # os.write has no name to give; the callers' OSErrors carry theirs
+    assert storage_fault_text(raised.value) == "cannot write /dev/full: no space left on the device"
+
+
+def test_sqlite_and_duckdb_writes_past_a_file_size_limit_are_named_as_that_condition(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], capture_output=True, text=True,
+                            encoding="utf-8", timeout=120, check=True)
+    said = json.loads(result.stdout)
+    assert said["sqlite"] == ["OperationalError", "cannot write a SQLite database under .theurian/state/ (or "
+                              "SQLite's temp folder): the write failed (SQLite: disk I/O error): a full disk, a file "
+                              "size limit or a failing device"]
+    kind, text = said["duckdb"]
+    assert text.startswith(f"cannot write {tmp_path}/t.duckdb")
+    assert text.endswith(": the file would pass the file size limit (ulimit -f)"), (kind, text)
+
+
+def test_an_error_that_is_no_storage_condition_is_left_to_its_own_handler() -> None:
+    assert storage_condition(OSError(13, "Permission denied")) is None
+    assert storage_condition(ValueError("No space left on device")) is None  # only the engines' messages are read
+    assert storage_fault_text(RuntimeError("boom")) is None
