@@ -40,7 +40,12 @@ demo: install
 
 ## test: install, lint, type-check, and run the default test suite
 test: install inspector conformance lint
-	$(UV) run --locked --no-sync pytest -n 2 --dist loadfile  # a module's tests share one worker, so its daemon starts once
+# A module's tests share one worker (--dist loadfile), so its daemon starts once. Modules are handed out in the
+# order they are collected (--no-loadscope-reorder): pytest-xdist would otherwise hand out the modules of most
+# tests first, which leaves the end-to-end modules of one long test (a README walk, a concurrent build) for last,
+# one worker running them while the other has nothing left; collected in order, tests/e2e comes first and the
+# many short in-process modules fill both workers at the end.
+	$(UV) run --locked --no-sync pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: install
 	$(UV) run --locked --no-sync ruff check .

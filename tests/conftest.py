@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,31 @@ import pytest
 from tests.support.daemon import RunningDaemon, running_daemon
 from tests.support.installation import Installation
 from theurian.installation import HOME_OVERRIDE_ENV
+
+REPO = Path(__file__).resolve().parents[1]
+# Where compiled modules go when the environment says PYTHONDONTWRITEBYTECODE: out of the source tree and the
+# venv (which that setting keeps clean), in pytest's own cache folder (git-ignored), kept from one run to the next.
+BYTECODE_FOLDER = REPO / ".pytest_cache" / "bytecode"
+
+
+def _cache_bytecode_outside_the_tree() -> None:
+    """Under PYTHONDONTWRITEBYTECODE no process keeps what it compiled, so every `theurian` command, daemon and
+    racer a test starts compiled every module it imports afresh (typer, mcp, duckdb's Python half...): about half
+    of a command's start-up CPU, thousands of times a run. An installed tool has its bytecode (pip compiles it at
+    install, Python writes it on a first import), so the tests' processes get theirs too: written under
+    BYTECODE_FOLDER (`PYTHONPYCACHEPREFIX`), read back by every later process, pytest-xdist's workers included
+    (they start from this process's environment, after this conftest loads). Python checks each cached file
+    against its source's mtime and size, so an edited module is compiled again."""
+    if not sys.flags.dont_write_bytecode or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # bytecode is written where Python writes it, or where the caller chose
+    BYTECODE_FOLDER.mkdir(parents=True, exist_ok=True)
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(BYTECODE_FOLDER)
+    sys.pycache_prefix = str(BYTECODE_FOLDER)  # this process's own later imports (the test modules) too
+    sys.dont_write_bytecode = False
+
+
+_cache_bytecode_outside_the_tree()
 
 
 @pytest.fixture(autouse=True, scope="session")
