@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 from tests.support.planted_secrets import CLEAN_TEXTS, PLANTED, PRIVATE_KEY_BLOCK, in_npmrc, in_prose
 from theurian import secret_plugins
@@ -11,6 +15,8 @@ from theurian.secret_scan import (
     MARKER_PATTERN,
     TYPE_NAMES,
     _configure,
+    _could_hold_token,
+    _scan_line,
     fingerprint,
     line_of,
     marker,
@@ -141,3 +147,34 @@ def test_plugins_of_ours_are_found_even_when_detect_secrets_mapped_its_plugins_b
     _configure()
     text = in_prose("github-fine-grained-token")
     assert [h.value for h in scan_text(text)] == [FINE_GRAINED]
+
+
+def _plugin_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    _configure()
+    from detect_secrets.settings import get_plugins
+
+    return [(type(plugin).__name__, pattern) for plugin in get_plugins()
+            for pattern in getattr(plugin, "denylist", ())]
+
+
+@pytest.mark.parametrize(("plugin", "pattern"), _plugin_patterns(),
+                         ids=lambda value: getattr(value, "pattern", value)[:40])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_the_pre_filter_passes_every_line_any_plugin_matches(plugin: str, pattern: re.Pattern[str],
+                                                              data: st.DataObject) -> None:
+    # The pre-filter is a superset of the plugins or secrets go unscanned: every line a plugin reports a secret in,
+    # with its match generated from the plugin's own pattern amid ordinary lowercase prose, must pass it.
+    found = data.draw(st.from_regex(pattern, fullmatch=True))
+    before = data.draw(st.sampled_from(["", "see ", "the value ", "x = "]))
+    after = data.draw(st.sampled_from(["", " here", " was leaked in the log", '"']))
+    line = before + found + after
+    assume("\n" not in line)
+    if _scan_line(line):
+        assert _could_hold_token(line), (plugin, line)
+
+
+@pytest.mark.parametrize("text", ["architecture.rule-12 must hold", "testing.flaky-retries-and-backoff",
+                                  "a-very-long-lowercase-kebab-identifier.with.dots"])
+def test_a_lowercase_dotted_identifier_is_not_handed_to_the_plugins(text: str) -> None:
+    assert not _could_hold_token(text)
