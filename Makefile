@@ -12,8 +12,11 @@ $(UV):
 	python3 -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
+# Compiled once here (~5 s, then nothing while the lock is unchanged): where the environment says not to write
+# bytecode (PYTHONDONTWRITEBYTECODE, as on the CI machines), every command would otherwise compile every
+# module it imports from source, each time (~0.4 s of a `theurian` start, ~2 s of the daemon's).
 install: $(UV)
-	$(UV) sync --locked --quiet
+	$(UV) sync --locked --quiet --compile-bytecode
 
 # The MCP Inspector CLI (a third-party MCP client) for the end-to-end tests, pinned by scripts/inspector's lock.
 INSPECTOR := $(TOOLS)/inspector/node_modules/.bin/mcp-inspector
