@@ -43,6 +43,15 @@ def head_committed_at(root: Path) -> datetime | None:
     return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
 
 
+def in_repository(root: Path) -> bool:
+    """Whether `root` lies in a git repository (a `.git` in it or above it), HEAD born or not."""
+    return _dot_git(root) is not None
+
+
+def _dot_git(root: Path) -> Path | None:
+    return next((folder / ".git" for folder in (root, *root.parents) if (folder / ".git").exists()), None)
+
+
 def head_sha(root: Path) -> str | None:
     """The sha HEAD names for the repository `root` lies in, or None (no repository, or an unborn HEAD)."""
     try:
@@ -53,7 +62,7 @@ def head_sha(root: Path) -> str | None:
 
 
 def _from_files(root: Path) -> str | None:
-    dot_git = next((folder / ".git" for folder in (root, *root.parents) if (folder / ".git").exists()), None)
+    dot_git = _dot_git(root)
     if dot_git is None:
         return None
     git_dir, common = _folders(dot_git)

@@ -171,6 +171,11 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                              "`theurian review build` names what is wrong"),
     "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
                                           "HEAD was committed after it", "`theurian findings build`"),
+    # A repository with no commit yet is still one: `findings build` builds its (empty) store there.
+    "a repository with no commit and no findings store": (
+        lambda i, p: (shutil.rmtree(p / ".git"), subprocess.run(["git", "init", "-q", str(p)], check=True),
+                      (p / ".theurian/state/theurian-findings-local.sqlite").unlink()),
+        "sample: findings store", "not servable (absent)", "`theurian findings build`"),
     "findings store removed": (lambda i, p: (p / ".theurian/state/theurian-findings-local.sqlite").unlink(),
                                "sample: findings store", "not servable (absent)", "`theurian findings build`"),
     "an applied migration edited": (lambda i, p: _edit_applied_migration(p), "sample: knowledge state",
@@ -194,7 +199,7 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
     "state folder is a file": (lambda i, p: (shutil.rmtree(p / ".theurian/state"),
                                              (p / ".theurian/state").write_text("", encoding="utf-8")),
                                "sample: .theurian/state/ writable", "", "make"),
-    "project root gone": (lambda i, p: shutil.rmtree(p), "sample: root", "is not a folder",
+    "project root gone": (lambda i, p: shutil.rmtree(p), "sample: root", "does not exist",
                           "restore it, or `theurian project unregister sample`"),
     "token readable by others": (_chmod("state/mcp-token", 0o644), "access token", "others can read it",
                                  "`chmod 600 "),

@@ -9,7 +9,6 @@ findings store, a migration not yet applied, an index built over another state.
 from __future__ import annotations
 
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,7 +39,8 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     """Every check of one project, in the order a fix would go (a missing root makes the rest moot)."""
     prefix = f"{project_id}: "
     if not root.is_dir():
-        return [Check(prefix + "root", FAIL, f"{root} is not a folder",
+        missing = "does not exist" if not os.path.lexists(root) else "is not a folder"
+        return [Check(prefix + "root", FAIL, f"{root} {missing}",
                       f"restore it, or `theurian project unregister {project_id}`")]
     try:
         resolve_inside(root, THEURIAN_DIR)
@@ -168,32 +168,18 @@ def _untimed_run(manifest: dict[str, object]) -> Check:
 def _findings(root: Path) -> Check:
     from projection.errors import FindingsStoreUnavailable
     from projection.findings_store import FindingFilter, read_findings, store_path
+    from projection.git_head import in_repository
 
-    head = _head_time(root)
     path = store_path(root)
-    if head is None and not path.exists():
+    if not path.exists() and not in_repository(root):
         return Check("findings store", OK, "not a git repository: nothing to build")
     try:
+        # The tool's own read: it refuses a store HEAD was committed after (stale) as it refuses a damaged one.
         read_findings(root, FindingFilter(), 1)
     except FindingsStoreUnavailable as exc:
         return Check("findings store", FAIL, f"not servable ({exc.reason})", "`theurian findings build`")
     built = datetime.fromtimestamp(path.stat().st_mtime, UTC)
-    if head is not None and head > built:
-        return Check("findings store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; HEAD was committed after it",
-                     "`theurian findings build`")
     return Check("findings store", OK, f"built {built:%Y-%m-%d %H:%M}Z, current with HEAD")
-
-
-def _head_time(root: Path) -> datetime | None:
-    # As `findings build` asks git: no GIT_* of the caller's pointing it at another repository.
-    env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
-    try:
-        done = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct", "HEAD"],
-                              capture_output=True, text=True, timeout=30, check=False, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    text = done.stdout.strip()
-    return datetime.fromtimestamp(int(text), UTC) if done.returncode == 0 and text.isdigit() else None
 
 
 def _knowledge(root: Path) -> list[Check]:
