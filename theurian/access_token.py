@@ -20,7 +20,8 @@ from typing import Final
 
 from theurian import installation
 from theurian.durable import create_private_file_once, write_bytes_durably
-from theurian.errors import ConfigError
+from theurian.errors import ConfigError, NotRegularFile
+from theurian.files import read_opened
 
 TOKEN_NAME: Final = "mcp-token"  # noqa: S105 - a file name, not a secret
 TOKEN_ENV: Final = "THEURIAN_MCP_TOKEN"  # noqa: S105 - an environment variable's name
@@ -28,6 +29,7 @@ TOKEN_MODE: Final = 0o600
 _TOKEN_BYTES: Final = 32
 # secrets.token_urlsafe(32): 43 characters of the URL-safe base64 alphabet, nothing a header could mangle.
 TOKEN_PATTERN: Final = re.compile(r"^[A-Za-z0-9_-]{43}$")
+MAX_TOKEN_FILE_BYTES: Final = 4096  # a token is 43 characters; anything far past that is not one
 
 
 def token_path() -> Path:
@@ -101,9 +103,13 @@ class TokenFile:
 def _read(path: Path) -> str:
     """The token in `path`; FileNotFoundError passes through for the caller to create one."""
     try:
-        text = path.read_text(encoding="ascii").strip()
+        # Bounded and never waited on: a FIFO or /dev/zero put at the token's name must not hang every request.
+        text = read_opened(path, MAX_TOKEN_FILE_BYTES, follow_link=True).decode("ascii").strip()
     except FileNotFoundError:
         raise
+    except NotRegularFile as exc:
+        raise ConfigError(f"cannot read the access token {path}: {exc.reason}; "
+                          "`theurian auth rotate` writes a new one") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the access token {path}: {_reason(exc)}; "
                           "`theurian auth rotate` writes a new one") from exc

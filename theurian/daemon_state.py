@@ -20,11 +20,14 @@ from typing import Any, Final
 
 from theurian import installation
 from theurian.durable import write_text_durably
+from theurian.errors import NotRegularFile
+from theurian.files import read_opened
 
 RECORD_NAME: Final = "daemon.json"
 LOG_NAME: Final = "daemon.log"
 # A background daemon's log is kept below this at each start: the previous one becomes daemon.log.1.
 MAX_LOG_BYTES: Final = 5 * 1024 * 1024
+MAX_RECORD_FILE_BYTES: Final = 64 * 1024  # the record is a few fields of JSON
 HEALTH_TIMEOUT_SECONDS: Final = 2.0
 
 
@@ -70,10 +73,11 @@ def write_record(host: str, port: int, version: str) -> DaemonRecord:
 def read_record() -> DaemonRecord | None:
     """The record, or None when there is none or it is not one this program wrote (it is then stale anyway)."""
     try:
-        document = json.loads(record_path().read_text(encoding="utf-8"))
+        # Bounded and never waited on, as every file read here: this runs for every status, start and stop.
+        document = json.loads(read_opened(record_path(), MAX_RECORD_FILE_BYTES, follow_link=True))
         return DaemonRecord(int(document["pid"]), str(document["host"]), int(document["port"]),
                             str(document["startedAt"]), str(document["version"]))
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, NotRegularFile, ValueError, KeyError, TypeError):
         return None
 
 

@@ -92,3 +92,25 @@ def test_an_installation_config_at_its_bound_is_read(installation: Installation)
     result = installation.cli("doctor", timeout=WAIT_SECONDS)
     [line] = [line for line in result.stdout.splitlines() if " installation config " in line]
     assert line.split()[0] == "ok" and "disclosure ceiling internal" in line, result.stdout
+
+
+@pytest.mark.parametrize("planted", list(PLANTED))
+def test_a_token_file_that_is_no_regular_file_is_one_line_from_auth_token_and_never_waited_on(
+        installation: Installation, planted: str) -> None:
+    path = installation.home / "state" / "mcp-token"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    PLANTED[planted](path)
+    result = installation.cli("auth", "token", timeout=WAIT_SECONDS)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr == (f"theurian: cannot read the access token {path}: not a regular file; "
+                             "`theurian auth rotate` writes a new one\n")
+
+
+@pytest.mark.parametrize("planted", list(PLANTED))
+def test_a_daemon_record_that_is_no_regular_file_reads_as_no_daemon(installation: Installation,
+                                                                     planted: str) -> None:
+    path = installation.home / "state" / "daemon.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    PLANTED[planted](path)
+    result = installation.cli("daemon", "status", timeout=WAIT_SECONDS)
+    assert "Traceback" not in result.stderr and "not running" in result.stdout + result.stderr
