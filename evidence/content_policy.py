@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from evidence.records import REPOSITORY_FOLDER_PATTERN
 from theurian.containment import resolve_inside
 from theurian.durable import create_file_once
 from theurian.errors import ConfigError, NotRegularFile
 from theurian.files import MAX_CONFIG_FILE_BYTES as MAX_CONFIG_FILE_BYTES  # a project's config is a few lines too
 from theurian.files import read_opened, read_text, toml_document
-from theurian.project import CONFIG_FILE, THEURIAN_DIR
+from theurian.project import CONFIG_FILE, REVIEW_DIR, THEURIAN_DIR
 from theurian.text import MAX_SHOWN_CHARS, escaped, quoted
 
 SECRETS_REDACT: Final = "redact"
@@ -124,6 +125,15 @@ def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:
                           "fingerprints (as a refusal or `review scan` names them); edit it by hand")
     salt = project_salt(project_root) if make_salt or salt_exists(project_root) else b""
     return ContentPolicy(secrets, participants, frozenset(acknowledged), salt)
+
+
+def lake_holds_records(project_root: Path) -> bool:
+    """Whether the lake has a repository folder (each holds the records one allowlisted repository gave)."""
+    try:
+        with os.scandir(resolve_inside(project_root, REVIEW_DIR)) as entries:
+            return any(REPOSITORY_FOLDER_PATTERN.fullmatch(entry.name) for entry in entries)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
 
 
 def salt_exists(project_root: Path) -> bool:

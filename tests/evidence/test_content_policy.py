@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from evidence.content_policy import SALT_FILE, project_salt
+from tests.support.installation import Installation
 from theurian.errors import ConfigError
+from theurian.project import REVIEW_DIR
 
 
 def _project(tmp_path: Path) -> Path:
@@ -79,3 +81,15 @@ def test_an_empty_salt_file_is_refused_as_damage_not_replaced(tmp_path: Path) ->
     with pytest.raises(ConfigError, match="does not hold a salt"):
         project_salt(root)
     assert (root / SALT_FILE).read_bytes() == b""
+
+
+def test_a_first_salt_is_made_over_an_empty_lake(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / REVIEW_DIR / "runs").mkdir(parents=True)  # a lake with no repository folder holds no record
+    assert len(project_salt(project)) == 32 and (project / SALT_FILE).is_file()
+
+
+def test_a_dry_run_scan_over_an_empty_lake_writes_no_salt(installation: Installation, tmp_path: Path) -> None:
+    project = installation.new_project(tmp_path / "p")
+    result = installation.cli("review", "scan", "--dry-run", "--project", str(project), check=True)
+    assert result.stdout.startswith("scanned 0 records") and not (project / SALT_FILE).exists()

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Final
 
 import typer
 
-from evidence.content_policy import read_policy
+from evidence.content_policy import lake_holds_records, read_policy
 from evidence.lake_scan import scan_lake
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
@@ -60,7 +60,10 @@ def scan(
     again); under "block" a record holding a secret is removed. Run `theurian review build` afterwards.
     """
     root = project_root(project)
-    report = scan_lake(root, read_policy(root), dry_run=dry_run)
+    # A dry run writes nothing, not even the salt: over an empty lake it needs none, and over records whose salt
+    # is gone `project_salt` refuses as a real run would.
+    policy = read_policy(root, make_salt=not dry_run or lake_holds_records(root))
+    report = scan_lake(root, policy, dry_run=dry_run)
     if as_json:
         echo_summary(report.as_json())
         return
