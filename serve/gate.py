@@ -17,6 +17,13 @@ MAX_CONCURRENT_SEARCHES: Final = 4
 ADMISSION_WAIT_SECONDS: Final = 1.0
 
 
+def capacity_refusal(code: str, tool: str, nothing_done: str) -> str:
+    """A review tool's refusal when every permit stayed taken for the whole wait: `code` first, as its constant is
+    named, then what was not done ("searched", "listed", ...)."""
+    return (f"{code}: {tool} is already answering {MAX_CONCURRENT_SEARCHES} calls and no permit freed within "
+            f"{ADMISSION_WAIT_SECONDS} s. Nothing was {nothing_done}; retry shortly.")
+
+
 class AdmissionGate:
     """A semaphore with a bounded wait and a constant refusal.
 

@@ -18,7 +18,7 @@ from projection.errors import FindingsStoreUnavailable
 from projection.findings_store import FindingFilter, StoredFinding, read_findings
 from projection.trailers import REVIEWERS, SEVERITIES
 from serve.errors import ToolRefusal
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
+from serve.gate import capacity_refusal
 from serve.refusal import describe_value
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
@@ -36,10 +36,7 @@ FINDINGS_UNAVAILABLE_REFUSAL: Final = (
     "built here, by this installation and this build). Run `theurian findings build` in the project's "
     "folder, then call again. Nothing was searched, so this is not an empty answer."
 )
-FINDINGS_CAPACITY_REFUSAL: Final = (
-    f"FINDINGS_CAPACITY_REFUSAL: review.findings is already answering {MAX_CONCURRENT_SEARCHES} calls and no "
-    f"permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was searched; retry shortly."
-)
+FINDINGS_CAPACITY_REFUSAL: Final = capacity_refusal("FINDINGS_CAPACITY_REFUSAL", TOOL_NAME, "searched")
 UNDERIVED_FILTER_REFUSAL: Final = (
     "review.findings: the pullRequest, family and specialist filters are declared but refused in this build: "
     "`theurian findings build` derives none of them, so every stored row carries null there and the filter "

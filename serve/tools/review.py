@@ -20,7 +20,7 @@ from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_query import RecordFilter, StoredRecord, read_records
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
+from serve.gate import capacity_refusal
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
@@ -41,10 +41,7 @@ REVIEW_SEARCH_UNAVAILABLE_REFUSAL: Final = (
     "`theurian review build` in the project's folder, then call again. Nothing was searched, so this is not "
     "an empty answer."
 )
-REVIEW_SEARCH_CAPACITY_REFUSAL: Final = (
-    f"REVIEW_SEARCH_CAPACITY_REFUSAL: review.search is already answering {MAX_CONCURRENT_SEARCHES} calls "
-    f"and no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was searched; retry shortly."
-)
+REVIEW_SEARCH_CAPACITY_REFUSAL: Final = capacity_refusal("REVIEW_SEARCH_CAPACITY_REFUSAL", TOOL_NAME, "searched")
 FILTERS: Final = FilterRules(
     tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS,
     default_limit=DEFAULT_REVIEW_SEARCH_LIMIT, max_limit=MAX_REVIEW_SEARCH_LIMIT,

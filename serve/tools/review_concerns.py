@@ -15,7 +15,7 @@ from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
 from projection.review_concerns_query import ConcernFilter, ConcernMember, StoredConcern, list_concerns
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
+from serve.gate import capacity_refusal
 from serve.review_filters import MAX_PULL_REQUEST, FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS
@@ -33,10 +33,7 @@ LIST_CONCERNS_UNAVAILABLE_REFUSAL: Final = (
     "embedding model). Run `theurian review build` in the project's folder, then call again. Nothing was listed, "
     "so this is not an empty answer."
 )
-LIST_CONCERNS_CAPACITY_REFUSAL: Final = (
-    f"LIST_CONCERNS_CAPACITY_REFUSAL: review.listConcerns is already answering {MAX_CONCURRENT_SEARCHES} calls and "
-    f"no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was listed; retry shortly."
-)
+LIST_CONCERNS_CAPACITY_REFUSAL: Final = capacity_refusal("LIST_CONCERNS_CAPACITY_REFUSAL", TOOL_NAME, "listed")
 
 
 def review_list_concerns(

@@ -26,7 +26,7 @@ from projection.review_similar import (
 )
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
-from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
+from serve.gate import capacity_refusal
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS, shaped, within_budget
@@ -50,10 +50,7 @@ FIND_SIMILAR_UNAVAILABLE_REFUSAL: Final = (
     "embedding model). Run `theurian review build` in the project's folder, then call again. Nothing was compared, "
     "so this is not an empty answer."
 )
-FIND_SIMILAR_CAPACITY_REFUSAL: Final = (
-    f"FIND_SIMILAR_CAPACITY_REFUSAL: review.findSimilar is already answering {MAX_CONCURRENT_SEARCHES} calls and "
-    f"no permit freed within {ADMISSION_WAIT_SECONDS} s. Nothing was compared; retry shortly."
-)
+FIND_SIMILAR_CAPACITY_REFUSAL: Final = capacity_refusal("FIND_SIMILAR_CAPACITY_REFUSAL", TOOL_NAME, "compared")
 
 
 def review_find_similar(
