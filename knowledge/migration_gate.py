@@ -135,17 +135,10 @@ def refuse_controls(migration: Migration) -> None:
         raise MigrationInvalidError(migration.file_name, *fault)
 
 
-def gated_texts(migration: Migration) -> Iterator[tuple[str, str]]:
-    """`(name, text)` of everything `migration` would put in the state that is text: its author, each operation's
-    text fields (named by the migration file and operation), each revision's title and body (named by the
-    body's file, as `index build` names them)."""
-    for index, key, text in _gated(migration):
-        yield _place(migration, index, key), text
-
-
 def _gated(migration: Migration) -> Iterator[tuple[int, str, str]]:
-    """`gated_texts` as (operation index, or -1 for the document; field, or TITLE/BODY; text), named later: only
-    the texts not seen before need a name, and an owner repeated over 10,000 items is one."""
+    """Everything `migration` would put in the state that is text (its author, each operation's text fields,
+    each revision's title and body), as (operation index, or -1 for the document; field, or TITLE/BODY; text),
+    named by `_place` only when not seen before: an owner repeated over 10,000 items is one."""
     yield -1, "author", migration.author
     for index, operation in enumerate(migration.operations):
         if operation["op"] == "upsertRevision":
