@@ -168,42 +168,47 @@ class _EventReader:
     def _read(self) -> Any:
         get = self._loader.get_event
         plain = self._plain
-        stack: list[tuple[Any, set[Hashable] | None]] = []  # open collections: (list, None) or (dict, its keys)
-        pending_key: list[Any] = []  # per open mapping, the key read and awaiting its value (or _NO_KEY)
+        scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+        mapping_end, sequence_end = yaml.MappingEndEvent, yaml.SequenceEndEvent
+        # The open collection's state in locals, the enclosing ones' saved on `stack` (one entry per open
+        # collection, so its length is the depth): `container` (None at the top), whether it is a mapping, and
+        # the mapping's key read and awaiting its value (or _NO_KEY). A key already in the mapping is a
+        # repeated key: every earlier key has its value by the time the next key is read.
+        stack: list[tuple[Any, bool, Any]] = []
+        container: Any = None
+        is_mapping = False
+        pending: Any = _NO_KEY
         result: Any = None
         documents = 0
         while True:
             event = get()  # type: ignore[no-untyped-call]
             kind = type(event)
-            if kind is yaml.ScalarEvent:
+            if kind is scalar_event:
                 # The common case inline (a plain scalar seen before, or a quoted one): half a million a
                 # migration of 10,000 items.
                 if event.anchor is None and event.tag is None:
-                    if not event.implicit[0]:
-                        value = event.value
-                    elif event.value in plain:
-                        value = plain[event.value]
-                    else:
-                        value = self._scalar(event)
+                    value = event.value
+                    if event.implicit[0]:
+                        value = plain.get(value, _NO_KEY)
+                        if value is _NO_KEY:
+                            value = self._scalar(event)
                 else:
                     value = self._scalar(event)
-            elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            elif kind is mapping_start or kind is sequence_start:
                 if event.anchor is not None:
                     _refuse_anchor(self._file_name, event)
                 if event.tag is not None:
                     raise _Unusual
-                _refuse_depth(self._file_name, event, len(stack) + 1)
-                if kind is yaml.MappingStartEvent:
-                    stack.append(({}, set()))
-                    pending_key.append(_NO_KEY)
-                else:
-                    stack.append(([], None))
-                    pending_key.append(_NO_KEY)
+                stack.append((container, is_mapping, pending))
+                _refuse_depth(self._file_name, event, len(stack))
+                is_mapping = kind is mapping_start
+                container = {} if is_mapping else []
+                pending = _NO_KEY
                 continue
-            elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-                value, _ = stack.pop()
-                pending_key.pop()
-                if stack and stack[-1][1] is not None and pending_key[-1] is _NO_KEY:
+            elif kind is mapping_end or kind is sequence_end:
+                value = container
+                container, is_mapping, pending = stack.pop()
+                if is_mapping and pending is _NO_KEY:
                     raise _Unusual  # a mapping or a sequence as a key
             elif kind is yaml.DocumentStartEvent:
                 documents += 1
@@ -217,20 +222,17 @@ class _EventReader:
                 continue
             else:  # stream start, document end
                 continue
-            if not stack:
+            if container is None:
                 result = value
-                continue
-            container, keys = stack[-1]
-            if keys is None:
+            elif not is_mapping:
                 container.append(value)
-            elif pending_key[-1] is _NO_KEY:  # a key: a scalar (a collection as a key was left to PyYAML)
-                if value in keys:
+            elif pending is _NO_KEY:  # a key: a scalar (a collection as a key was left to PyYAML)
+                if value in container:
                     raise _DuplicateKey(value, event.start_mark.line + 1)
-                keys.add(value)
-                pending_key[-1] = value
+                pending = value
             else:
-                container[pending_key[-1]] = value
-                pending_key[-1] = _NO_KEY
+                container[pending] = value
+                pending = _NO_KEY
 
     def _scalar(self, event: yaml.ScalarEvent) -> Any:
         if event.anchor is not None:

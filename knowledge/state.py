@@ -106,6 +106,10 @@ def create_database(path: Path, project_key: str) -> sqlite3.Connection:
     # makes the finished file durable. Creating the tables inside the build's transaction spares a commit each.
     connection.execute("PRAGMA journal_mode = MEMORY")
     connection.execute("PRAGMA synchronous = OFF")
+    # The replay looks every item up by key: with SQLite's default 2 MB page cache the lookups went to the OS once
+    # the file outgrew it (the replay took 4.2 x as long for 3 x the items at 30,000); pages are taken only as
+    # the file grows, so this bounds the cache at 256 MB rather than reserving it.
+    connection.execute("PRAGMA cache_size = -262144")
     connection.executescript("BEGIN IMMEDIATE;" + SCHEMA)
     connection.executemany(
         "INSERT INTO meta VALUES (?, ?)",
