@@ -65,30 +65,29 @@ def _call(daemon: RunningDaemon, tool: str, root: Path, **arguments: Any) -> Any
     return call_tool(daemon.mcp_url, tool, {"projectId": root.name} | arguments)
 
 
-def test_a_wal_beside_the_review_store_is_refused_by_review_search_and_its_command(
-        module_installation: Installation, module_daemon: RunningDaemon, synced: Path, tmp_path: Path) -> None:
-    root = _registered_copy(module_installation, synced, tmp_path / "wal-review")
-    assert not _call(module_daemon, "review.search", root).is_error  # verified (and remembered) first
-    wal = wal_path(root / REVIEW_RELATIVE, DUCKDB_WAL_SUFFIX)
-    wal.write_bytes(b"")
-    refused = _call(module_daemon, "review.search", root)
-    assert refused.is_error and refused.text == REVIEW_SEARCH_UNAVAILABLE_REFUSAL
-    assert _cli_refusal(module_installation, root, "review", "search") == REVIEW_SEARCH_UNAVAILABLE_REFUSAL
-    wal.unlink()
-    assert not _call(module_daemon, "review.search", root).is_error
+# (tool, its command's words, the store, its engine's log suffix, the tool's one refusal for a store it cannot serve)
+SERVED_STORES = {
+    "review store": ("review.search", ("review", "search"), REVIEW_RELATIVE, DUCKDB_WAL_SUFFIX,
+                     REVIEW_SEARCH_UNAVAILABLE_REFUSAL),
+    "findings store": ("review.findings", ("findings", "list"), FINDINGS_RELATIVE, SQLITE_WAL_SUFFIX,
+                       FINDINGS_UNAVAILABLE_REFUSAL),
+}
 
 
-def test_a_wal_beside_the_findings_store_is_refused_by_review_findings_and_its_command(
-        module_installation: Installation, module_daemon: RunningDaemon, synced: Path, tmp_path: Path) -> None:
-    root = _registered_copy(module_installation, synced, tmp_path / "wal-findings")
-    assert not _call(module_daemon, "review.findings", root).is_error
-    wal = wal_path(root / FINDINGS_RELATIVE, SQLITE_WAL_SUFFIX)
-    wal.write_bytes(b"")  # an empty log changes no row, so before the refusal the store was served as it was
-    refused = _call(module_daemon, "review.findings", root)
-    assert refused.is_error and refused.text == FINDINGS_UNAVAILABLE_REFUSAL
-    assert _cli_refusal(module_installation, root, "findings", "list") == FINDINGS_UNAVAILABLE_REFUSAL
+@pytest.mark.parametrize("store", list(SERVED_STORES))
+def test_a_wal_beside_a_review_side_store_is_refused_by_its_tool_and_its_command_until_it_is_gone(
+        module_installation: Installation, module_daemon: RunningDaemon, synced: Path, tmp_path: Path,
+        store: str) -> None:
+    tool, words, relative, suffix, refusal = SERVED_STORES[store]
+    root = _registered_copy(module_installation, synced, tmp_path / f"wal-{tool}")
+    assert not _call(module_daemon, tool, root).is_error  # verified (and perhaps remembered) first
+    wal = wal_path(root / relative, suffix)
+    wal.write_bytes(b"")  # an empty log changes no row: the findings store was served as it was before the refusal
+    refused = _call(module_daemon, tool, root)
+    assert refused.is_error and refused.text == refusal
+    assert _cli_refusal(module_installation, root, *words) == refusal
     wal.unlink()
-    assert not _call(module_daemon, "review.findings", root).is_error
+    assert not _call(module_daemon, tool, root).is_error
 
 
 def test_a_wal_beside_the_knowledge_state_is_refused_by_every_knowledge_tool_and_the_cure_cures(

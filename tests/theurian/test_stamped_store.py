@@ -60,24 +60,19 @@ def test_a_settled_files_verdict_is_checked_once_and_then_remembered(tmp_path: P
     assert check.calls == 1
 
 
-def test_a_refusal_is_remembered_and_raised_again_without_checking(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("error", "checks"), [
+    (Refused("damaged"), 1),  # a named refusal is the verdict: remembered, and raised again without checking
+    (OSError("damaged"), 2),  # any other exception says nothing about the file: never remembered
+])
+def test_a_named_refusal_is_remembered_and_any_other_exception_is_not(
+        tmp_path: Path, error: Exception, checks: int) -> None:
     path, identity, later = _store(tmp_path)
     shelf: Shelf[object] = Shelf()
-    check = Counted(error=Refused("damaged"))
+    check = Counted(error=error)
     for _ in range(2):
-        with pytest.raises(Refused, match="damaged"):
+        with pytest.raises(type(error), match="damaged"):
             remembered(shelf, str(path), identity, SECRET, check, refusals=(Refused,), now_ns=later)
-    assert check.calls == 1
-
-
-def test_an_exception_that_is_not_a_named_refusal_is_never_remembered(tmp_path: Path) -> None:
-    path, identity, later = _store(tmp_path)
-    shelf: Shelf[object] = Shelf()
-    check = Counted(error=OSError("disk"))
-    for _ in range(2):
-        with pytest.raises(OSError, match="disk"):
-            remembered(shelf, str(path), identity, SECRET, check, refusals=(Refused,), now_ns=later)
-    assert check.calls == 2 and len(shelf) == 0
+    assert check.calls == checks and len(shelf) == 2 - checks
 
 
 def test_a_verdict_is_remembered_from_exactly_the_settling_time_and_not_a_nanosecond_before(tmp_path: Path) -> None:
