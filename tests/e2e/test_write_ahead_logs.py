@@ -79,7 +79,7 @@ def test_a_wal_beside_a_review_side_store_is_refused_by_its_tool_and_its_command
         module_installation: Installation, module_daemon: RunningDaemon, synced: Path, tmp_path: Path,
         store: str) -> None:
     tool, words, relative, suffix, refusal = SERVED_STORES[store]
-    root = _registered_copy(module_installation, synced, tmp_path / f"wal-{tool}")
+    root = _registered_copy(module_installation, synced, tmp_path / f"wal-{store.replace(' ', '-')}")
     assert not _call(module_daemon, tool, root).is_error  # verified (and perhaps remembered) first
     wal = wal_path(root / relative, suffix)
     wal.write_bytes(b"")  # an empty log changes no row: the findings store was served as it was before the refusal
