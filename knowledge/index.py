@@ -13,7 +13,6 @@ the pointer states must be what the stamped `meta` says.
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import sqlite3
 from dataclasses import dataclass, field
@@ -53,16 +52,13 @@ from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.stamp import STALE_PREFIX
-from theurian.stamped_store import VerifiedStores, file_identity
+from theurian.stamped_store import SQLITE_WAL_SUFFIX, VerifiedStores, file_identity, refuse_write_ahead_log
 
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
 INDEX_FILE: Final = re.compile(r"^knowledge-index-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
 # The first pointer version read at all: a version-1 pointer names no channels (the search falls back with
 # `no-index`); a later one below INDEX_SCHEMA_VERSION (knowledge/index_stamp.py) is a superseded index.
 FIRST_READ_SCHEMA_VERSION: Final = 2
-# SQLite's write-ahead log beside a database: a read-only connection reads it whenever the file's header says WAL
-# mode. A build never writes one, and a log changes what is read without changing the file's identity.
-WAL_SUFFIX: Final = "-wal"
 
 
 @dataclass(frozen=True)
@@ -279,15 +275,12 @@ def open_verified_index(root: Path, pointer: IndexPointer, stores: VerifiedStore
     path = resolve_inside(root, f"{STATE_DIR}/{pointer.index_file}")
     try:
         before = file_identity(path)
-        os.lstat(path.with_name(path.name + WAL_SUFFIX))
     except StoreFileFault as exc:
         raise IndexDamagedError(f"unreadable: {exc.reason}") from None
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
-    else:
-        raise IndexDamagedError("damaged: a write-ahead log beside it")
+    try:
+        refuse_write_ahead_log(path, SQLITE_WAL_SUFFIX)
+    except StoreFileFault as exc:
+        raise IndexDamagedError(exc.reason) from None
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
     except sqlite3.DatabaseError as exc:

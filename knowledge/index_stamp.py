@@ -23,7 +23,7 @@ from typing import Final
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.errors import IndexDamagedError
-from theurian.errors import StampRejected, StoreFileFault
+from theurian.errors import StampRejected
 from theurian.installation import build_stamp_secret
 from theurian.stamp import (
     INSERT_STAMP_SQL,
@@ -37,7 +37,7 @@ from theurian.stamp import (
     stamp_row,
     stamp_table_sql,
 )
-from theurian.stamped_store import Identity, VerifiedStores, file_identity, settled
+from theurian.stamped_store import Identity, VerifiedStores, remembered
 
 STORE_KIND: Final = "knowledge-index"
 # 2: the word postings, the trigram vocabulary, the dense vectors and the summary tree, and the channels the build
@@ -136,26 +136,5 @@ def verified(stores: VerifiedStores | None, path: Path, before: Identity, index:
     """
     secret = build_stamp_secret()
     shelf = (stores or VerifiedStores()).shelf(STORE_KIND)
-    key = str(path)
-    cached = shelf.get(key, before, secret)
-    if isinstance(cached, IndexDamagedError):
-        raise cached
-    if isinstance(cached, str):
-        return cached
-    verdict: str | IndexDamagedError
-    try:
-        verdict = check_index(index, secret).build_id
-    except IndexDamagedError as exc:
-        verdict = exc
-    if settled(before, now_ns) and _same_file(path, before):
-        shelf.put(key, before, secret, verdict)
-    if isinstance(verdict, IndexDamagedError):
-        raise verdict
-    return verdict
-
-
-def _same_file(path: Path, before: Identity) -> bool:
-    try:
-        return file_identity(path) == before
-    except StoreFileFault:  # gone or replaced by something else: the verdict is not remembered
-        return False
+    return remembered(shelf, str(path), before, secret, lambda: check_index(index, secret).build_id,
+                      refusals=(IndexDamagedError,), still_at=path, now_ns=now_ns)

@@ -28,7 +28,7 @@ from theurian.errors import NotRegularFile, StoreFileFault
 from theurian.files import read_opened, regular_status
 from theurian.project import STATE_DIR
 from theurian.stamp import stamp_table_sql
-from theurian.stamped_store import Identity, file_identity
+from theurian.stamped_store import SQLITE_WAL_SUFFIX, Identity, file_identity, refuse_write_ahead_log
 
 POINTER_NAME: Final = "knowledge-active.json"
 STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
@@ -218,15 +218,26 @@ def write_pointer(root: Path, pointer: Pointer) -> None:
     write_bytes_durably(state_folder(root) / POINTER_NAME, orjson.dumps(document, option=orjson.OPT_INDENT_2))
 
 
+# What a state file SQLite cannot read (or cannot be trusted to read as built) is answered with: a rebuild cures it.
+STATE_UNREADABLE: Final = f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}"
+
+
 def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
     """The database the pointer names, opened read-only (never created), schema version checked.
 
     Raises:
-        StateUnreadableError: the file is missing, not SQLite, or not this build's schema.
+        StateUnreadableError: the file is missing, not SQLite, has a write-ahead log beside it, or is not this
+            build's schema.
     """
     path = resolve_inside(root, f"{STATE_DIR}/{pointer.state_file}")
     if not is_regular_file(path):  # SQLite would wait forever opening a FIFO, and hold a daemon thread with it
-        raise StateUnreadableError(f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}")
+        raise StateUnreadableError(STATE_UNREADABLE)
+    try:
+        # No build leaves one (builds keep their journal in memory), and SQLite reads its rows as the file's own
+        # without changing the file's identity, which the verify-once cache remembers a verdict under.
+        refuse_write_ahead_log(path, SQLITE_WAL_SUFFIX)
+    except StoreFileFault:
+        raise StateUnreadableError(STATE_UNREADABLE) from None
     try:
         connection = sqlite3.connect(
             f"{path.as_uri()}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS, check_same_thread=False
@@ -259,7 +270,7 @@ def state_read_failure(exc: sqlite3.DatabaseError) -> StateUnreadableError:
         return StateBusyError(
             "the knowledge state is locked by another process (nothing is wrong with it); try again in a moment"
         )
-    return StateUnreadableError(f"the knowledge state database cannot be read; {STATE_REBUILD_CURE}")
+    return StateUnreadableError(STATE_UNREADABLE)
 
 
 def project_key(connection: sqlite3.Connection) -> str:

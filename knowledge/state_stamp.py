@@ -45,7 +45,7 @@ from theurian.stamp import (
     select_stamp_sql,
     stamp_row,
 )
-from theurian.stamped_store import Identity, VerifiedStores, settled
+from theurian.stamped_store import Identity, VerifiedStores, remembered
 
 STORE_KIND: Final = "knowledge"
 # The migration document format the state was replayed from (schemas/knowledge/: version 1).
@@ -134,23 +134,9 @@ def verified_damage(stores: VerifiedStores | None, path: Path, identity: Identit
     """
     secret = build_stamp_secret()
     shelf = (stores or VerifiedStores()).shelf(STORE_KIND)
-    entry = f"{path}\0{key}\0{migration_count}"
-    if identity is not None:
-        cached = shelf.get(entry, identity, secret)
-        if isinstance(cached, StateNotAsBuiltError):
-            raise cached
-        if isinstance(cached, bool):
-            return cached
-    verdict: bool | StateNotAsBuiltError
-    try:
-        verdict = check_state(connection, key, migration_count, secret)
-    except StateNotAsBuiltError as exc:
-        verdict = exc
-    if identity is not None and settled(identity, now_ns):
-        shelf.put(entry, identity, secret, verdict)
-    if isinstance(verdict, StateNotAsBuiltError):
-        raise verdict
-    return verdict
+    return remembered(shelf, f"{path}\0{key}\0{migration_count}", identity, secret,
+                      lambda: check_state(connection, key, migration_count, secret),
+                      refusals=(StateNotAsBuiltError,), now_ns=now_ns)
 
 
 def _catalog(connection: sqlite3.Connection) -> frozenset[tuple[str, str, str, str | None]]:

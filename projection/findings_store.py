@@ -27,7 +27,15 @@ from theurian.errors import StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.stamp import ROWS_NOT_STAMPED, RowDigest, check_stamp_rows, select_stamp_sql, stamp_table_sql
-from theurian.stamped_store import Identity, Shelf, VerifiedStores, file_identity
+from theurian.stamped_store import (
+    SQLITE_WAL_SUFFIX,
+    Identity,
+    Shelf,
+    VerifiedStores,
+    file_identity,
+    refuse_write_ahead_log,
+    remembered,
+)
 from theurian.stamped_store import publish_path as shared_publish_path
 
 STORE_NAME: Final = "theurian-findings-local.sqlite"
@@ -110,12 +118,12 @@ def publish_path(root: Path) -> Path:
     return shared_publish_path(root, STORE_NAME, store_path)
 
 
-def read_findings(root: Path, where: FindingFilter, limit: int,
-                  stores: VerifiedStores | None = None) -> list[StoredFinding]:
+def read_findings(root: Path, where: FindingFilter, limit: int, stores: VerifiedStores | None = None, *,
+                  now_ns: int | None = None) -> list[StoredFinding]:
     """Up to `limit` findings matching `where`, newest first (committedAt desc, then sha and position asc).
 
     The stamp is checked on every call; the rows are digested once per store file in `stores` (with none, on
-    this call).
+    this call), and on every call while the file's times are younger than `SETTLED_NS` at `now_ns` (now when None).
 
     Raises:
         PathEscapeError: the store path escapes the project root.
@@ -123,7 +131,7 @@ def read_findings(root: Path, where: FindingFilter, limit: int,
     """
     shelf: Shelf[tuple[int, str]] = (stores or VerifiedStores()).shelf(STORE_KIND)
     path = store_path(root)
-    with _verified_store(path, shelf) as connection:
+    with _verified_store(path, shelf, now_ns) as connection:
         _refuse_stale(root, path)
         clauses, params = _where(where)
         sql = (
@@ -173,7 +181,7 @@ def _shaped(row: tuple[object, ...]) -> StoredFinding:
 
 
 @contextmanager
-def _verified_store(path: Path, shelf: Shelf[tuple[int, str]]) -> Iterator[sqlite3.Connection]:
+def _verified_store(path: Path, shelf: Shelf[tuple[int, str]], now_ns: int | None) -> Iterator[sqlite3.Connection]:
     before = _identity(path)
     try:
         connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -182,13 +190,14 @@ def _verified_store(path: Path, shelf: Shelf[tuple[int, str]]) -> Iterator[sqlit
     with closing(connection):
         try:
             connection.execute("BEGIN")  # one read snapshot for the stamp check and the query alike
-            _verify(connection, path, before, shelf)
+            _verify(connection, path, before, shelf, now_ns)
         except _READ_FAULTS as exc:  # RowDigest refuses a value of a type the build never writes: TypeError
             raise FindingsStoreUnavailable(f"unreadable: {type(exc).__name__}: {exc}") from exc
         yield connection
 
 
-def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]]) -> None:
+def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]],
+            now_ns: int | None) -> None:
     rows = connection.execute(select_stamp_sql()).fetchall()
     secret = build_stamp_secret()
     try:
@@ -198,32 +207,33 @@ def _verify(connection: sqlite3.Connection, path: Path, before: Identity, shelf:
         )
     except StampRejected as exc:
         raise FindingsStoreUnavailable(exc.reason) from exc
-    count, digest = _row_digest(connection, path, before, shelf, secret)
+    count, digest = _row_digest(connection, path, before, shelf, secret, now_ns)
     if (count, digest) != (fields.row_count, fields.row_digest):
         raise FindingsStoreUnavailable(ROWS_NOT_STAMPED)
 
 
-# Digesting every row costs a full scan, so it is done once per file: a built store is never modified in place
-# (a rebuild swaps in a new inode), and any write to the file changes its size or modification time.
 def _row_digest(connection: sqlite3.Connection, path: Path, before: Identity, shelf: Shelf[tuple[int, str]],
-                secret: bytes) -> tuple[int, str]:
-    key = str(path)
-    cached = shelf.get(key, before, secret)
-    if cached is not None:
-        return cached
-    digest = RowDigest()
-    count = 0
-    for row in connection.execute(DIGEST_QUERY):
-        digest.update(row)
-        count += 1
-    result = (count, digest.hexdigest())
-    if _identity(path) == before:  # not swapped while we read, so the identity names what was digested
-        shelf.put(key, before, secret, result)
-    return result
+                secret: bytes, now_ns: int | None) -> tuple[int, str]:
+    # Digesting every row costs a full scan, so it is done once per file (`theurian.stamped_store.remembered`): a
+    # built store is never modified in place (a rebuild swaps in a new inode), and any write to the file changes its
+    # size or its modification and change times, once they have settled.
+    def digested() -> tuple[int, str]:
+        digest = RowDigest()
+        count = 0
+        for row in connection.execute(DIGEST_QUERY):
+            digest.update(row)
+            count += 1
+        return count, digest.hexdigest()
+
+    return remembered(shelf, str(path), before, secret, digested, still_at=path, now_ns=now_ns)
 
 
 def _identity(path: Path) -> Identity:
+    """The store file's identity, checked to have no write-ahead log beside it (`refuse_write_ahead_log`): taken
+    before the store is opened and again before its age is read, so a log planted at either moment is refused."""
     try:
-        return file_identity(path)
+        identity = file_identity(path)
+        refuse_write_ahead_log(path, SQLITE_WAL_SUFFIX)
     except StoreFileFault as exc:
         raise FindingsStoreUnavailable(exc.reason) from None
+    return identity

@@ -30,7 +30,9 @@ from typing import Final
 import duckdb
 import orjson
 
+from theurian.errors import StoreFileFault
 from theurian.installation import state_dir
+from theurian.stamped_store import DUCKDB_WAL_SUFFIX, refuse_write_ahead_log
 
 VERIFIED_DIR: Final = "review-verified"
 _DOMAIN: Final = b"theurian-review-verified/2\n"  # /2: a record also vouches that no WAL lies beside the file
@@ -147,9 +149,7 @@ def was_verified(store: Path, identity: tuple[int, ...], build_id: str, stamp: s
 def _wal_present(store: Path) -> bool:
     """Whether anything (a file, a link, a FIFO) sits at the store's write-ahead-log name; unreadable counts."""
     try:
-        os.lstat(store.with_name(store.name + ".wal"))
-    except FileNotFoundError:
-        return False
-    except OSError:
+        refuse_write_ahead_log(store, DUCKDB_WAL_SUFFIX)
+    except StoreFileFault:
         return True
-    return True
+    return False

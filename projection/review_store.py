@@ -17,7 +17,6 @@ The queries that serve `review.search` are in `projection.review_query`.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -48,16 +47,13 @@ from theurian.stamp import (
     check_stamp_rows,
     select_stamp_sql,
 )
-from theurian.stamped_store import Shelf, VerifiedStores
+from theurian.stamped_store import DUCKDB_WAL_SUFFIX, Shelf, VerifiedStores, refuse_write_ahead_log
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
+from theurian.stamped_store import wal_path as shared_wal_path
 from theurian.text import is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
-# DuckDB's write-ahead log for a database file: the file's name plus this. DuckDB replays it on every attach,
-# read-only included. A build checkpoints before it publishes, so no store of ours ever has one: a WAL beside the
-# store is never ours, and the store is refused while it is there (docs/review-search.md).
-WAL_SUFFIX: Final = ".wal"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "review"
 
@@ -110,8 +106,10 @@ def publish_path(root: Path) -> Path:
 
 
 def wal_path(store: Path) -> Path:
-    """The write-ahead log DuckDB would replay on attaching `store`."""
-    return store.with_name(store.name + WAL_SUFFIX)
+    """The write-ahead log DuckDB would replay on attaching `store`, read-only included. A build checkpoints before
+    it publishes, so no store of ours ever has one: the store is refused while one is there (docs/review-search.md).
+    """
+    return shared_wal_path(store, DUCKDB_WAL_SUFFIX)
 
 
 def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
@@ -302,16 +300,9 @@ def file_identity(path: Path) -> tuple[int, ...]:
     """
     try:
         identity = shared_file_identity(path)
+        refuse_write_ahead_log(path, DUCKDB_WAL_SUFFIX)
     except StoreFileFault as exc:
         raise ReviewStoreUnavailable(exc.reason) from None
-    try:
-        os.lstat(wal_path(path))
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise ReviewStoreUnavailable(f"unreadable: its write-ahead log: {type(exc).__name__}") from exc
-    else:
-        raise ReviewStoreUnavailable("a write-ahead log lies beside it, which no build leaves")
     return identity
 
 

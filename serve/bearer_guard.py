@@ -14,11 +14,11 @@ from typing import Final
 
 from serve.http_guard import ASGIApp, Receive, Scope, Send
 from theurian import access_token
+from theurian.daemon_address import MCP_PATH
 from theurian.errors import TheurianError
 
 logger = logging.getLogger("theurian.serve")
 
-MCP_ROUTE_PREFIX: Final = "/mcp"
 UNAUTHORIZED: Final = 401
 UNAVAILABLE: Final = 503
 _POLICY_VIOLATION: Final = 1008
@@ -32,7 +32,7 @@ _GONE_BODY: Final = (b"this installation's access token file is gone, so no toke
 
 def guarded(path: str) -> bool:
     """True for `/mcp` and every path under `/mcp/` (`/mcp/compat` and any route added there later)."""
-    return path == MCP_ROUTE_PREFIX or path.startswith(MCP_ROUTE_PREFIX + "/")
+    return path == MCP_PATH or path.startswith(MCP_PATH + "/")
 
 
 class BearerGuard:

@@ -18,7 +18,6 @@ import orjson
 
 from serve.errors import ToolNameError
 
-COMPAT_PATH: Final = "/mcp/compat"
 STRICT_TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 # Its `tools` list names what is callable, so on a route it names the tools as that route does.
 _CAPABILITIES_TOOL: Final = "system.capabilities"

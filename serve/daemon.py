@@ -7,11 +7,9 @@ import errno
 import logging
 import signal
 import socket
-from typing import Final
 
 import uvicorn
 
-from serve.compat import COMPAT_PATH
 from serve.errors import PortInUseError
 from serve.holdup import BoundedH11Protocol, max_connections, quiet_accept_errors
 from serve.http_guard import LOOPBACK_HOSTS
@@ -19,10 +17,8 @@ from serve.log_lines import configure_logging
 from serve.server import build_app
 from serve.tooling import ServeSettings
 from theurian import __version__, access_token, daemon_control, daemon_state, installation
+from theurian.daemon_address import COMPAT_PATH, DEFAULT_HOST, DEFAULT_PORT, HEALTH_PATH, MCP_PATH, url, url_host
 from theurian.errors import TheurianError
-
-DEFAULT_HOST: Final = "127.0.0.1"
-DEFAULT_PORT: Final = 7419
 
 logger = logging.getLogger("theurian.serve")
 
@@ -84,15 +80,15 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, read_only: bool
     # log_config=None: uvicorn's own set-up would give its loggers multi-line records without a timestamp.
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", http=BoundedH11Protocol)
     server = uvicorn.Server(config)
-    shown_host = f"[{host}]" if ":" in host else host
+    shown_host = url_host(host)
     if host.strip("[]").lower() not in LOOPBACK_HOSTS:
         logger.warning("listening on %s, which is not loopback: any machine that reaches it can call the tools "
                        "(requests must still name it as their Host)", shown_host)
-    logger.info("theurian serving MCP at http://%s:%d/mcp (the same tools under underscore names at %s; health: "
-                "/health)%s; Ctrl-C stops", shown_host, port, COMPAT_PATH,
+    logger.info("theurian serving MCP at %s (the same tools under underscore names at %s; health: %s)%s; Ctrl-C "
+                "stops", url(host, port, MCP_PATH), COMPAT_PATH, HEALTH_PATH,
                 " read-only: the write-intent tools are not registered" if read_only else "")
-    logger.info("every /mcp request needs Authorization: Bearer <the token in %s> (`theurian auth token`)",
-                access_token.token_path())
+    logger.info("every %s request needs Authorization: Bearer <the token in %s> (`theurian auth token`)",
+                MCP_PATH, access_token.token_path())
     # uvicorn shuts down gracefully on SIGTERM too, then raises the signal again with the handler it found: the
     # default one killed the process (exit 143) before it could say it had stopped. This one ends it cleanly.
     previous = signal.signal(signal.SIGTERM, _terminated)

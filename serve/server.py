@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from serve.bearer_guard import BearerGuard
-from serve.compat import COMPAT_PATH, Naming, canonical_naming, compat_naming
+from serve.compat import Naming, canonical_naming, compat_naming
 from serve.dispatch import Dispatcher
 from serve.holdup import BodyDeadline
 from serve.http_guard import LOOPBACK_HOSTS, ASGIApp, LoopbackGuard
@@ -27,11 +27,10 @@ from serve.tools import registered_tools
 from serve.transport import mcp_routes_app
 from serve.validation import InputValidator, Refused, bundled_input_schema
 from theurian import PROTOCOL_VERSION, __version__
+from theurian.daemon_address import COMPAT_PATH, DEFAULT_HOST, HEALTH_PATH, MCP_PATH
 
 logger = logging.getLogger("theurian.serve")
 
-MCP_PATH: Final = "/mcp"
-HEALTH_PATH: Final = "/health"
 # The largest legitimate call (a proposal body of 200,000 characters) fits many times over.
 MAX_REQUEST_BODY_BYTES: Final = 4 * 1024 * 1024
 INSTRUCTIONS: Final = (
@@ -87,7 +86,7 @@ def build_server(settings: ServeSettings, tools: list[Tool] | None = None, namin
     return server
 
 
-def build_app(settings: ServeSettings, *, host: str = "127.0.0.1", tools: list[Tool] | None = None,
+def build_app(settings: ServeSettings, *, host: str = DEFAULT_HOST, tools: list[Tool] | None = None,
               token: Callable[[], str] | None = None) -> ASGIApp:
     """The ASGI app: MCP at /mcp (the contract's tool names) and /mcp/compat (the same tools under underscore
     names), liveness at /health; every route behind the body deadline and the loopback Host/Origin guard, and /mcp

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
+from theurian.daemon_address import COMPAT_PATH, DEFAULT_HOST, MCP_PATH, url
 from theurian.errors import UsageError
 
 CLIENTS: Final = ("claude-code", "vscode", "inspector", "claude-desktop")
@@ -21,18 +22,11 @@ VSCODE_INPUT_ID: Final = "theurian-token"
 # Clients that accept only tool names matching ^[a-zA-Z0-9_-]{1,64}$ (docs/clients.md, "Which route"): they are
 # pointed at the route serving the same tools under underscore names.
 COMPAT_ROUTE_CLIENTS: Final = frozenset({"vscode", "claude-desktop"})
-MCP_ROUTE: Final = "/mcp"
-COMPAT_ROUTE: Final = "/mcp/compat"  # serve.compat.COMPAT_PATH; a test holds the two equal
 
 
-def mcp_url(port: int, host: str = "127.0.0.1") -> str:
-    return f"http://{host}:{port}{MCP_ROUTE}"
-
-
-def client_url(client: str, port: int, host: str = "127.0.0.1") -> str:
+def client_url(client: str, port: int, host: str = DEFAULT_HOST) -> str:
     """The route `client` must use: /mcp/compat for the clients that refuse a dot in a tool name, /mcp otherwise."""
-    route = COMPAT_ROUTE if client in COMPAT_ROUTE_CLIENTS else MCP_ROUTE
-    return f"http://{host}:{port}{route}"
+    return url(host, port, COMPAT_PATH if client in COMPAT_ROUTE_CLIENTS else MCP_PATH)
 
 
 def client_config(client: str, url: str, token: str) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from theurian import installation
+from theurian.daemon_address import HEALTH_PATH, MCP_PATH, url
 from theurian.durable import write_text_durably
 from theurian.errors import NotRegularFile
 from theurian.files import read_opened
@@ -41,12 +42,11 @@ class DaemonRecord:
 
     @property
     def base_url(self) -> str:
-        shown = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{shown}:{self.port}"
+        return url(self.host, self.port)
 
     @property
     def mcp_url(self) -> str:
-        return f"{self.base_url}/mcp"
+        return url(self.host, self.port, MCP_PATH)
 
     def uptime_seconds(self, now: datetime | None = None) -> float:
         started = datetime.fromisoformat(self.startedAt)
@@ -121,7 +121,7 @@ def looks_like_theurian(pid: int) -> bool:
 def health(base_url: str, timeout: float = HEALTH_TIMEOUT_SECONDS) -> dict[str, Any] | None:
     """The daemon's /health answer, or None when nothing answers it as a Theurian daemon would."""
     try:
-        with urllib.request.urlopen(f"{base_url}/health", timeout=timeout) as response:  # noqa: S310 - loopback
+        with urllib.request.urlopen(f"{base_url}{HEALTH_PATH}", timeout=timeout) as response:  # noqa: S310 - loopback
             document = json.loads(response.read(65536))
     except (OSError, ValueError, urllib.error.URLError):
         return None

@@ -9,8 +9,12 @@ mechanism").
     file_identity(path)        (device, inode, size, mtime, ctime) of a regular file; StoreFileFault otherwise
     publish_path(root, name)   the state folder's own entry for a store, the leaf left unresolved
     settled(identity)          whether the file's times are old enough to name its content (see SETTLED_NS)
+    refuse_write_ahead_log(path, suffix)
+                               StoreFileFault(WAL_BESIDE) when anything lies at the store's write-ahead-log name
     VerifiedStores             the verify-once cache: one per serving process, owned by whoever serves
                                (the daemon keeps one for its whole life; a CLI command makes its own)
+    remembered(shelf, key, identity, secret, check)
+                               a check's verdict (its value, or its refusal) from a shelf, or checked and put there
 
 A store verified once is trusted again only while its file keeps the identity it was verified under, and only
 under the secret it was verified with: a rebuild publishes a new inode, an edit in place moves the size or the
@@ -20,13 +24,14 @@ secret re-verifies every store.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, cast
 
 from theurian.containment import resolve_inside
 from theurian.errors import NotRegularFile, StoreFileFault
@@ -41,6 +46,13 @@ V = TypeVar("V")
 SETTLED_NS: Final = 2_000_000_000
 # Stores remembered per kind; the least recently used beyond it is forgotten (and verified again when asked for).
 REMEMBERED_STORES: Final = 64
+# The write-ahead log beside a database file is its name plus this: SQLite's (the knowledge state, its index and
+# the findings store) and DuckDB's (the review store). Each engine reads one when it opens or reads the file,
+# read-only included, and no build leaves one: a log changes the rows read without changing the file's identity,
+# so a store with one beside it is refused rather than verified, remembered or served.
+SQLITE_WAL_SUFFIX: Final = "-wal"
+DUCKDB_WAL_SUFFIX: Final = ".wal"
+WAL_BESIDE: Final = "damaged: a write-ahead log lies beside it, which no build leaves"
 
 
 def file_identity(path: Path) -> Identity:
@@ -65,6 +77,26 @@ def settled(identity: Identity, now_ns: int | None = None) -> bool:
     """Whether the file's last modification and change are at least SETTLED_NS old."""
     now = time.time_ns() if now_ns is None else now_ns
     return now - max(identity[3], identity[4]) >= SETTLED_NS
+
+
+def wal_path(store: Path, suffix: str) -> Path:
+    """Where the engine looks for `store`'s write-ahead log (`suffix`: SQLITE_WAL_SUFFIX or DUCKDB_WAL_SUFFIX)."""
+    return store.with_name(store.name + suffix)
+
+
+def refuse_write_ahead_log(store: Path, suffix: str) -> None:
+    """Return only when nothing (no file, link, FIFO or folder) lies at `store`'s write-ahead-log name.
+
+    Raises:
+        StoreFileFault: WAL_BESIDE; or "unreadable: its write-ahead log: <error>" when its name cannot be looked up.
+    """
+    try:
+        os.lstat(wal_path(store, suffix))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreFileFault(f"unreadable: its write-ahead log: {type(exc).__name__}") from exc
+    raise StoreFileFault(WAL_BESIDE)
 
 
 def publish_path(root: Path, store_name: str, contained: Callable[[Path], Path]) -> Path:
@@ -157,3 +189,42 @@ class VerifiedStores:
             if found is None:
                 found = self._shelves[kind] = Shelf(self._capacity)
             return found
+
+
+def remembered(shelf: Shelf[Any], key: str, identity: Identity | None, secret: bytes, check: Callable[[], V], *,
+               refusals: tuple[type[Exception], ...] = (), still_at: Path | None = None,
+               now_ns: int | None = None) -> V:
+    """`check()`'s verdict for the file `key` names, remembered in `shelf` under the file's `identity` (taken before
+    the file was opened, so a change after that moment is seen by the next call) and `secret`: the value it
+    returned, or the exception of `refusals` it raised, which is raised again for as long as it is remembered.
+
+    A verdict is remembered only when the identity is known (None: checked on every call), settled at `now_ns`
+    (now when None; see SETTLED_NS), and, with `still_at`, still the identity of the file there after the check
+    (a file swapped in while it was checked is checked afresh next time). Any other exception is never remembered.
+
+    Raises:
+        whatever `check` raises.
+    """
+    if identity is not None:
+        cached = shelf.get(key, identity, secret)
+        if isinstance(cached, refusals):
+            raise cached
+        if cached is not None:
+            return cast(V, cached)
+    verdict: V | Exception
+    try:
+        verdict = check()
+    except refusals as exc:
+        verdict = exc
+    if identity is not None and settled(identity, now_ns) and (still_at is None or _same_file(still_at, identity)):
+        shelf.put(key, identity, secret, verdict)
+    if isinstance(verdict, refusals):
+        raise verdict
+    return cast(V, verdict)
+
+
+def _same_file(path: Path, identity: Identity) -> bool:
+    try:
+        return file_identity(path) == identity
+    except StoreFileFault:  # gone or replaced by something else: the verdict is not remembered
+        return False

@@ -11,17 +11,17 @@ from pathlib import Path
 
 import httpx
 
-from serve.compat import COMPAT_PATH
 from tests.support.daemon import MCP_HEADERS, RunningDaemon
 from tests.support.inspector import INSPECTOR
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
-from theurian.client_lines import COMPAT_ROUTE, INSPECTOR_PACKAGE, VSCODE_INPUT_ID, client_config, client_url, mcp_url
+from theurian.client_lines import INSPECTOR_PACKAGE, VSCODE_INPUT_ID, client_config, client_url
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS_MD = (REPO / "docs" / "clients.md").read_text(encoding="utf-8")
-DEFAULT_URL = mcp_url(7419)
-COMPAT_URL = client_url("vscode", 7419)
+# The contract's address and routes, spelt here so that a change to their owner (theurian.daemon_address) fails.
+DEFAULT_URL = "http://127.0.0.1:7419/mcp"
+COMPAT_URL = "http://127.0.0.1:7419/mcp/compat"
 INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
               "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                          "clientInfo": {"name": "docs-line", "version": "0"}}}
@@ -49,9 +49,7 @@ def test_each_documented_line_is_the_one_setup_client_fills_in() -> None:
 
 
 def test_the_clients_that_refuse_dotted_names_are_pointed_at_the_compat_route() -> None:
-    assert COMPAT_ROUTE == COMPAT_PATH
-    assert COMPAT_URL == f"http://127.0.0.1:7419{COMPAT_PATH}"
-    assert client_url("claude-desktop", 7419) == COMPAT_URL
+    assert client_url("vscode", 7419) == client_url("claude-desktop", 7419) == COMPAT_URL
     assert client_url("claude-code", 7419) == client_url("inspector", 7419) == DEFAULT_URL
 
 

@@ -15,22 +15,23 @@ from typing import Any
 import orjson
 import pytest
 
-from evidence.content_policy import project_salt
 from evidence.lake import Lake
 from evidence.lake_read import iter_records
 from ingest.queries import BY_NUMBER_OPERATION
-from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, small_corpus
-from tests.e2e.test_safe_content import (
+from tests.e2e.review_ingest_support import (
     FIRST_PLANTED,
     HIDDEN_PR,
     KINDS,
     assert_no_needle,
     configure,
+    copy_project,
     everything_under,
-    planted_corpus,
+    ingest,
+    ingest_env,
+    planted_small_corpus,
+    salted_template,
 )
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.planted_secrets import PLANTED
 
@@ -61,14 +62,12 @@ class ByNumberFake(FakeGitHub):
 
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, Any]:
-    return planted_corpus(small_corpus(load_fixture()))
+    return planted_small_corpus()
 
 
 @pytest.fixture(scope="module")
 def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    project = new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
-    project_salt(project)
-    return project
+    return salted_template(module_installation, tmp_path_factory)
 
 
 @pytest.fixture

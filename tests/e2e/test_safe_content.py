@@ -22,60 +22,31 @@ from evidence.content_policy import project_salt
 from evidence.lake_read import iter_records
 from evidence.redaction import PSEUDONYM_PATTERN
 from projection.review_store import STORE_RELATIVE
-from tests.e2e.review_ingest_support import copy_project, ingest, new_project, record_files, small_corpus
+from tests.e2e.review_ingest_support import (
+    FIRST_PLANTED,
+    HIDDEN_TEXT,
+    KINDS,
+    NEEDLES,
+    SPLIT,
+    assert_no_needle,
+    configure,
+    copy_project,
+    everything_under,
+    ingest,
+    planted_corpus,
+    planted_small_corpus,
+    record_files,
+    salted_template,
+)
 from tests.support.daemon import RunningDaemon
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import BOB, PUBLIC_REPOSITORY, Builder, load_fixture
+from tests.support.github_corpus import load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tools
-from tests.support.planted_secrets import PLANTED, in_prose
 from theurian.hidden_characters import CLASSES
 from theurian.secret_scan import fingerprint
 
-FIRST_PLANTED = 200
-KINDS = sorted(PLANTED)
-SPLIT = "ghp_" + "Zx8Wv7Ut6Sr5Qp4On3Ml2Kj1Ih0Gf9Ed8Cb7A"
-HIDDEN_PR = FIRST_PLANTED + len(KINDS)
-HIDDEN_TEXT = "admin\u202euser lo\u200bck ok\U000e0049 re\u00adad"
-# Every fragment of a planted credential that must appear nowhere: each value, each line of the private key,
-# and both halves of the token a line break splits.
-NEEDLES = sorted({*PLANTED.values(), *PLANTED["private-key"].splitlines()[1:-1], SPLIT[:20], SPLIT[20:]})
 LOGINS = ("alice", "bob-reviewer", "ci-bot", "U_kgDOAAAlice", "U_kgDOBBBob")
-
-
-def planted_corpus(base: dict[str, Any]) -> dict[str, Any]:
-    """`base` plus one pull request per family, the credential in its title, body, a review body, a comment body
-    and the comment's diff hunk; and one whose comment splits a token across a line break and hides characters."""
-    corpus = json.loads(json.dumps(base))
-    pulls = corpus["repositories"][0]["pullRequests"]
-    b = Builder(PUBLIC_REPOSITORY, "Pln")
-    for index, kind in enumerate(KINDS):
-        minute = 9000 + 10 * index
-        text = in_prose(kind)
-        pr = b.pull_request(FIRST_PLANTED + index, minute, title=text, body=text)
-        review = b.review(pr, "COMMENTED", BOB, minute - 5, body=text)
-        comment = b.comment(pr, review, text, BOB, minute - 4)
-        comment["diffHunk"] = "@@ -1,2 +1,3 @@\n+" + text.replace("\n", "\n+")
-        pr["reviews"]["nodes"] = [review]
-        pr["reviewThreads"]["nodes"] = [b.thread("deploy/config.yml", [comment])]
-        pulls.append(pr)
-    pr = b.pull_request(HIDDEN_PR, 9900, title=f"Hidden {HIDDEN_TEXT}")
-    review = b.review(pr, "COMMENTED", BOB, 9890)
-    split = b.comment(pr, review, f"the log shows {SPLIT[:20]}\n{SPLIT[20:]} twice", BOB, 9891)
-    pr["reviews"]["nodes"] = [review]
-    pr["reviewThreads"]["nodes"] = [b.thread("src/app.py", [split])]
-    pulls.append(pr)
-    return corpus
-
-
-def everything_under(project: Path) -> bytes:
-    return b"\n".join(p.read_bytes() for p in sorted((project / ".theurian").rglob("*")) if p.is_file())
-
-
-def assert_no_needle(data: bytes | str, where: str) -> None:
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-    found = [needle[:12] for needle in NEEDLES if needle in text]
-    assert found == [], f"planted credentials (first characters shown) found in {where}"
 
 
 def store_text(project: Path) -> str:
@@ -85,24 +56,14 @@ def store_text(project: Path) -> str:
         return "\n".join(str(db.execute(f'SELECT * FROM "{t}"').fetchall()) for t in tables)
 
 
-def configure(project: Path, **review: Any) -> None:
-    config = project / ".theurian/config.toml"
-    lines = [f"{key} = {json.dumps(value)}" for key, value in review.items()]
-    text = config.read_text(encoding="utf-8").replace("allowlist = [", "\n".join(lines) + "\nallowlist = [", 1)
-    config.write_text(text, encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def corpus() -> dict[str, Any]:
-    return planted_corpus(small_corpus(load_fixture()))
+    return planted_small_corpus()
 
 
 @pytest.fixture(scope="module")
 def template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project (`new_project`), its salt made: every copy keys fingerprints and pseudonyms alike."""
-    project = new_project(module_installation, tmp_path_factory.mktemp("template") / "p", PUBLIC_REPOSITORY)
-    project_salt(project)
-    return project
+    return salted_template(module_installation, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from tests.support.installation import Installation
 from theurian.installation import build_stamp_secret
 from theurian.project import Project
 from theurian.stamp import FOREIGN_STAMP, NO_STAMP, ROWS_NOT_STAMPED
-from theurian.stamped_store import SETTLED_NS, VerifiedStores, file_identity
+from theurian.stamped_store import SETTLED_NS, SQLITE_WAL_SUFFIX, WAL_BESIDE, VerifiedStores, file_identity, wal_path
 
 STATE = Path(".theurian/state")
 ITEM = "architecture.auth-policy"
@@ -176,8 +176,8 @@ def test_a_pointer_that_states_what_the_stamped_meta_does_not_is_refused(root: P
 
 def test_a_write_ahead_log_beside_the_index_is_refused(root: Path) -> None:
     path = _index_file(root)
-    path.with_name(path.name + "-wal").write_bytes(b"")
-    assert _status(root) == (UNREADABLE, "damaged: a write-ahead log beside it")
+    wal_path(path, SQLITE_WAL_SUFFIX).write_bytes(b"")
+    assert _status(root) == (UNREADABLE, WAL_BESIDE)
 
 
 def test_the_index_is_verified_once_per_file_identity_and_again_when_the_file_changes(root: Path) -> None:

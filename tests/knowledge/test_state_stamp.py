@@ -15,17 +15,17 @@ import pytest
 
 from knowledge import CANONICAL_SCHEMA_VERSION
 from knowledge.apply import apply_migrations, migration_status
-from knowledge.errors import StateNotAsBuiltError
+from knowledge.errors import StateNotAsBuiltError, StateUnreadableError
 from knowledge.index import build_index
 from knowledge.integrity import INTEGRITY_REMEDY
 from knowledge.reading import StateDamagedError, get_item, status_of
-from knowledge.state import POINTER_NAME, open_read_only, project_key, read_pointer
+from knowledge.state import POINTER_NAME, STATE_UNREADABLE, open_read_only, project_key, read_pointer
 from knowledge.state_stamp import STORE_KIND, verified_damage
 from tests.knowledge.authoring import copy_sample
 from theurian.installation import HOME_OVERRIDE_ENV, build_stamp_secret
 from theurian.project import Project
 from theurian.stamp import StampFields, compute_stamp
-from theurian.stamped_store import SETTLED_NS, VerifiedStores, file_identity
+from theurian.stamped_store import SETTLED_NS, SQLITE_WAL_SUFFIX, VerifiedStores, file_identity, wal_path
 
 STATE = Path(".theurian/state")
 ITEM = "architecture.auth-policy"
@@ -179,3 +179,34 @@ def test_a_state_copied_beside_itself_under_another_name_is_still_this_installat
     moved = project.root.parent / "moved"
     shutil.copytree(project.root, moved)
     assert status_of(Project("moved", moved), "internal")["itemCount"] == 2
+
+
+def _planted_wal(state: Path, work: Path, sql: str) -> bytes:
+    """A real write-ahead log for `state`: `sql` run on a byte-identical copy in WAL mode, its log taken while the
+    writer is still open (closing the last connection would checkpoint it into the copy and delete it)."""
+    copy = work / state.name
+    shutil.copy(state, copy)
+    with closing(sqlite3.connect(copy, isolation_level=None)) as writer:
+        writer.execute("PRAGMA journal_mode = WAL")
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        writer.execute(sql)
+        return wal_path(copy, SQLITE_WAL_SUFFIX).read_bytes()
+
+
+def test_a_real_write_ahead_log_beside_the_state_is_refused_before_sqlite_can_serve_its_rows(
+        project: Project, tmp_path: Path) -> None:
+    state = _state_file(project.root)
+    identity = file_identity(state)
+    work = tmp_path / "work"
+    work.mkdir()
+    wal_path(state, SQLITE_WAL_SUFFIX).write_bytes(_planted_wal(state, work, EDIT_BODY))
+    assert file_identity(state) == identity  # the file a verify-once cache vouched for is untouched
+    with closing(sqlite3.connect(f"{state.as_uri()}?mode=ro", uri=True)) as raw:  # what a reader would have read
+        assert raw.execute("SELECT count(*) FROM revisions WHERE body = 'Planted.'").fetchone() == (1,)
+    pointer = read_pointer(project.root)
+    assert pointer is not None
+    with pytest.raises(StateUnreadableError) as refused:
+        open_read_only(project.root, pointer)
+    assert refused.value.message == STATE_UNREADABLE
+    with pytest.raises(StateUnreadableError):
+        get_item(project, "internal", ITEM, ITEM)

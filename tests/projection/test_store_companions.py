@@ -18,9 +18,7 @@ from projection.review_build import BuildSummary, build_review_store
 from projection.review_query import RecordFilter, read_records
 from projection.review_store import open_store, store_path
 from tests.projection.review_records import copy_fixture_lake, new_project, pull_request, write_lake
-from theurian.stamped_store import VerifiedStores
-
-WAL_SUFFIX = ".wal"
+from theurian.stamped_store import DUCKDB_WAL_SUFFIX, WAL_BESIDE, VerifiedStores
 
 
 def _built(tmp_path: Path, name: str = "p") -> Path:
@@ -39,7 +37,7 @@ def _planted_wal(live: Path, work: Path) -> Path:
     connection.execute("SET checkpoint_threshold = '10GB'")
     connection.execute("UPDATE texts SET body = 'EVIL'")
     connection.close()
-    wal = copy.with_name(copy.name + WAL_SUFFIX)
+    wal = copy.with_name(copy.name + DUCKDB_WAL_SUFFIX)
     assert wal.is_file()
     return wal
 
@@ -53,10 +51,10 @@ def test_a_planted_wal_beside_a_verified_store_is_refused_never_replayed(tmp_pat
     work.mkdir()
     wal = _planted_wal(live, work)
     fresh = VerifiedStores()  # what a fresh daemon starts with: no store opened yet (the record stays)
-    shutil.copy(wal, live.with_name(live.name + WAL_SUFFIX))
-    with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
+    shutil.copy(wal, live.with_name(live.name + DUCKDB_WAL_SUFFIX))
+    with pytest.raises(ReviewStoreUnavailable, match=WAL_BESIDE):
         read_records(root, RecordFilter(), 50, stores=fresh)
-    with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
+    with pytest.raises(ReviewStoreUnavailable, match=WAL_BESIDE):
         read_records(root, RecordFilter(q_folded="evil"), 50, stores=fresh)
 
 
@@ -65,8 +63,8 @@ def test_a_wal_that_appears_beside_an_open_store_is_refused_too(tmp_path: Path) 
     stores = VerifiedStores()
     assert read_records(root, RecordFilter(), 50, stores=stores)
     live = store_path(root)
-    live.with_name(live.name + WAL_SUFFIX).write_bytes(b"")
-    with pytest.raises(ReviewStoreUnavailable, match="write-ahead log"):
+    live.with_name(live.name + DUCKDB_WAL_SUFFIX).write_bytes(b"")
+    with pytest.raises(ReviewStoreUnavailable, match=WAL_BESIDE):
         open_store(root, stores)
 
 
@@ -85,7 +83,7 @@ def test_the_verification_record_does_not_vouch_for_a_store_with_a_wal_beside_it
 def test_a_rebuild_removes_a_leftover_wal_so_its_cure_cures(tmp_path: Path, shape: str) -> None:
     root = _built(tmp_path)
     live = store_path(root)
-    wal = live.with_name(live.name + WAL_SUFFIX)
+    wal = live.with_name(live.name + DUCKDB_WAL_SUFFIX)
     outside = tmp_path / "outside.wal"
     outside.write_bytes(b"not ours to remove")
     if shape == "file":

@@ -19,7 +19,7 @@ from projection.review_store import ReviewStoreUnavailable, open_store, store_pa
 from tests.projection.git_fixture import STANDARD_HISTORY, write_history
 from tests.projection.review_records import new_project, pull_request, write_lake
 from theurian.installation import build_stamp_secret
-from theurian.stamped_store import VerifiedStores, file_identity
+from theurian.stamped_store import SETTLED_NS, VerifiedStores, file_identity
 
 
 def _review_project(tmp_path: Path) -> Path:
@@ -68,14 +68,28 @@ def test_one_cache_digests_a_findings_store_once_per_file_and_again_when_it_chan
     write_history(root, STANDARD_HISTORY)
     build_findings_store(root)
     stores = VerifiedStores()
-    served = read_findings(root, FindingFilter(), 100, stores)
     path = findings_path(root)
+    identity = file_identity(path)
+    later = max(identity[3], identity[4]) + SETTLED_NS  # when the file's times are settled
+    served = read_findings(root, FindingFilter(), 100, stores, now_ns=later)
     shelf = stores.shelf(FINDINGS_KIND)
-    remembered = shelf.get(str(path), file_identity(path), build_stamp_secret())
+    remembered = shelf.get(str(path), identity, build_stamp_secret())
     assert remembered is not None and remembered[0] == len(served)
-    assert VerifiedStores().shelf(FINDINGS_KIND).get(str(path), file_identity(path), build_stamp_secret()) is None
+    assert VerifiedStores().shelf(FINDINGS_KIND).get(str(path), identity, build_stamp_secret()) is None
     with sqlite3.connect(path) as connection:
         connection.execute("UPDATE findings SET finding_text = 'planted' WHERE position = 0")
     with pytest.raises(FindingsStoreUnavailable) as refused:
-        read_findings(root, FindingFilter(), 100, stores)
+        read_findings(root, FindingFilter(), 100, stores, now_ns=later + SETTLED_NS)
     assert refused.value.reason.startswith("damaged")
+
+
+def test_a_findings_store_changed_within_the_settling_time_is_digested_on_every_call(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write_history(root, STANDARD_HISTORY)
+    build_findings_store(root)
+    stores = VerifiedStores()
+    identity = file_identity(findings_path(root))
+    read_findings(root, FindingFilter(), 100, stores, now_ns=max(identity[3], identity[4]) + SETTLED_NS - 1)
+    assert len(stores.shelf(FINDINGS_KIND)) == 0  # its times do not yet name one content: nothing remembered
+    read_findings(root, FindingFilter(), 100, stores, now_ns=max(identity[3], identity[4]) + SETTLED_NS)
+    assert len(stores.shelf(FINDINGS_KIND)) == 1

@@ -14,7 +14,7 @@ import typer
 
 from theurian import daemon_control, daemon_state, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.serve_command import DEFAULT_HOST, DEFAULT_PORT
+from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT
 from theurian.daemon_control import Status
 from theurian.errors import UsageError
 

@@ -6,12 +6,8 @@ from typing import Annotated
 
 import typer
 
+from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT
 from theurian.errors import TheurianError
-
-# Kept equal to serve.daemon's defaults; the daemon's imports (mcp, uvicorn) load only when serving, so every
-# other command starts fast.
-DEFAULT_HOST = "127.0.0.1"
-DEFAULT_PORT = 7419
 
 
 def serve(

@@ -12,7 +12,7 @@ import typer
 
 from theurian import access_token, client_lines, daemon_control, installation, service_files
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.serve_command import DEFAULT_PORT
+from theurian.daemon_address import DEFAULT_PORT
 from theurian.durable import write_text_durably
 from theurian.errors import AlreadyInPlaceError, TheurianError, UsageError
 from theurian.service_files import Plan
