@@ -70,17 +70,23 @@ def strings_of(node: Any, key: str = "") -> Iterator[tuple[str, str]]:
 
 def _collect(node: Any, key: str, found: list[tuple[str, str]]) -> None:
     # Exact types first (what YAML and JSON give): an ABC's isinstance cost a third of the walk over 10,000
-    # items' operations, a million nodes.
+    # items' operations, a million nodes. A string child is taken where it is met, not by a call of its own.
     kind = type(node)
     if kind is str:
         found.append((key, node))
     elif kind is dict or isinstance(node, Mapping):
         for name, value in node.items():
             if name not in NOT_TEXT:
-                _collect(value, str(name), found)
+                if type(value) is str:
+                    found.append((str(name), value))
+                else:
+                    _collect(value, str(name), found)
     elif kind is list or isinstance(node, tuple):
         for value in node:
-            _collect(value, key, found)
+            if type(value) is str:
+                found.append((key, value))
+            else:
+                _collect(value, key, found)
 
 
 def controls_fault(author: str, description: str | None, operations: Iterable[Mapping[str, Any]],
@@ -135,21 +141,30 @@ def refuse_controls(migration: Migration) -> None:
         raise MigrationInvalidError(migration.file_name, *fault)
 
 
-def _gated(migration: Migration) -> Iterator[tuple[int, str, str]]:
-    """Everything `migration` would put in the state that is text (its author, each operation's text fields,
-    each revision's title and body), as (operation index, or -1 for the document; field, or TITLE/BODY; text),
-    named by `_place` only when not seen before: an owner repeated over 10,000 items is one."""
-    yield -1, "author", migration.author
+def _gated(migration: Migration, seen: set[str]) -> Iterator[tuple[int, str, str]]:
+    """Everything `migration` would put in the state that is text and not in `seen` (its author, each operation's
+    text fields, each revision's title and body), as (operation index, or -1 for the document; field, or
+    TITLE/BODY; text), in document order; each text yielded is added to `seen`, so an owner repeated over 10,000
+    items is yielded once and named by `_place` once."""
+    if migration.author not in seen:
+        seen.add(migration.author)
+        yield -1, "author", migration.author
+    found: list[tuple[str, str]] = []
     for index, operation in enumerate(migration.operations):
         if operation["op"] == "upsertRevision":
             metadata = operation["metadata"]
-            yield index, _TITLE, metadata["title"]
-            yield index, _BODY, migration.bodies[operation["contentFile"]][0]
-            texts = strings_of({k: v for k, v in metadata.items() if k != "title"})
+            found.append((_TITLE, metadata["title"]))
+            found.append((_BODY, migration.bodies[operation["contentFile"]][0]))
+            for key, value in metadata.items():
+                if key != "title" and key not in NOT_TEXT:
+                    _collect(value, key, found)
         else:
-            texts = strings_of(operation)
-        for key, text in texts:
-            yield index, key, text
+            _collect(operation, "", found)
+        for key, text in found:
+            if text not in seen:
+                seen.add(text)
+                yield index, key, text
+        found.clear()
 
 
 def _place(migration: Migration, index: int, key: str) -> str:
@@ -175,11 +190,7 @@ def gate_migrations(root: Path, migrations: Iterable[Migration], *, make_salt: b
     listed = list(migrations)
     for migration in listed:
         refuse_controls(migration)
-    seen: set[str] = set()
-    texts: list[tuple[str, str]] = []
-    for migration in listed:
-        for index, key, text in _gated(migration):
-            if text not in seen:  # an owner or a namespace repeated over thousands of items is scanned once
-                seen.add(text)
-                texts.append((_place(migration, index, key), text))
+    seen: set[str] = set()  # an owner or a namespace repeated over thousands of items is scanned once
+    texts = [(_place(migration, index, key), text) for migration in listed
+             for index, key, text in _gated(migration, seen)]
     refuse_secrets(root, texts, nothing_done=MIGRATION_NOTHING_DONE, make_salt=make_salt)
