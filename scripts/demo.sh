@@ -68,14 +68,22 @@ THEURIAN_MCP_TOKEN="$("$THEURIAN" auth token)"
 export THEURIAN_MCP_TOKEN
 .venv/bin/python scripts/demo_client.py "http://127.0.0.1:$PORT/mcp"
 
+# The line connecting one client to this demo's daemon. setup's own note on stderr (which address it used) is for a
+# person typing it; the demo names the address above. A setup that fails says so instead of printing nothing.
+client_line() {
+  "$THEURIAN" setup --client "$1" --port "$PORT" 2>/dev/null \
+    || echo "(could not be made here: run THEURIAN_HOME=$THEURIAN_HOME $THEURIAN setup --client $1 --port $PORT)"
+}
+
 cat <<TEXT
 
 Theurian demo: project "sample" is served at  http://127.0.0.1:$PORT/mcp  (Streamable HTTP).
 Every request needs its bearer token: THEURIAN_HOME=$THEURIAN_HOME $THEURIAN auth token
 Connect an agent, for example:
-  Claude Code:    $("$THEURIAN" setup --client claude-code --port "$PORT")
-  MCP Inspector:  $("$THEURIAN" setup --client inspector --port "$PORT")
-  VS Code, Claude Desktop: theurian setup --client vscode (or claude-desktop); see docs/clients.md
+  Claude Code:    $(client_line claude-code)
+  MCP Inspector:  $(client_line inspector)
+  VS Code, Claude Desktop (the demo's own installation, never yours):
+    THEURIAN_HOME=$THEURIAN_HOME $THEURIAN setup --client vscode --port $PORT   (or claude-desktop; docs/clients.md)
 Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
 if [ "${THEURIAN_DEMO_NO_SERVE:-0}" = "1" ]; then

@@ -30,6 +30,12 @@ def test_the_demo_builds_every_store_from_bundled_data_and_a_real_client_gets_an
     assert "> knowledge.search" in output and "refused" not in output
     assert '"reviewIngestion": true' in output
     assert "theurian daemon stopped" in output  # the script stopped the daemon it started
+    # Every setup line it prints reaches the demo's installation and port, never the operator's own (the
+    # VS Code line once named neither: run as shown, it minted a token in the real home for port 7419).
+    home = str(demo.folder / "installation")
+    setup_lines = [line for line in output.splitlines() if "setup --client" in line]
+    assert setup_lines and all(f"THEURIAN_HOME={home}" in line and "--port" in line for line in setup_lines), output
+    assert "as --port says" not in output  # setup's note for a person typing it is not the demo's output
     state = demo.folder / "sample-project/.theurian/state"
     assert (state / "review-store.duckdb").is_file() and (state / "theurian-findings-local.sqlite").is_file()
 
