@@ -25,13 +25,14 @@ from __future__ import annotations
 import os
 import re
 import secrets as random_source
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from evidence.errors import SaltRefusedError
 from evidence.records import REPOSITORY_FOLDER_PATTERN
-from evidence.salt_key import lake_key, salt_fingerprint
+from evidence.salt_key import LakeKey, key_of, lake_key, salt_fingerprint
 from theurian.containment import resolve_inside
 from theurian.durable import create_file_once
 from theurian.errors import ConfigError, NotRegularFile
@@ -109,9 +110,10 @@ def _review_table(project_root: Path) -> dict[str, Any]:
     return review
 
 
-def read_policy(project_root: Path, *, make_salt: bool = True, rekey: bool = False) -> ContentPolicy:
+def read_policy(project_root: Path, *, make_salt: bool = True, rekey: bool = False,
+                manifests: Sequence[Mapping[str, Any]] | None = None) -> ContentPolicy:
     """The project's content policy. `make_salt=True` (a command about to key the lake): its salt as `lake_salt`
-    gives it (made if there is none yet; refused if lost or not the lake's; `rekey` as there).
+    gives it (made if there is none yet; refused if lost or not the lake's; `rekey` and `manifests` as there).
     `make_salt=False`: the salt read if there is one, else left empty, for a caller that must write nothing
     outside its own folder (and, on a read path, must not read every manifest).
 
@@ -134,7 +136,7 @@ def read_policy(project_root: Path, *, make_salt: bool = True, rekey: bool = Fal
         raise ConfigError(f"{CONFIG_FILE}: [review] acknowledged_secrets must be a list of 16-hex-digit "
                           "fingerprints (as a refusal or `review scan` names them); edit it by hand")
     if make_salt:
-        salt = lake_salt(project_root, rekey=rekey)
+        salt = lake_salt(project_root, rekey=rekey, manifests=manifests)
     else:
         salt = project_salt(project_root) if salt_exists(project_root) else b""
     return ContentPolicy(secrets, participants, frozenset(acknowledged), salt)
@@ -164,7 +166,7 @@ def project_salt(project_root: Path, *, rekey: bool = False) -> bytes:
     path = resolve_inside(project_root, SALT_FILE)
     if not os.path.lexists(path):
         if not rekey:
-            refuse_lost_salt(project_root)
+            refuse_lost_salt(project_root, lake_key(project_root))
         create_file_once(path, (random_source.token_hex(32) + "\n").encode("ascii"), mode=0o644)  # source: 0644
     try:
         text = read_opened(path, _MAX_SALT_FILE_BYTES).decode("ascii")
@@ -181,15 +183,15 @@ _NOT_REMADE: Final = ("restore it from the backup or the clone the lake came fro
                       "people new pseudonyms and the same secrets new fingerprints)")
 
 
-def refuse_lost_salt(project_root: Path) -> None:
-    """Refuse to make a salt over what a lost one keyed: a lake whose manifests record a salt fingerprint, or
-    `[review] acknowledged_secrets` (fingerprints only a salt gives). A lake that records none (written before
-    fingerprints were) and an empty list let a first salt be made, as always.
+def refuse_lost_salt(project_root: Path, key: LakeKey | None) -> None:
+    """Refuse to make a salt over what a lost one keyed: a lake whose manifests record a salt fingerprint (`key`,
+    as `evidence.salt_key.lake_key` reads it), or `[review] acknowledged_secrets` (fingerprints only a salt
+    gives). A lake that records none (written before fingerprints were) and an empty list let a first salt be
+    made, as always.
 
     Raises:
         SaltRefusedError: naming the file, what holds the old key, and the cure.
     """
-    key = lake_key(project_root)
     if key is not None:
         raise SaltRefusedError(
             f"{SALT_FILE} is missing, but the lake was keyed by a salt (fingerprint {key.fingerprint}, recorded by "
@@ -201,19 +203,23 @@ def refuse_lost_salt(project_root: Path) -> None:
             f"{_NOT_REMADE}; or, to start a new salt, take those fingerprints out of {CONFIG_FILE}")
 
 
-def lake_salt(project_root: Path, *, rekey: bool = False) -> bytes:
+def lake_salt(project_root: Path, *, rekey: bool = False,
+              manifests: Sequence[Mapping[str, Any]] | None = None) -> bytes:
     """The salt a command that keys the lake uses: `project_salt`, and refused when its fingerprint is not the
     one the lake's newest manifest recording one names. `rekey=True`: the salt there (made if missing) is taken
-    as the lake's key from now on; the run that writes it records it.
+    as the lake's key from now on; the run that writes it records it. `manifests`: the lake's, already read by
+    the caller (`evidence.lake_runs.read_manifests`), so a large lake's are not read twice.
 
     Raises:
         ConfigError: the salt file is damaged.
         SaltRefusedError: it is missing over a keyed lake, or it is not the lake's.
     """
-    salt = project_salt(project_root, rekey=rekey)
     if rekey:
-        return salt
-    key = lake_key(project_root)
+        return project_salt(project_root, rekey=True)
+    key = lake_key(project_root) if manifests is None else key_of(manifests)
+    if not salt_exists(project_root):
+        refuse_lost_salt(project_root, key)
+    salt = project_salt(project_root, rekey=True)  # what a lost salt keyed was refused just above
     if key is not None and key.fingerprint != (own := salt_fingerprint(salt)):
         raise SaltRefusedError(
             f"{SALT_FILE} is not the salt the lake was keyed by (its fingerprint is {own}; run {key.run_id} "
@@ -232,7 +238,7 @@ def salt_refusal(project_root: Path) -> SaltRefusedError | None:
         if salt_exists(project_root):
             lake_salt(project_root)
         else:
-            refuse_lost_salt(project_root)
+            refuse_lost_salt(project_root, lake_key(project_root))
     except SaltRefusedError as exc:
         return exc
     return None

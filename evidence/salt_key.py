@@ -11,9 +11,10 @@ bytes, 16 hex digits: enough to tell two salts apart, and nothing about the salt
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from evidence.lake_runs import read_manifests
 
@@ -43,7 +44,12 @@ def lake_key(project_root: Path) -> LakeKey | None:
     Raises:
         PathEscapeError: `.theurian/review` or its `runs` folder resolves outside the project.
     """
-    for manifest in reversed(read_manifests(project_root).manifests):  # oldest first: run ids are ULIDs
+    return key_of(read_manifests(project_root).manifests)
+
+
+def key_of(manifests: Sequence[Mapping[str, Any]]) -> LakeKey | None:
+    """`lake_key` of manifests already read (valid ones, oldest run first, as `read_manifests` gives them)."""
+    for manifest in reversed(manifests):  # oldest first: run ids are ULIDs
         fingerprint = manifest.get(SALT_FINGERPRINT_FIELD)
         if isinstance(fingerprint, str):
             return LakeKey(fingerprint, str(manifest["runId"]))

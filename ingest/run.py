@@ -71,14 +71,15 @@ class RepositoryRun:
         # The client (and its spend) may serve several runs in one invocation: a run accounts for its own part.
         self._spend_at_start = replace(client.spend)
         self.fetcher = Fetcher(client, sizes)
+        manifests = lake.manifests()  # read once: the salt's check and this repository's runs both need them
         # Refused here, before any request or write, when the salt is lost or not the one the lake was keyed by.
-        self.gate = ContentGate(read_policy(lake.project_root, rekey=options.rekey))
+        self.gate = ContentGate(read_policy(lake.project_root, rekey=options.rekey, manifests=manifests))
         self.progress = progress or (lambda _: None)
         self.repository = repository
         self.seen_pulls: set[str] = set()
         self.seen_numbers: set[int] = set()
         self.written = 0
-        runs = lake.repository_runs(repository)
+        runs = lake.repository_runs(repository, manifests)
         self.manifest = self._new_manifest(repository, last_completed(runs))
         self.withheld = WithheldList(carried(runs), self.run_id)
         self._manifest_started = False
