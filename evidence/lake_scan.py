@@ -55,7 +55,8 @@ class ScanReport:
     def as_json(self) -> dict[str, Any]:
         return {"policy": self.policy, "dryRun": self.dry_run, "scanned": self.scanned,
                 "rewritten": self.rewritten, "removed": self.removed, "skipped": self.skipped,
-                "findings": dict(sorted(self.findings.items())), "records": self.records}
+                "findings": dict(sorted(self.findings.items())), "records": self.records,
+                "manifestsStamped": self.manifests_stamped}
 
 
 def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> ScanReport:
