@@ -120,7 +120,8 @@ def test_review_scan_of_the_bundled_lake_makes_a_salt_records_it_then_refuses_on
     shutil.copytree(FIXTURE_LAKE, project / REVIEW_DIR)
     records = record_files(project)
     assert all(SALT_FINGERPRINT_FIELD not in m for m in _manifests(project))
-    installation.cli("review", "scan", "--project", str(project), check=True)
+    scanned = installation.cli("review", "scan", "--project", str(project), check=True)
+    assert "recorded the salt's fingerprint in 1 run manifest(s) that had none" in scanned.stdout
     fingerprint = salt_fingerprint(project_salt(project))
     assert [m[SALT_FINGERPRINT_FIELD] for m in _manifests(project)] == [fingerprint]
     assert record_files(project) == records  # nothing in the fixtures is keyed: only the manifest learnt the salt
