@@ -12,7 +12,12 @@ This module also owns the config file's whole shape (`PROJECT_CONFIG_KEYS`): eve
 The salt (`.theurian/review.salt`, 32 random bytes as hex) keys secret fingerprints and participant pseudonyms.
 It is source, like the lake: whoever shares the lake shares it, so everyone's redactions give the same bytes. It
 is made once, by the first command that needs it, written whole beside it and then linked into place
-(`theurian.durable.create_file_once`): two racing makers keep one, and no reader ever sees it empty.
+(`theurian.durable.create_file_once`): two racing makers keep one, and no reader ever sees it empty. It is never
+made again over what an earlier one keyed: where the lake's manifests record a salt fingerprint
+(`evidence.salt_key`) or `[review] acknowledged_secrets` lists fingerprints, a missing salt is refused
+(`SaltRefusedError`), and `lake_salt` — what a command that keys the lake reads — also refuses a salt whose
+fingerprint is not the lake's (one copied from another project). `rekey=True` (`review ingest --rekey`) is the
+operator's deliberate new key.
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ from __future__ import annotations
 import os
 import re
 import secrets as random_source
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from evidence.errors import SaltRefusedError
 from evidence.records import REPOSITORY_FOLDER_PATTERN
+from evidence.salt_key import LakeKey, key_of, lake_key, salt_fingerprint
 from theurian.containment import resolve_inside
 from theurian.durable import create_file_once
 from theurian.errors import ConfigError, NotRegularFile
@@ -102,12 +110,16 @@ def _review_table(project_root: Path) -> dict[str, Any]:
     return review
 
 
-def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:
-    """The project's content policy, its salt made if it has none yet (`make_salt=False`: left empty instead,
-    for a caller that must write nothing outside its own folder).
+def read_policy(project_root: Path, *, make_salt: bool = True, rekey: bool = False,
+                manifests: Sequence[Mapping[str, Any]] | None = None) -> ContentPolicy:
+    """The project's content policy. `make_salt=True` (a command about to key the lake): its salt as `lake_salt`
+    gives it (made if there is none yet; refused if lost or not the lake's; `rekey` and `manifests` as there).
+    `make_salt=False`: the salt read if there is one, else left empty, for a caller that must write nothing
+    outside its own folder (and, on a read path, must not read every manifest).
 
     Raises:
         ConfigError: a `[review]` value this policy cannot use (the message names the key and what it takes).
+        SaltRefusedError: `make_salt`, and the salt is lost or another project's (`lake_salt`).
     """
     review = _review_table(project_root)
     secrets = review.get("secrets", DEFAULT_SECRETS_POLICY)
@@ -123,7 +135,10 @@ def read_policy(project_root: Path, *, make_salt: bool = True) -> ContentPolicy:
     ):
         raise ConfigError(f"{CONFIG_FILE}: [review] acknowledged_secrets must be a list of 16-hex-digit "
                           "fingerprints (as a refusal or `review scan` names them); edit it by hand")
-    salt = project_salt(project_root) if make_salt or salt_exists(project_root) else b""
+    if make_salt:
+        salt = lake_salt(project_root, rekey=rekey, manifests=manifests)
+    else:
+        salt = project_salt(project_root) if salt_exists(project_root) else b""
     return ContentPolicy(secrets, participants, frozenset(acknowledged), salt)
 
 
@@ -140,14 +155,18 @@ def salt_exists(project_root: Path) -> bool:
     return os.path.lexists(resolve_inside(project_root, SALT_FILE))
 
 
-def project_salt(project_root: Path) -> bytes:
-    """The project's salt, made (whole, once: `create_file_once`) when there is none.
+def project_salt(project_root: Path, *, rekey: bool = False) -> bytes:
+    """The project's salt, made (whole, once: `create_file_once`) when there is none — unless something keyed by
+    a salt is there (`refuse_lost_salt`; `rekey=True` makes it anyway).
 
     Raises:
         ConfigError: the salt file exists but does not hold 64 lower-case hex digits.
+        SaltRefusedError: there is none, and the lake or the config holds what a lost one keyed.
     """
     path = resolve_inside(project_root, SALT_FILE)
     if not os.path.lexists(path):
+        if not rekey:
+            refuse_lost_salt(project_root, lake_key(project_root))
         create_file_once(path, (random_source.token_hex(32) + "\n").encode("ascii"), mode=0o644)  # source: 0644
     try:
         text = read_opened(path, _MAX_SALT_FILE_BYTES).decode("ascii")
@@ -157,3 +176,69 @@ def project_salt(project_root: Path) -> bytes:
         raise ConfigError(f"{SALT_FILE} does not hold a salt (64 lower-case hex digits); restore it from where "
                           "the lake is kept (it keys every fingerprint and pseudonym the lake holds)")
     return bytes.fromhex(text[:64])
+
+
+_REKEY: Final = "`theurian review ingest --rekey`"
+_NOT_REMADE: Final = ("restore it from the backup or the clone the lake came from (a new salt would give the same "
+                      "people new pseudonyms and the same secrets new fingerprints)")
+
+
+def refuse_lost_salt(project_root: Path, key: LakeKey | None) -> None:
+    """Refuse to make a salt over what a lost one keyed: a lake whose manifests record a salt fingerprint (`key`,
+    as `evidence.salt_key.lake_key` reads it), or `[review] acknowledged_secrets` (fingerprints only a salt
+    gives). A lake that records none (written before fingerprints were) and an empty list let a first salt be
+    made, as always.
+
+    Raises:
+        SaltRefusedError: naming the file, what holds the old key, and the cure.
+    """
+    if key is not None:
+        raise SaltRefusedError(
+            f"{SALT_FILE} is missing, but the lake was keyed by a salt (fingerprint {key.fingerprint}, recorded by "
+            f"run {key.run_id})", f"{_NOT_REMADE}; to key the lake by a new salt deliberately, {_REKEY}")
+    acknowledged = _review_table(project_root).get("acknowledged_secrets")
+    if isinstance(acknowledged, list) and acknowledged:
+        raise SaltRefusedError(
+            f"{SALT_FILE} is missing, but [review] acknowledged_secrets in {CONFIG_FILE} lists fingerprints it keyed",
+            f"{_NOT_REMADE}; or, to start a new salt, take those fingerprints out of {CONFIG_FILE}")
+
+
+def lake_salt(project_root: Path, *, rekey: bool = False,
+              manifests: Sequence[Mapping[str, Any]] | None = None) -> bytes:
+    """The salt a command that keys the lake uses: `project_salt`, and refused when its fingerprint is not the
+    one the lake's newest manifest recording one names. `rekey=True`: the salt there (made if missing) is taken
+    as the lake's key from now on; the run that writes it records it. `manifests`: the lake's, already read by
+    the caller (`evidence.lake_runs.read_manifests`), so a large lake's are not read twice.
+
+    Raises:
+        ConfigError: the salt file is damaged.
+        SaltRefusedError: it is missing over a keyed lake, or it is not the lake's.
+    """
+    if rekey:
+        return project_salt(project_root, rekey=True)
+    key = lake_key(project_root) if manifests is None else key_of(manifests)
+    if not salt_exists(project_root):
+        refuse_lost_salt(project_root, key)
+    salt = project_salt(project_root, rekey=True)  # what a lost salt keyed was refused just above
+    if key is not None and key.fingerprint != (own := salt_fingerprint(salt)):
+        raise SaltRefusedError(
+            f"{SALT_FILE} is not the salt the lake was keyed by (its fingerprint is {own}; run {key.run_id} "
+            f"recorded {key.fingerprint})",
+            f"restore the project's own salt from the backup; to key the lake by this one from now on, {_REKEY}")
+    return salt
+
+
+def salt_refusal(project_root: Path) -> SaltRefusedError | None:
+    """Why the next command that keys the lake would refuse the salt, or None; writes nothing (`theurian doctor`).
+
+    Raises:
+        ConfigError: the config or the salt file is damaged.
+    """
+    try:
+        if salt_exists(project_root):
+            lake_salt(project_root)
+        else:
+            refuse_lost_salt(project_root, lake_key(project_root))
+    except SaltRefusedError as exc:
+        return exc
+    return None

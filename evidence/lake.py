@@ -201,10 +201,12 @@ class Lake:
         (`evidence.lake_runs.read_manifests`, the one reader the build and `review status` share)."""
         return read_manifests(self.project_root)
 
-    def repository_runs(self, repository: str) -> list[dict[str, Any]]:
-        """Every readable, valid run manifest of one repository (any spelling), oldest run first."""
+    def repository_runs(self, repository: str,
+                        manifests: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Every readable, valid run manifest of one repository (any spelling), oldest run first; of `manifests`
+        (the lake's, already read) when given."""
         folder = repository_folder(repository)
-        return [m for m in self.manifests() if m["repositoryFolder"] == folder]
+        return [m for m in (self.manifests() if manifests is None else manifests) if m["repositoryFolder"] == folder]
 
     def last_completed_run(self, repository: str) -> dict[str, Any] | None:
         return last_completed(self.repository_runs(repository))

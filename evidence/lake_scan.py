@@ -5,7 +5,8 @@ A lake can hold records from before the scanner, from a clone made under another
 and rewrites, in place, each one whose canonical bytes change — one durable replace per file, so a scan killed
 at any instant leaves every file whole (old or new), and a re-run finds the rewritten ones unchanged and goes on.
 Under `block` a record holding a secret is removed from the lake (named in the report); under `warn` and `off`
-nothing of its text is changed. It holds the lake like an ingest does, so the two never interleave.
+nothing of its text is changed. A real scan then records the salt's fingerprint in every run manifest that has
+none (`evidence.salt_key`). It holds the lake like an ingest does, so the two never interleave.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from evidence.lake_listing import kind_entries
 from evidence.lake_read import iter_records, key_of, read_entry_bytes
 from evidence.records import KINDS, canonical_bytes
 from evidence.redaction import REDACTIONS_FIELD, screen
+from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
 from evidence.validation import validate_record
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory, write_bytes_durably
@@ -48,11 +50,13 @@ class ScanReport:
     skipped: list[str] = field(default_factory=list)
     findings: Counter[str] = field(default_factory=Counter)
     records: list[dict[str, Any]] = field(default_factory=list)
+    manifests_stamped: int = 0  # run manifests given the salt's fingerprint (`evidence.salt_key`)
 
     def as_json(self) -> dict[str, Any]:
         return {"policy": self.policy, "dryRun": self.dry_run, "scanned": self.scanned,
                 "rewritten": self.rewritten, "removed": self.removed, "skipped": self.skipped,
-                "findings": dict(sorted(self.findings.items())), "records": self.records}
+                "findings": dict(sorted(self.findings.items())), "records": self.records,
+                "manifestsStamped": self.manifests_stamped}
 
 
 def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> ScanReport:
@@ -74,7 +78,21 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
                 continue
             report.scanned += 1
             _scan_one(review, entry.record_path, entry.record, policy, report)
+        if not dry_run and policy.salt:
+            report.manifests_stamped = _stamp_manifests(lake, salt_fingerprint(policy.salt))
     return report
+
+
+def _stamp_manifests(lake: Lake, fingerprint: str) -> int:
+    """Record the salt in every manifest that records none (one from before fingerprints were recorded): every
+    record they list is now screened under it, so a later loss of the salt is refused, not silently remade. A
+    manifest that records one already keeps it (the scan was refused unless the newest names this salt)."""
+    stamped = 0
+    for manifest in lake.manifests():
+        if SALT_FINGERPRINT_FIELD not in manifest:
+            lake.write_manifest({**manifest, SALT_FINGERPRINT_FIELD: fingerprint})
+            stamped += 1
+    return stamped
 
 
 def _scan_one(review: Path, relative: str, record: dict[str, Any], policy: ContentPolicy,

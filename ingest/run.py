@@ -1,6 +1,8 @@
 """One ingest run of one repository: window, fetch, merge into the lake page by page, and its manifest.
 
-The manifest is first written after GitHub has answered the repository as public (so a refused repository
+The manifest records the fingerprint of the salt its records are keyed by (`evidence.salt_key`); a lost salt, or
+one not the lake's, is refused before the run asks GitHub anything (`evidence.content_policy.lake_salt`). The
+manifest is first written after GitHub has answered the repository as public (so a refused repository
 leaves no file), rewritten when the run ends, and left `running` by a killed run — which the next incremental
 run ignores, so it covers the killed run's window again and converges. Pull requests `secrets = "block"` kept
 out are listed in it (`ingest.withheld`) and asked for by number by every later run until they are stored.
@@ -27,6 +29,7 @@ from evidence.records import (
     PROVIDER_GITHUB,
     repository_folder,
 )
+from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
 from ingest import mapping
 from ingest.client import GitHubClient, Spend
 from ingest.content_gate import ContentGate
@@ -49,6 +52,7 @@ class RunOptions:
     since: datetime | None = None
     full: bool = False
     rescan_open: bool = False
+    rekey: bool = False  # take the project's salt (made if lost) as the lake's key from this run on
 
 
 ProgressCallback = Callable[[dict[str, Any]], None]
@@ -67,13 +71,15 @@ class RepositoryRun:
         # The client (and its spend) may serve several runs in one invocation: a run accounts for its own part.
         self._spend_at_start = replace(client.spend)
         self.fetcher = Fetcher(client, sizes)
-        self.gate = ContentGate(read_policy(lake.project_root))
+        manifests = lake.manifests()  # read once: the salt's check and this repository's runs both need them
+        # Refused here, before any request or write, when the salt is lost or not the one the lake was keyed by.
+        self.gate = ContentGate(read_policy(lake.project_root, rekey=options.rekey, manifests=manifests))
         self.progress = progress or (lambda _: None)
         self.repository = repository
         self.seen_pulls: set[str] = set()
         self.seen_numbers: set[int] = set()
         self.written = 0
-        runs = lake.repository_runs(repository)
+        runs = lake.repository_runs(repository, manifests)
         self.manifest = self._new_manifest(repository, last_completed(runs))
         self.withheld = WithheldList(carried(runs), self.run_id)
         self._manifest_started = False
@@ -97,6 +103,7 @@ class RepositoryRun:
             "startedAt": started.isoformat(timespec="microseconds"), "finishedAt": None, "status": "running",
             "error": None, "counts": {kind: dict(zero) for kind in KINDS}, "commentsMissingUpstream": 0,
             "pullRequests": 0, "requests": 0, "graphqlPoints": 0, "retries": 0, "records": [],
+            SALT_FINGERPRINT_FIELD: salt_fingerprint(self.gate.policy.salt),
         }
 
     @property

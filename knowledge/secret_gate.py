@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from evidence.content_policy import SALT_FILE, project_salt, read_policy
+from evidence.content_policy import SALT_FILE, lake_salt, read_policy
 from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
 from theurian.errors import TheurianError
 from theurian.project import CONFIG_FILE
@@ -30,12 +30,17 @@ def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, noth
     Raises:
         SecretInTextError: a secret was found.
         ConfigError: the project's `[review]` policy cannot be read.
+        SaltRefusedError: `make_salt`, a secret was found, and the salt is lost or not the lake's
+            (`evidence.content_policy.lake_salt`).
     """
     policy = read_policy(project_root, make_salt=False)
+    keyed = not make_salt  # a caller that writes nothing shows what the salt there gives, unchecked
     for name, text in texts:
         for hit in scan_text(text):
-            if make_salt and not policy.salt:  # made at the first hit: a scan finding nothing writes nothing
-                policy = replace(policy, salt=project_salt(project_root))
+            if not keyed:  # at the first hit: a scan finding nothing writes nothing and reads no manifest
+                # Made if missing; refused if a lost salt keyed the lake or the acknowledgements, or if the one
+                # there is not the lake's: a fingerprint shown now is one an operator writes into the config.
+                policy, keyed = replace(policy, salt=lake_salt(project_root)), True
             print_ = fingerprint(policy.salt, hit.value) if policy.salt else None
             if print_ in policy.acknowledged:
                 continue

@@ -66,7 +66,8 @@ def test_every_check_passes_on_the_demo_project_with_its_daemon_running(running:
     assert {name for name, c in checks.items() if c["level"] != "ok"} == {"github token"}  # a warning only
     for name in ("python", "git", "project registry", "access token", "daemon", "daemon accepts the token",
                  "sample: review store", "sample: findings store", "sample: knowledge state",
-                 "sample: retrieval index", "sample: .theurian/state/ writable", "sample: evidence lake"):
+                 "sample: retrieval index", "sample: .theurian/state/ writable", "sample: evidence lake",
+                 "sample: review salt"):
         assert checks[name]["level"] == "ok", checks[name]
     table = installation.cli("doctor").stdout
     assert table.rstrip().endswith("every check passed") and "FAIL" not in table
@@ -275,8 +276,8 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
     assert repository["records"] == {"pull-request": 105, "review-submission": 134, "review-thread": 237}
     assert repository["lastIngest"]["status"] == "completed" and repository["lastIngest"]["window"]["until"]
     assert {name: check["level"] for name, check in document["state"].items()} == dict.fromkeys(
-        ["root", ".theurian/state/ writable", "allowlist", "evidence lake", "review store", "findings store",
-         "knowledge state", "retrieval index"], "ok")
+        ["root", ".theurian/state/ writable", "allowlist", "evidence lake", "review store", "review salt",
+         "findings store", "knowledge state", "retrieval index"], "ok")
     assert document["proposals"] == {}
     _newer_run(project)
     text = installation.cli("project", "status", check=True).stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from evidence.content_policy import PROJECT_CONFIG_KEYS
+from evidence.content_policy import PROJECT_CONFIG_KEYS, project_salt
 from tests.e2e.review_ingest_support import ingest, ingest_env, record_files, small_corpus
 from tests.knowledge.proposal_support import PROJECT_ID, new_shop, proposals
 from tests.projection.review_records import copy_fixture_lake
@@ -95,6 +95,9 @@ def test_every_key_any_module_reads_is_accepted_and_so_are_the_initial_and_sampl
     texts = (every, INITIAL_CONFIG, sample.read_text(encoding="utf-8"), "", "# only a comment\n")
     for index, text in enumerate(texts):
         project = installation.new_project_in_process(tmp_path / f"p{index}")
+        # Acknowledged fingerprints are keyed by a salt: without one, `review scan` refuses to make a new salt
+        # under them (tests/e2e/test_review_salt.py), so the project has the salt they would have come from.
+        project_salt(project)
         _config(project, text)
         for reader in ("review scan", "review status", "review allow"):
             result = installation.cli(*READERS[reader], "--project", str(project))

@@ -3,6 +3,7 @@ empty by a crash."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -12,7 +13,10 @@ from typing import Any
 
 import pytest
 
-from evidence.content_policy import SALT_FILE, project_salt
+from evidence.content_policy import SALT_FILE, lake_salt, project_salt, salt_refusal
+from evidence.errors import SaltRefusedError
+from evidence.lake import Lake
+from evidence.salt_key import SALT_FINGERPRINT_FIELD, LakeKey, lake_key, salt_fingerprint
 from tests.support.installation import Installation
 from theurian.errors import ConfigError
 from theurian.project import REVIEW_DIR
@@ -93,3 +97,61 @@ def test_a_dry_run_scan_over_an_empty_lake_writes_no_salt(installation: Installa
     project = installation.new_project(tmp_path / "p")
     result = installation.cli("review", "scan", "--dry-run", "--project", str(project), check=True)
     assert result.stdout.startswith("scanned 0 records") and not (project / SALT_FILE).exists()
+
+
+FIXTURE_MANIFEST = Path(__file__).resolve().parents[2] / "fixtures/evidence/runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json"
+
+
+def _manifest(project: Path, run_id: str, fingerprint: str | None) -> None:
+    """A copy of the bundled run manifest under `run_id`, recording `fingerprint` (or, None, no fingerprint)."""
+    manifest = json.loads(FIXTURE_MANIFEST.read_text(encoding="utf-8")) | {"runId": run_id}
+    if fingerprint is not None:
+        manifest[SALT_FINGERPRINT_FIELD] = fingerprint
+    Lake(project).write_manifest(manifest)
+
+
+def test_the_newest_manifest_recording_a_fingerprint_names_the_lakes_salt_and_older_ones_do_not_refuse_it(
+        tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    salt = project_salt(project)
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK0", "0" * 16)  # the key before a re-key
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK1", salt_fingerprint(salt))
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK2", None)  # a manifest from before fingerprints says nothing
+    assert lake_key(project) == LakeKey(salt_fingerprint(salt), "01K4YQ7N2B3C4D5E6F7G8H9JK1")
+    assert lake_salt(project) == salt and salt_refusal(project) is None
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK3", "0" * 16)
+    with pytest.raises(SaltRefusedError, match="is not the salt the lake was keyed by"):
+        lake_salt(project)
+
+
+def test_a_salt_is_made_over_a_lake_whose_manifests_record_none_and_refused_over_one_that_does(
+        tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK0", None)
+    assert lake_key(project) is None and salt_refusal(project) is None and len(lake_salt(project)) == 32
+    (project / SALT_FILE).unlink()
+    _manifest(project, "01K4YQ7N2B3C4D5E6F7G8H9JK1", "0" * 16)
+    refusal = salt_refusal(project)
+    assert refusal is not None and refusal.problem.startswith(f"{SALT_FILE} is missing")
+    for maker in (project_salt, lake_salt):
+        with pytest.raises(SaltRefusedError):
+            maker(project)
+    assert not (project / SALT_FILE).exists()
+    assert len(lake_salt(project, rekey=True)) == 32  # the deliberate new key
+
+
+def test_a_salt_is_refused_to_acknowledgements_alone_and_made_once_they_are_taken_out(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    config = project / ".theurian/config.toml"
+    config.write_text('[review]\nacknowledged_secrets = ["0123456789abcdef"]\n', encoding="utf-8")
+    with pytest.raises(SaltRefusedError, match="acknowledged_secrets"):
+        project_salt(project)
+    config.write_text("[review]\nacknowledged_secrets = []\n", encoding="utf-8")
+    assert len(project_salt(project)) == 32
+
+
+def test_a_salt_fingerprint_is_sixteen_hex_digits_that_do_not_hold_the_salt() -> None:
+    salt = bytes(range(32))
+    fingerprint = salt_fingerprint(salt)
+    assert len(fingerprint) == 16 and int(fingerprint, 16) >= 0 and salt.hex()[:16] != fingerprint
+    assert salt_fingerprint(bytes(32)) != fingerprint

@@ -3,12 +3,15 @@ change nothing — and the counts `review status` shows."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from evidence.content_policy import ContentPolicy
+from evidence.lake import Lake
 from evidence.lake_read import iter_records
 from evidence.lake_scan import content_counts, scan_lake
 from evidence.records import repository_folder
+from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
 from tests.projection.review_records import pull_request, thread, write_lake
 from tests.support.planted_secrets import PLANTED, in_prose
 
@@ -71,3 +74,19 @@ def test_an_invalid_file_is_skipped_and_named_never_rewritten(tmp_path: Path) ->
 def test_a_project_without_a_lake_scans_nothing(tmp_path: Path) -> None:
     (tmp_path / ".theurian").mkdir()
     assert scan_lake(tmp_path, ContentPolicy(salt=SALT), dry_run=False).scanned == 0
+
+
+def test_a_real_scan_records_its_salt_in_each_manifest_without_one_and_leaves_a_recorded_one_alone(
+        tmp_path: Path) -> None:
+    root, _ = _lake(tmp_path)
+    fixture = json.loads((Path(__file__).resolve().parents[2] / "fixtures/evidence/runs/"
+                          "01K4YQ7N2B3C4D5E6F7G8H9JKM.json").read_text(encoding="utf-8"))
+    lake = Lake(root)
+    lake.write_manifest(fixture | {"runId": "01K4YQ7N2B3C4D5E6F7G8H9JK0", SALT_FINGERPRINT_FIELD: "0" * 16})
+    lake.write_manifest(fixture | {"runId": "01K4YQ7N2B3C4D5E6F7G8H9JK1"})
+    policy = ContentPolicy("redact", False, frozenset(), SALT)
+    assert scan_lake(root, policy, dry_run=True).manifests_stamped == 0
+    assert [m.get(SALT_FINGERPRINT_FIELD) for m in lake.manifests()] == ["0" * 16, None]
+    assert scan_lake(root, policy, dry_run=False).manifests_stamped == 1
+    assert [m[SALT_FINGERPRINT_FIELD] for m in lake.manifests()] == ["0" * 16, salt_fingerprint(SALT)]
+    assert scan_lake(root, policy, dry_run=False).manifests_stamped == 0

@@ -50,8 +50,8 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     if not (root / THEURIAN_DIR).is_dir():
         return [Check(prefix + ".theurian/", FAIL, "absent", f"`theurian init {root}`")]
     try:
-        checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _findings(root),
-                  *_knowledge(root)]
+        checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _salt(root),
+                  _findings(root), *_knowledge(root)]
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
     return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
@@ -123,6 +123,20 @@ def _review(root: Path) -> list[Check]:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {changed}: not current "
                                                      "with the lake", "`theurian review build`")]
     return [*checks, Check("review store", OK, f"built here {built:%Y-%m-%d %H:%M}Z, current with the lake")]
+
+
+def _salt(root: Path) -> Check:
+    """Whether the next command that keys the lake would take the salt: a lost or foreign one is a failure here,
+    as it is a refusal there (`evidence.content_policy.salt_refusal`, which writes nothing)."""
+    from evidence.content_policy import SALT_FILE, salt_exists, salt_refusal
+
+    try:
+        refusal = salt_refusal(root)
+    except TheurianError as exc:
+        return Check("review salt", FAIL, exc.message, f"restore {SALT_FILE} from the backup")
+    if refusal is not None:
+        return Check("review salt", FAIL, refusal.problem, refusal.cure)
+    return Check("review salt", OK, SALT_FILE if salt_exists(root) else "not made yet (the first ingest makes it)")
 
 
 def _orphan_store(root: Path) -> Check:

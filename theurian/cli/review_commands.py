@@ -110,6 +110,9 @@ def ingest(
     max_wait: Annotated[float, typer.Option(
         help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.",
         min=0.0, max=LONGEST_MAX_WAIT_SECONDS)] = DEFAULT_MAX_WAIT_SECONDS,
+    rekey: Annotated[bool, typer.Option(
+        "--rekey", help="Key the lake by the salt now in .theurian/review.salt (made if lost) from this run on; "
+                        "see docs/secrets.md.")] = False,
     as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:
@@ -128,7 +131,8 @@ def ingest(
         raise UsageError("the review allowlist is empty: add one with `theurian review allow OWNER/NAME`")
     parsed_since = _parse_since(since)
     manifests, failures = run_ingest(root, allowlist.require_allowed(entries, asked), since=parsed_since,
-                                     full=full, rescan_open=rescan_open, api_url=api_url, max_wait=max_wait)
+                                     full=full, rescan_open=rescan_open, api_url=api_url, max_wait=max_wait,
+                                     rekey=rekey)
     _print_summary(manifests, as_json, ok=not failures)
     if parsed_since is not None:
         # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
@@ -143,7 +147,8 @@ def ingest(
 
 def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = None, full: bool = False,
                rescan_open: bool = False, api_url: str | None = None,
-               max_wait: float = DEFAULT_MAX_WAIT_SECONDS) -> tuple[list[dict[str, Any]], list[str]]:
+               max_wait: float = DEFAULT_MAX_WAIT_SECONDS, rekey: bool = False,
+               ) -> tuple[list[dict[str, Any]], list[str]]:
     """Ingest each allowlisted repository of `repositories` into the project's lake, progress on stderr: the run
     manifests (a failed run's too) and one `OWNER/NAME: why` per failed run. `review ingest` and `sync` both run
     this.
@@ -152,6 +157,7 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
         TokenMissingError, GitHubAppError, ConfigError, UsageError: no usable token, app or API URL, before any
             request.
         LakeBusyError: another ingest of this project is running, before any request.
+        SaltRefusedError: the salt is lost or not the lake's (`rekey` takes it), before any request or write.
     """
     # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
     from ingest.client import GitHubClient, api_url_from
@@ -162,7 +168,7 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
     asked = allowlist.unique(repositories)
     url = api_url_from(api_url, os.environ)
     token = credentials_from(os.environ)
-    options = RunOptions(since=since, full=full, rescan_open=rescan_open)
+    options = RunOptions(since=since, full=full, rescan_open=rescan_open, rekey=rekey)
     progress = Progress(sys.stderr)
     client = GitHubClient(token=token, api_url=url, max_wait=max_wait, on_retry=progress.retry,
                           on_wait=progress.waiting)

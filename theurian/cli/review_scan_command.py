@@ -80,5 +80,8 @@ def scan(
             typer.echo(line)
     for path in report.removed[:MAX_LISTED_RECORDS]:
         typer.echo(f"  {would}removed (policy block): {REVIEW_DIR}/{path}")
+    if report.manifests_stamped:
+        typer.echo(f"recorded the salt's fingerprint in {report.manifests_stamped} run manifest(s) that had none: "
+                   "from now on a lost .theurian/review.salt is refused, not remade (docs/secrets.md)")
     if report.rewritten and not dry_run:
         typer.echo("run `theurian review build` so the review store serves the rewritten records")
