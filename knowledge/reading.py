@@ -201,16 +201,26 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str,
 
 
 def status_of(project: Project, ceiling: str, stores: VerifiedStores | None = None) -> dict[str, Any]:
-    """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity."""
+    """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity.
+
+    An item counts exactly when get and search could serve it: a surfaceable status, a sensitivity under the
+    ceiling, a current revision, and no secret the knowledge gate refuses in its current title or body (`servable`'s
+    test, so a count never tells a caller of an item every read path withholds). Only the rows the SQL admits are
+    scanned, and the scan's prefilter spares prose.
+    """
     with open_state(project, ceiling, stores) as reading:
         rows = reading.db.execute(
-            "SELECT status, count(*) FROM knowledge_items WHERE project_id = ? "  # noqa: S608
-            f"AND current_revision_id IS NOT NULL AND sensitivity IN ({reading.allowed_sql}) "
-            "AND status IN ('approved', 'draft', 'proposed') "
-            "GROUP BY status ORDER BY status",
+            "SELECT i.status, r.title, r.body FROM knowledge_items i LEFT JOIN revisions r "  # noqa: S608
+            "ON r.project_id = i.project_id AND r.revision_id = i.current_revision_id WHERE i.project_id = ? "
+            f"AND i.current_revision_id IS NOT NULL AND i.sensitivity IN ({reading.allowed_sql}) "
+            f"AND i.status IN ({SURFACEABLE_SQL}) ORDER BY i.status",
             (reading.key,),
         ).fetchall()
-        by_status = {status: count for status, count in rows if count}
+        by_status: dict[str, int] = {}
+        for status, title, body in rows:
+            texts = [text for text in (title, body) if text is not None]
+            if not holds_refused_secret(project.root, texts):
+                by_status[status] = by_status.get(status, 0) + 1
         return with_integrity(
             {
                 "projectId": project.project_id,
