@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_WARN, ContentPolicy, project_salt, read_policy
-from evidence.redaction import screen
-from ingest.content_gate import ACTIONS
+from evidence.redaction import SECRET_ACTIONS, screen
 from projection.build_temp import building_file, sweep_leftovers
 from projection.findings_store import (
     FINDINGS_SCHEMA_VERSION,
@@ -117,7 +116,7 @@ class _Screener:
             self.counts.findings += 1
             self.counts.by_type.update(hit.kind for hit in screened.findings)
             self.counts.records.append({
-                "commitSha": commit_sha, "position": finding.position, "action": ACTIONS[self.policy.secrets],
+                "commitSha": commit_sha, "position": finding.position, "action": SECRET_ACTIONS[self.policy.secrets],
                 "fields": [hit.entry() for hit in screened.findings],
             })
             if self.policy.secrets == SECRETS_BLOCK:
