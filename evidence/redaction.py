@@ -17,10 +17,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from evidence.content_policy import SECRETS_OFF, SECRETS_REDACT, ContentPolicy
+from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_REDACT, SECRETS_WARN, ContentPolicy
 from theurian.secret_scan import MARKER_PATTERN, SecretHit, fingerprint, marker, scan_text
 
 REDACTIONS_FIELD: Final = "redactions"
+# What each policy does to a record (or a finding) holding a secret, in the words every account of it uses: an
+# ingest's manifest, `review scan`, `findings build --json`.
+SECRET_ACTIONS: Final = {SECRETS_REDACT: "redacted", SECRETS_BLOCK: "blocked", SECRETS_WARN: "warned"}
 # Strings the schema pins to an identifier, an enum, a time or a URL GitHub made: never free text.
 _NOT_TEXT: Final = frozenset({
     "formatVersion", "kind", "provider", "repository", "recordKey", "sourceUri", "url", "state",

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from evidence.batch import RecordBatch
-from evidence.content_policy import SECRETS_BLOCK, SECRETS_REDACT, SECRETS_WARN, ContentPolicy
+from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
 from evidence.lake import Lake, PutResult
+from evidence.redaction import SECRET_ACTIONS as ACTIONS
 from evidence.redaction import screen
-
-ACTIONS: Final = {SECRETS_REDACT: "redacted", SECRETS_BLOCK: "blocked", SECRETS_WARN: "warned"}
 
 
 class ContentGate:

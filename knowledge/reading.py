@@ -8,6 +8,7 @@ vocabulary, an item whose current revision belongs to another item — refuses t
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from knowledge.errors import (
 )
 from knowledge.integrity import SURFACEABLE_SQL, with_integrity
 from knowledge.secret_gate import holds_refused_secret
+from knowledge.secret_hits import items_with_scan_hits
 from knowledge.state import (
     Pointer,
     open_read_only,
@@ -46,7 +48,7 @@ from knowledge.vocabulary import (
 from theurian.hidden_characters import labelled
 from theurian.project import Project
 from theurian.safety import SAFETY_TRIPLE
-from theurian.stamped_store import VerifiedStores
+from theurian.stamped_store import Identity, VerifiedStores
 
 ITEM_COLUMNS: Final = (
     "i.item_id, i.kind, i.namespace, i.owner, i.status, i.trust_level, i.sensitivity, i.valid_from, "
@@ -70,6 +72,8 @@ class Reading:
     key: str
     damaged: bool
     allowed: tuple[str, ...]
+    identity: Identity | None = None  # the state file's, as opened (`theurian.stamped_store.file_identity`)
+    stores: VerifiedStores | None = None
 
     @property
     def allowed_sql(self) -> str:
@@ -100,7 +104,7 @@ def open_state(project: Project, ceiling: str, stores: VerifiedStores | None = N
                 damaged = verified_damage(stores, path, identity, connection, key, pointer.migration_count)
             except StateNotAsBuiltError as exc:
                 raise StateDamagedError(project.project_id) from exc
-            yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling))
+            yield Reading(project, pointer, connection, key, damaged, disclosable(ceiling), identity, stores)
         except sqlite3.DatabaseError as exc:
             raise state_read_failure(exc) from exc
 
@@ -201,16 +205,22 @@ def get_item(project: Project, ceiling: str, item_id: str, shown_id: str,
 
 
 def status_of(project: Project, ceiling: str, stores: VerifiedStores | None = None) -> dict[str, Any]:
-    """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity."""
+    """knowledge.status: the six keys, counts of what this ceiling may see, the present-only integrity.
+
+    An item counts exactly when get and search could serve it: a surfaceable status, a sensitivity under the
+    ceiling, a current revision, and no secret the knowledge gate refuses in its current title or body (`servable`'s
+    test, so a count never tells a caller of an item every read path withholds). Only the items the scan hits at
+    all (`knowledge.secret_hits`, remembered per state file) are checked against the policy on each call.
+    """
     with open_state(project, ceiling, stores) as reading:
         rows = reading.db.execute(
             "SELECT status, count(*) FROM knowledge_items WHERE project_id = ? "  # noqa: S608
             f"AND current_revision_id IS NOT NULL AND sensitivity IN ({reading.allowed_sql}) "
-            "AND status IN ('approved', 'draft', 'proposed') "
-            "GROUP BY status ORDER BY status",
+            f"AND status IN ({SURFACEABLE_SQL}) GROUP BY status ORDER BY status",
             (reading.key,),
         ).fetchall()
-        by_status = {status: count for status, count in rows if count}
+        withheld = _withheld_for_secrets(reading)
+        by_status = {status: count - withheld[status] for status, count in rows if count - withheld[status]}
         return with_integrity(
             {
                 "projectId": project.project_id,
@@ -222,6 +232,21 @@ def status_of(project: Project, ceiling: str, stores: VerifiedStores | None = No
             },
             reading.damaged,
         )
+
+
+def _withheld_for_secrets(reading: Reading) -> Counter[str]:
+    """By status, the items knowledge.status's query counts that `servable` withholds for a secret in their current
+    text: of the items the scan hits at all, those the project's policy refuses now."""
+    withheld: Counter[str] = Counter()
+    for item_id in items_with_scan_hits(reading.db, reading.key, ITEM_JOIN, reading.pointer.state_file,
+                                        reading.identity, reading.stores):
+        row = reading.db.execute(f"SELECT {ITEM_COLUMNS} {ITEM_JOIN} WHERE i.project_id = ? AND i.item_id = ?",
+                                 (reading.key, item_id)).fetchone()
+        if (row is not None and row["current_revision_id"] is not None and row["status"] in SURFACEABLE_STATUSES
+                and row["sensitivity"] in reading.allowed
+                and holds_refused_secret(reading.project.root, [t for t in (row["title"], row["body"]) if t])):
+            withheld[row["status"]] += 1
+    return withheld
 
 
 def _aliases(reading: Reading, item_id: str) -> list[str]:

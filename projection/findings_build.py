@@ -12,12 +12,14 @@ redacted with the lake's marker (default), left out (`block`), kept and counted 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_WARN, ContentPolicy, project_salt, read_policy
-from evidence.redaction import screen
+from evidence.redaction import SECRET_ACTIONS, screen
 from projection.build_temp import building_file, sweep_leftovers
 from projection.findings_store import (
     FINDINGS_SCHEMA_VERSION,
@@ -72,11 +74,21 @@ class BuildSummary:
 @dataclass
 class SecretCounts:
     """What the `[review] secrets` policy did to the findings: `found` secrets in `findings` findings, each of
-    which was redacted, left out (blocked) or kept as written (warned), as `policy` says."""
+    which was redacted, left out (blocked) or kept as written (warned), as `policy` says; `by_type` counts them by
+    type and `records` names each finding that held one, as an ingest's and a scan's account do."""
 
     policy: str
     found: int = 0
     findings: int = 0
+    by_type: Counter[str] = field(default_factory=Counter)
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        """`findings build --json`'s `secrets`: the run manifest's names and meaning (docs/secrets.md) — `policy`,
+        `findings` by type, and `records`, one per finding that held a secret (its commit and position, the action
+        taken, each field's type and fingerprint; never a value)."""
+        records = sorted(self.records, key=lambda entry: (entry["commitSha"], entry["position"]))
+        return {"policy": self.policy, "findings": dict(sorted(self.by_type.items())), "records": records}
 
     def describe(self) -> str:
         done = {SECRETS_BLOCK: "left out", SECRETS_WARN: "kept as written"}.get(self.policy, "redacted")
@@ -92,7 +104,7 @@ class _Screener:
         self.policy: ContentPolicy = read_policy(root, make_salt=False)
         self.counts = SecretCounts(self.policy.secrets)
 
-    def kept(self, finding: Finding) -> tuple[str, str] | None:
+    def kept(self, commit_sha: str, finding: Finding) -> tuple[str, str] | None:
         """(reviewer, text) as stored, or None when the policy leaves the finding out."""
         if self.policy.secrets == SECRETS_OFF:
             return finding.reviewer, finding.text
@@ -102,6 +114,11 @@ class _Screener:
         if screened.findings:
             self.counts.found += len(screened.findings)
             self.counts.findings += 1
+            self.counts.by_type.update(hit.kind for hit in screened.findings)
+            self.counts.records.append({
+                "commitSha": commit_sha, "position": finding.position, "action": SECRET_ACTIONS[self.policy.secrets],
+                "fields": [hit.entry() for hit in screened.findings],
+            })
             if self.policy.secrets == SECRETS_BLOCK:
                 return None
         return screened.record["reviewer"], screened.record["findingText"]
@@ -149,7 +166,7 @@ def _rows(history: Iterable[Commit], screener: _Screener) -> tuple[list[Row], tu
         parsed = parse_message(commit.message)
         malformed += parsed.malformed
         for f in parsed.findings:
-            kept = screener.kept(f)
+            kept = screener.kept(commit.sha, f)
             if kept is not None:
                 reviewer, text = kept
                 rows.append((commit.sha, f.position, reviewer, f.severity, text, ascii_fold(text), committed_at,

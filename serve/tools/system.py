@@ -84,7 +84,8 @@ def system_tools(registered: Sequence[Tool]) -> list[Tool]:
             "schemaVersion": CANONICAL_SCHEMA_VERSION,
             "tools": sorted(tool.name for tool in registered),
             "capabilities": capabilities_of(registered),
-            "knowledgeRetrieval": knowledge_retrieval(registered, call.settings.disclosure_ceiling),
+            "knowledgeRetrieval": knowledge_retrieval(registered, call.settings.disclosure_ceiling,
+                                                     call.settings.stores),
             "note": CAPABILITIES_NOTE,
         }
 

@@ -6,6 +6,7 @@ under `off`."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,22 @@ def test_block_leaves_the_finding_out_and_warn_and_off_keep_it_as_written(
     else:
         done = "left out" if policy == "block" else "kept as written"
         assert said.endswith(f"; secrets (policy {policy}): 1 found in 1 findings, which was {done}")
+
+
+@pytest.mark.parametrize(("policy", "action"), [
+    ("redact", "redacted"), ("block", "blocked"), ("warn", "warned"), ("off", None)])
+def test_findings_build_json_accounts_for_secrets_with_the_names_of_an_ingest_s_account(
+        installation: Installation, tmp_path: Path, policy: str, action: str | None) -> None:
+    root = _project(tmp_path / policy, installation, policy, policy)
+    sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    built = installation.cli("findings", "build", "--project", str(root), "--json", check=True)
+    assert TOKEN not in built.stdout + built.stderr
+    secrets = json.loads(built.stdout)["summary"]["secrets"]
+    if action is None:  # not scanned: nothing found, as an ingest under "off" reports
+        assert secrets == {"policy": "off", "findings": {}, "records": []}
+        return
+    print_ = fingerprint(project_salt(root), TOKEN)
+    assert secrets == {"policy": policy, "findings": {"github-token": 1}, "records": [
+        {"commitSha": sha, "position": 0, "action": action,
+         "fields": [{"field": "findingText", "type": "github-token", "fingerprint": print_}]}]}

@@ -114,3 +114,29 @@ def test_a_daemon_record_that_is_no_regular_file_reads_as_no_daemon(installation
     PLANTED[planted](path)
     result = installation.cli("daemon", "status", timeout=WAIT_SECONDS)
     assert "Traceback" not in result.stderr and "not running" in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("foreground", [False, True], ids=["background", "foreground"])
+@pytest.mark.parametrize("planted", [*PLANTED, "one byte past the bound"])
+def test_a_project_registry_that_cannot_be_read_whole_stops_the_daemon_start_in_one_line(
+        installation: Installation, planted: str, foreground: bool) -> None:
+    path, reason = _plant(installation, REGISTRY_NAME, PLANTED.get(planted) or _past(MAX_REGISTRY_FILE_BYTES))
+    flags = ("--foreground",) if foreground else ()
+    result = installation.cli("daemon", "start", "--port", str(free_port()), *flags, timeout=WAIT_SECONDS)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr == (f"theurian: the daemon was not started: the project registry {path} {reason}; replace "
+                             "it with the registry file (removing it leaves no project registered)\n")
+    path.unlink()
+    assert installation.cli("daemon", "status", timeout=WAIT_SECONDS).returncode == 3  # nothing was started
+
+
+def test_a_project_registry_at_its_bound_lets_the_daemon_start(installation: Installation) -> None:
+    path = installation.home / "config" / REGISTRY_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"#" * MAX_REGISTRY_FILE_BYTES)
+    started = installation.cli("daemon", "start", "--port", str(free_port()), timeout=WAIT_SECONDS)
+    try:
+        assert started.returncode == 0, started.stderr
+        assert installation.cli("daemon", "status", timeout=WAIT_SECONDS).returncode == 0
+    finally:
+        installation.cli("daemon", "stop", timeout=WAIT_SECONDS)

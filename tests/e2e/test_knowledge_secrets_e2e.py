@@ -114,3 +114,27 @@ def test_a_state_holding_a_secret_serves_it_on_no_path_and_the_documented_cure_r
     assert TOKEN not in status.stdout
     got = call_tools(module_daemon.mcp_url, [("knowledge.get", {"projectId": "held", "itemId": "operations.deploy"})])
     assert got[0].valid("knowledge-get-response.schema.json")["body"] == CLEAN
+
+
+def test_knowledge_status_counts_no_item_every_read_path_withholds_for_its_secret(
+        module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path) -> None:
+    root = _project(module_installation, tmp_path / "counted", "counted")
+    _write_deploy(root, BODY)
+    print_ = fingerprint(project_salt(root), TOKEN)
+    _acknowledge(root, [print_])
+    module_installation.cli("migrate", "apply", "--project", str(root), check=True)
+    status = ("knowledge.status", {"projectId": "counted"})
+    [acknowledged] = call_tools(module_daemon.mcp_url, [status])
+    served = acknowledged.valid("knowledge-status-response.schema.json")
+    _acknowledge(root, [])  # withdrawn: search and get now withhold the item, so the counts must too
+    [withheld, got] = call_tools(module_daemon.mcp_url, [
+        status, ("knowledge.get", {"projectId": "counted", "itemId": "operations.deploy"})])
+    assert got.is_error
+    counted = withheld.valid("knowledge-status-response.schema.json")
+    assert counted["itemCount"] == served["itemCount"] - 1
+    assert counted["itemsByStatus"] == served["itemsByStatus"] | {"approved": served["itemsByStatus"]["approved"] - 1}
+    assert counted["itemCount"] == sum(counted["itemsByStatus"].values())
+    assert "integrity" not in counted and counted["stateHash"] == served["stateHash"]
+    _acknowledge(root, [print_])  # acknowledged again: counted again, with nothing rebuilt
+    [again] = call_tools(module_daemon.mcp_url, [status])
+    assert again.valid("knowledge-status-response.schema.json") == served

@@ -224,3 +224,19 @@ def test_a_body_file_that_is_a_fifo_a_device_a_folder_missing_or_not_utf8_is_ref
     assert (operations.returncode, operations.stderr) == (
         2, f"theurian: --operations-file /dev/zero {cases[fifo]}\n")
     assert proposals(shop.root) == []
+
+
+def test_propose_list_shows_a_draft_trail_s_control_and_hidden_characters_escaped(installation: Installation,
+                                                                                  tmp_path: Path) -> None:
+    shop = new_shop(tmp_path / "shop")
+    where = ("--project", str(shop.root))
+    operations = tmp_path / "operations.yaml"
+    operations.write_text(yaml.safe_dump([{"op": "addAlias", "alias": "lo", "itemId": shop.item_id}]))
+    drafted = installation.cli("propose", "migration", "--operations-file", str(operations), "--author", "me",
+                               "--description", "Alias", *where, "--json", check=True)
+    trail_file = shop.root / json.loads(drafted.stdout)["summary"]["evidenceFile"]
+    trail = json.loads(trail_file.read_text(encoding="utf-8"))
+    trail_file.write_text(json.dumps(trail | {"draftedBy": "\x1b[2Jme\u200b\U000e0041"}), encoding="utf-8")
+    listed = installation.cli("propose", "list", *where, check=True).stdout
+    assert "\x1b" not in listed and "\u200b" not in listed
+    assert listed.rstrip("\n").endswith("\t\\x1b[2Jme\\u200b\\U000e0041")

@@ -3,7 +3,7 @@ import io
 
 from serve.tools import registered_tools
 from theurian.cli.read_commands import response_schema_name, row_fields
-from theurian.cli.read_output import MIN_LAST_COLUMN, as_csv, as_table, cell
+from theurian.cli.read_output import MIN_LAST_COLUMN, as_csv, as_table, cell, visible
 
 COLUMNS = [("kind", "kind"), ("text", "text")]
 
@@ -54,3 +54,15 @@ def test_the_response_schema_of_every_tool_a_read_command_prints_is_found_from_i
 def test_the_csv_header_is_the_row_schemas_properties_in_order() -> None:
     assert row_fields("review.findings", "findings")[:5] == [
         "commitSha", "position", "reviewer", "severity", "findingText"]
+
+
+def test_a_hidden_character_of_every_class_is_shown_escaped_in_a_table_cell() -> None:
+    text = "ok\u200bzero\U000e0041tag\u00adformat\u202ebidi"
+    table = as_table([{"kind": "pr", "text": text}], COLUMNS)
+    assert table.splitlines()[1] == "pr    ok\\u200bzero\\U000e0041tag\\xadformat\\u202ebidi"
+    assert visible("plain path/é 漢字 \u3000") == "plain path/é 漢字 \u3000"  # visible text stays as typed
+
+
+def test_csv_keeps_a_hidden_character_as_stored() -> None:
+    printed = as_csv([{"a": "x\u200by\U000e0041"}], ["a"])
+    assert list(csv.reader(io.StringIO(printed)))[1] == ["x\u200by\U000e0041"]

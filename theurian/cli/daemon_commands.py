@@ -12,11 +12,12 @@ from typing import Annotated
 
 import typer
 
-from theurian import daemon_control, daemon_state, registry
+from theurian import daemon_control, daemon_state, installation, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT
 from theurian.daemon_control import Status
-from theurian.errors import UsageError
+from theurian.errors import NotRegularFile, RegistryError, UsageError
+from theurian.files import read_opened
 
 app = typer.Typer(help="Run the MCP daemon in the background and look after it.", no_args_is_help=True)
 
@@ -33,6 +34,7 @@ def start(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
+    refuse_an_unreadable_registry()
     if foreground:
         if as_json:  # it serves until Ctrl-C, which prints no summary: a script waiting for one would wait forever
             raise UsageError("--foreground serves until Ctrl-C and prints no summary: leave out --json")
@@ -48,6 +50,29 @@ def start(
         return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
     typer.echo("clients send Authorization: Bearer <token>; `theurian auth token` prints it")
+
+
+def refuse_an_unreadable_registry() -> None:
+    """Refuse to start over a registry no call could read as a file: not a regular file (a FIFO, a folder, a
+    device), past `registry.MAX_REGISTRY_FILE_BYTES`, or refused by the file system. The daemon reads the registry
+    per call, so it would start and refuse every call in one line; its content (TOML a hand edit broke) is still
+    each call's to report, as a fault the operator mends while it runs.
+
+    Raises:
+        RegistryError: the registry's path and why, in the words `project list` gives for it.
+    """
+    path = installation.registry_path()
+    try:
+        read_opened(path, registry.MAX_REGISTRY_FILE_BYTES, follow_link=True)
+    except FileNotFoundError:
+        return  # no registry is an empty one
+    except NotRegularFile as exc:
+        raise RegistryError(f"the daemon was not started: the project registry {path} cannot be read: "
+                            f"{exc.reason}; replace it with the registry file (removing it leaves no project "
+                            "registered)") from None
+    except OSError as exc:
+        raise RegistryError(f"the daemon was not started: the project registry {path} cannot be read: "
+                            f"{exc.strerror or type(exc).__name__}") from None
 
 
 @app.command("stop")

@@ -56,4 +56,5 @@ def findings_document(summary: BuildSummary) -> dict[str, Any]:
         "malformed": summary.malformed,
         "undatedCommits": summary.undated,
         "undatedLines": summary.undated_lines,
+        "secrets": None if summary.secrets is None else summary.secrets.as_json(),
     }

@@ -15,6 +15,7 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.read_output import visible
 from theurian.errors import UsageError
 from theurian.project import Project
 
@@ -209,7 +210,8 @@ def list_command(project: ProjectOption = None, as_json: JsonSummaryOption = Fal
     if not summaries:
         typer.echo("no proposals (draft one with `theurian propose change|migration|candidate` or an MCP tool)")
     for s in summaries:
-        typer.echo(f"{s.proposal_id}\t{s.status}\t{s.migration_file or '-'}\t{s.drafted_by or '-'}")
+        # The file name and the trail's draftedBy are read from a folder a clone can carry: shown as table cells.
+        typer.echo(f"{s.proposal_id}\t{s.status}\t{visible(s.migration_file or '-')}\t{visible(s.drafted_by or '-')}")
 
 
 @app.command("accept")

@@ -21,6 +21,7 @@ from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_output import as_csv, as_table, terminal_width
 from theurian.errors import ProjectError, TheurianError, UsageError
+from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
@@ -187,6 +188,20 @@ def _footer(result: dict[str, Any], rows_key: str, notes: Sequence[str] = ()) ->
         parts.append(f"ranked by index {retrieval['indexBuildId']}" if retrieval.get("indexed")
                      else f"substring search ({retrieval.get('fallbackReason')})")
     parts.extend(notes)
+    if hidden := hidden_note(result[rows_key]):
+        parts.append(hidden)
     if count:
         parts.append(UNTRUSTED_NOTE)
     return "; ".join(parts)
+
+
+def hidden_note(rows: Sequence[dict[str, Any]]) -> str | None:
+    """The footer's words for the rows holding hidden characters: how many, and the classes, as an agent's rows
+    label them (`hiddenCharacters`, computed the same way for a row that carries none); None when no row does."""
+    found = [row[FIELD] if isinstance(row.get(FIELD), list) else labelled(dict(row))[FIELD] for row in rows]
+    held = [classes for classes in found if classes]
+    if not held:
+        return None
+    named = ", ".join(name for name in CLASSES if any(name in classes for classes in held))
+    noun = "row holds" if len(held) == 1 else "rows hold"
+    return f"{len(held)} {noun} hidden characters ({named}), shown escaped; --json and --csv keep them as stored"

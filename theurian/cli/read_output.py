@@ -4,7 +4,11 @@ receives it in its `summary`.
 
 Every cell of the table is somebody else's text as often as not (a review comment, a finding, a knowledge body), so
 each is shown as one line with control characters escaped (`theurian.text.one_line`): a terminal escape sequence
-in a stored comment is printed, never obeyed.
+in a stored comment is printed, never obeyed. A table cell also shows every character of the hidden classes an
+agent's row is labelled with (`theurian.hidden_characters`: zero-width, tag and other format characters, besides
+the bidirectional controls `one_line` already escapes) as its escape, so an operator sees what a reader of
+rendered text would not; `--csv` and `--json` keep every value exactly as stored, as the tools serve it
+(docs/decisions.md, "Hidden characters in CLI tables").
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from theurian.hidden_characters import classes_in
 from theurian.text import one_line
 
 MIN_LAST_COLUMN: Final = 20  # the widest column (the text) keeps at least this much on a narrow terminal
@@ -32,6 +37,19 @@ def cell(value: Any) -> str:
     if isinstance(value, (dict, list)):
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return str(value)
+
+
+def visible(text: str) -> str:
+    """`text` as one table line (`one_line`), each hidden character (any class `classes_in` names) shown as its
+    backslash escape (`\\u200b`, `\\U000e0041`), as `one_line` shows a control."""
+    line = one_line(text)
+    if not classes_in((line,)):
+        return line
+    return "".join(_escaped(c) if classes_in((c,)) else c for c in line)
+
+
+def _escaped(character: str) -> str:
+    return character.encode("unicode_escape").decode("ascii")
 
 
 def as_csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
@@ -57,7 +75,7 @@ def as_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str
     """`columns` is (heading, key) pairs; the last is the text column, cut (with `...`) so every line fits `width`
     when one is given (a terminal's), whole otherwise."""
     header = [heading for heading, _ in columns]
-    body = [[one_line(cell(row.get(key))) for _, key in columns] for row in rows]
+    body = [[visible(cell(row.get(key))) for _, key in columns] for row in rows]
     widths = [max([len(header[i]), *(len(line[i]) for line in body)]) for i in range(len(columns) - 1)]
     if width is not None:
         room = max(MIN_LAST_COLUMN, width - sum(widths) - len(_GAP) * len(widths))
