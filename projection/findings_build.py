@@ -29,6 +29,7 @@ from projection.findings_store import (
     TRAILER_FORMAT_VERSION,
     publish_path,
 )
+from projection.git_head import head_sha
 from projection.git_history import Commit, read_commits
 from projection.trailers import Finding, finding_lines, parse_message
 from theurian.durable import publish_built_file
@@ -138,12 +139,13 @@ def build_findings_store(root: Path) -> BuildSummary:
     target = publish_path(root)
     secret = build_stamp_secret()
     screener = _Screener(root)
-    rows, counts = _rows(read_commits(root), screener)
+    head = head_sha(root)  # the commit the store answers for; the history is read from it, not from HEAD again
+    rows, counts = _rows(read_commits(root, head), screener)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
     build_id = new_build_id()
-    _write_store(target, rows, build_id, secret)
+    _write_store(target, rows, head, build_id, secret)
     commits, malformed, undated, undated_lines = counts
     return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id, undated, undated_lines,
                         screener.counts)
@@ -175,10 +177,11 @@ def _rows(history: Iterable[Commit], screener: _Screener) -> tuple[list[Row], tu
     return rows, (commits, malformed, undated, undated_lines)
 
 
-def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) -> None:
+def _write_store(target: Path, rows: list[Row], head: str | None, build_id: str, secret: bytes) -> None:
     digest = RowDigest()
     for row in rows:
         digest.update(row)
+    digest.update((head,))  # `built_from`'s one row, digested after the findings as a reader does
     fields = StampFields(STORE_KIND, FINDINGS_SCHEMA_VERSION, TRAILER_FORMAT_VERSION, build_id, len(rows),
                          digest.hexdigest())
     with building_file(target.parent, target.name) as temp:
@@ -190,6 +193,7 @@ def _write_store(target: Path, rows: list[Row], build_id: str, secret: bytes) ->
             connection.executescript(SCHEMA)
             connection.execute("BEGIN")
             connection.executemany("INSERT INTO findings VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            connection.execute("INSERT INTO built_from VALUES (?)", (head,))
             connection.execute(INSERT_STAMP_SQL, stamp_row(fields, secret))
             connection.execute("COMMIT")
         finally:

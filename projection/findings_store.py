@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 from projection.errors import FindingsStoreUnavailable
-from projection.git_head import head_committed_at
+from projection.git_head import head_sha
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import StampRejected, StoreFileFault
@@ -41,11 +41,11 @@ from theurian.stamped_store import publish_path as shared_publish_path
 STORE_NAME: Final = "theurian-findings-local.sqlite"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "findings"
-FINDINGS_SCHEMA_VERSION: Final = 1
+FINDINGS_SCHEMA_VERSION: Final = 2  # 2: `built_from`, the commit the history was read from
 TRAILER_FORMAT_VERSION: Final = 1
 MAX_FINDING_TEXT_CHARS: Final = 2000
 CUT_MARK: Final = "..."
-STALE_REASON: Final = "stale: HEAD was committed after it was built"
+STALE_REASON: Final = "stale: HEAD names another commit than the one it was built from"
 # Every way reading a store's values can fail. A planted or damaged file can hold any SQLite type in any column
 # (a REAL position, a BLOB text, text that is not UTF-8): each is a damaged store, never an internal fault.
 _READ_FAULTS: Final = (sqlite3.Error, TypeError, ValueError, OverflowError)
@@ -65,6 +65,7 @@ CREATE TABLE findings (
     PRIMARY KEY (commit_sha, position)
 ) WITHOUT ROWID;
 CREATE INDEX findings_newest_first ON findings (committed_at DESC, commit_sha, position);
+CREATE TABLE built_from (head_sha TEXT);
 """ + stamp_table_sql("sqlite") + ";\n"
 # Every column, in the order rows are digested (primary-key order), at build and at verification alike.
 DIGEST_COLUMNS: Final = (
@@ -72,6 +73,9 @@ DIGEST_COLUMNS: Final = (
     "pull_request, family, specialist"
 )
 DIGEST_QUERY: Final = f"SELECT {DIGEST_COLUMNS} FROM findings ORDER BY commit_sha, position"  # noqa: S608
+# The one row of `built_from`: the sha HEAD named when the build read the history (NULL outside git or before the
+# first commit). Digested after the findings, so the stamp covers which commit the store answers for.
+BUILT_FROM_QUERY: Final = "SELECT head_sha FROM built_from"
 
 _SERVED_TEXT: Final = (
     f"CASE WHEN length(finding_text) > {MAX_FINDING_TEXT_CHARS} "
@@ -132,7 +136,7 @@ def read_findings(root: Path, where: FindingFilter, limit: int, stores: Verified
     shelf: Shelf[tuple[int, str]] = (stores or VerifiedStores()).shelf(STORE_KIND)
     path = store_path(root)
     with _verified_store(path, shelf, now_ns) as connection:
-        _refuse_stale(root, path)
+        _refuse_stale(root, connection)
         clauses, params = _where(where)
         sql = (
             f"SELECT commit_sha, position, reviewer, severity, {_SERVED_TEXT}, committed_at "  # noqa: S608
@@ -145,11 +149,13 @@ def read_findings(root: Path, where: FindingFilter, limit: int, stores: Verified
     return [_shaped(row) for row in rows]
 
 
-def _refuse_stale(root: Path, path: Path) -> None:
-    # Stale is "HEAD committed after it was built" (docs/daemon.md), the rule doctor reports by: the file's
-    # modification time is when its build swapped it in.
-    head = head_committed_at(root)
-    if head is not None and int(head.timestamp()) * 1_000_000_000 > _identity(path)[3]:
+def _refuse_stale(root: Path, connection: sqlite3.Connection) -> None:
+    # Stale is "HEAD names another commit than the one the history was read from" (docs/daemon.md), the rule doctor
+    # reports by: a later commit may hold findings the store lacks, and an earlier checkout (or another branch) does
+    # not hold some the store has. Times cannot tell either: a checkout of an older commit is older than the build,
+    # and a commit dated in the future would have kept a fresh build refused.
+    [(built,)] = connection.execute(BUILT_FROM_QUERY).fetchall()  # one row: it is stamped (`_verify`)
+    if head_sha(root) != built:
         raise FindingsStoreUnavailable(STALE_REASON)
 
 
@@ -223,6 +229,8 @@ def _row_digest(connection: sqlite3.Connection, path: Path, before: Identity, sh
         for row in connection.execute(DIGEST_QUERY):
             digest.update(row)
             count += 1
+        for row in connection.execute(BUILT_FROM_QUERY):  # one row from a build: a second one fails the digest
+            digest.update(row)
         return count, digest.hexdigest()
 
     return remembered(shelf, str(path), before, secret, digested, still_at=path, now_ns=now_ns)

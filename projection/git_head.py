@@ -1,11 +1,9 @@
-"""Which commit HEAD names and when it was committed, read cheaply enough to ask on every served call.
+"""Which commit HEAD names, read cheaply enough to ask on every served call.
 
 HEAD's sha is read from the repository's own files (`.git/HEAD`, a loose ref, `packed-refs`), so asking costs a
 few small reads and no process: a `.git` that is a file (a worktree, a submodule) is followed to its git dir and
 that dir's `commondir`, a detached HEAD names its sha itself, and an unborn HEAD (no commit yet) names none. A
 layout these reads do not know (a reftable repository, a symbolic ref loop) is asked of git instead.
-
-A commit's time never changes (the sha names its content), so it is asked of git once per sha and remembered.
 """
 
 from __future__ import annotations
@@ -13,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
@@ -21,26 +18,11 @@ _SHA: Final = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 _MAX_SYMREF_HOPS: Final = 5
 _MAX_REMEMBERED: Final = 1024
 _GIT_TIMEOUT_SECONDS: Final = 30
-_committed: dict[str, int | None] = {}
 _located: dict[Path, tuple[tuple[int, int, int], Path, Path]] = {}
 
 
 class _AskGit(Exception):  # noqa: N818 - internal signal: these files cannot answer, git itself must
     pass
-
-
-def head_committed_at(root: Path) -> datetime | None:
-    """When the commit HEAD names was committed (its committer time), or None: `root` is in no repository, HEAD
-    is unborn, or git gives no readable time for it."""
-    sha = head_sha(root)
-    if sha is None:
-        return None
-    if sha not in _committed:
-        if len(_committed) >= _MAX_REMEMBERED:
-            _committed.clear()
-        _committed[sha] = _commit_epoch(root, sha)
-    epoch = _committed[sha]
-    return None if epoch is None else datetime.fromtimestamp(epoch, UTC)
 
 
 def in_repository(root: Path) -> bool:
@@ -134,11 +116,6 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise _AskGit from exc
-
-
-def _commit_epoch(root: Path, sha: str) -> int | None:
-    out = _git(root, "log", "-1", "--no-show-signature", "--format=%ct", sha)
-    return int(out) if out is not None and out.isdigit() else None
 
 
 def _git(root: Path, *args: str) -> str | None:

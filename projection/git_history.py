@@ -54,15 +54,21 @@ def _committed_at(epoch: str) -> str | None:
         return None
 
 
-def read_commits(root: Path) -> Iterator[Commit]:
-    """Every commit reachable from HEAD, newest first as git lists them; nothing when HEAD has no commit yet.
+def read_commits(root: Path, head: str | None) -> Iterator[Commit]:
+    """Every commit reachable from `head` (the sha HEAD named when the caller asked, `projection.git_head.head_sha`),
+    newest first as git lists them; nothing when `head` is None (HEAD has no commit yet). Reading from the sha, not
+    from HEAD again, keeps the history the one the caller records, whatever HEAD does meanwhile.
+
+    A `head` naming an object the repository lacks (a damaged or partial clone) fails the log, loudly, rather than
+    reading as an empty history that would replace a store of findings with none.
 
     Raises:
         GitHistoryError: git is missing, `root` is not in a git repository, or git's output cannot be framed.
     """
-    if not _has_head(root):
+    _git(root, "rev-parse", "--git-dir")  # raises when root is not inside a repository at all
+    if head is None:
         return iter(())
-    output = _git(root, "log", "--no-color", "--no-show-signature", "-z", _FORMAT, "HEAD")
+    output = _git(root, "log", "--no-color", "--no-show-signature", "-z", _FORMAT, head, "--")
     return _parse(output)
 
 
@@ -71,21 +77,6 @@ def in_repository(root: Path) -> bool:
     it builds the findings store, which a folder outside git has no history for."""
     try:
         _git(root, "rev-parse", "--git-dir")
-    except GitHistoryError:
-        return False
-    return True
-
-
-def _has_head(root: Path) -> bool:
-    """Whether HEAD names a commit: False only for an unborn HEAD (a repository with no commits yet).
-
-    HEAD itself is asked, not `HEAD^{commit}`: a HEAD naming an object the repository lacks (a damaged or
-    partial clone) resolves here and then fails the log, loudly, rather than reading as an empty history that
-    would replace a store of findings with none.
-    """
-    _git(root, "rev-parse", "--git-dir")  # raises when root is not inside a repository at all
-    try:
-        _git(root, "rev-parse", "--verify", "--quiet", "HEAD")
     except GitHistoryError:
         return False
     return True

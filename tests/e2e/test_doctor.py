@@ -82,10 +82,11 @@ def _newer_run(project: Path) -> None:
 
 
 def _new_commit(project: Path) -> None:
-    future = (datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")
+    # Dated before the build: the store is stale because HEAD names another commit, whenever it was made.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": future, "GIT_COMMITTER_DATE": future}
+        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
     subprocess.run(["git", "-C", str(project), "commit", "--allow-empty", "-q", "-m", "later"], env=env, check=True)
 
 
@@ -171,7 +172,7 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                              "sample: review store", "the lake cannot be listed to compare (",
                                              "`theurian review build` names what is wrong"),
     "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
-                                          "HEAD was committed after it", "`theurian findings build`"),
+                                          "HEAD names another commit than the one", "`theurian findings build`"),
     # A repository with no commit yet is still one: `findings build` builds its (empty) store there.
     "a repository with no commit and no findings store": (
         lambda i, p: (shutil.rmtree(p / ".git"), subprocess.run(["git", "init", "-q", str(p)], check=True),

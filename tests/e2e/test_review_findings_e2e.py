@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -167,15 +166,16 @@ def test_a_nul_and_a_201_character_string_are_refused_for_every_string_filter_ov
 
 
 def _commit_with_a_finding(root: Path, *args: str) -> None:
-    tomorrow = (datetime.now(UTC) + timedelta(days=1)).isoformat(timespec="seconds")
+    # Dated in the past: staleness is which commit HEAD names, not when it was committed.
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | {
         "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": tomorrow, "GIT_COMMITTER_DATE": tomorrow}
+        "GIT_COMMITTER_EMAIL": "t@example.invalid", "GIT_AUTHOR_DATE": "2020-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2020-01-01T00:00:00Z"}
     subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
 
 
 @pytest.mark.parametrize("mode", BOTH_ERAS)
-def test_a_store_that_head_was_committed_after_is_refused_until_head_is_back_where_it_was_built(
+def test_a_store_is_refused_once_head_names_another_commit_until_head_is_back_where_it_was_built(
     module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path, mode: Mode
 ) -> None:
     root = tmp_path / "moving"

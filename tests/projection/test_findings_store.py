@@ -1,6 +1,7 @@
 """Building the findings store from a real git history, and every arm of reading it back."""
 
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from tests.projection.git_fixture import (
     STANDARD_MALFORMED,
     T0,
     Planned,
+    git,
     message,
     trailer,
     write_history,
@@ -139,9 +141,12 @@ def test_a_head_naming_a_missing_commit_is_an_error_and_keeps_the_store_it_had(t
     build_findings_store(root)
     before = _all(root)
     branch = (root / ".git/HEAD").read_text(encoding="utf-8").removeprefix("ref: ").strip()
-    (root / ".git" / branch).write_text("1" * 40 + "\n", encoding="utf-8")
+    ref = root / ".git" / branch
+    good = ref.read_text(encoding="utf-8")
+    ref.write_text("1" * 40 + "\n", encoding="utf-8")
     with pytest.raises(GitHistoryError, match="cannot read the git history"):
         build_findings_store(root)
+    ref.write_text(good, encoding="utf-8")  # the store answers for that commit, and is read back at it
     assert _all(root) == before and before
 
 
@@ -226,3 +231,37 @@ def test_a_state_folder_linked_out_of_the_project_is_refused(tmp_path: Path) -> 
     with pytest.raises(PathEscapeError):
         build_findings_store(root)
     assert list(outside.iterdir()) == []
+
+
+def test_a_checkout_of_an_older_commit_makes_the_store_stale_until_head_is_back(tmp_path: Path) -> None:
+    # The older commit lacks a finding the store holds; its time is before the build's, so a rule by commit time
+    # served the store as current.
+    root = tmp_path / "repo"
+    shas = write_history(root, [Planned(T0, message("one", [trailer("security", "HIGH", "first")])),
+                                Planned(T0 + 60, message("two", [trailer("security", "LOW", "second")]))])
+    build_findings_store(root)
+    git(root, "checkout", "-q", "--detach", shas[0])
+    assert _reason(root) == "stale: HEAD names another commit than the one it was built from"
+    git(root, "checkout", "-q", "--detach", shas[1])
+    assert [f.finding_text for f in read_findings(root, FindingFilter(), 10)] == ["second", "first"]
+
+
+def test_a_store_built_at_a_commit_dated_in_the_future_is_served(tmp_path: Path) -> None:
+    # A clock ahead on the committer's machine: a rule by commit time refused every build of this history.
+    root = tmp_path / "repo"
+    write_history(root, [Planned(int(time.time()) + 86_400, message("ahead", [trailer("security", "LOW", "x")]))])
+    build_findings_store(root)
+    assert [f.finding_text for f in read_findings(root, FindingFilter(), 10)] == ["x"]
+
+
+def test_a_store_whose_recorded_commit_was_rewritten_to_head_is_damaged_not_current(tmp_path: Path) -> None:
+    # Moving the recorded commit to HEAD by hand would make a stale store read as current: the stamp covers it.
+    root = tmp_path / "repo"
+    shas = write_history(root, STANDARD_HISTORY)
+    build_findings_store(root)
+    git(root, "commit", "-q", "--allow-empty", "-m", "later")
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert head not in shas
+    with sqlite3.connect(root / STORE_RELATIVE) as connection:
+        connection.execute("UPDATE built_from SET head_sha = ?", (head,))
+    assert _reason(root).startswith("damaged")

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from projection.git_head import head_committed_at, head_sha
+from projection.git_head import head_sha
 from tests.projection.git_fixture import T0, Planned, git, write_history
 
 HISTORY = (Planned(T0, "first\n"), Planned(T0 + 60, "second\n"))
@@ -13,12 +13,10 @@ def _repository(tmp_path: Path) -> tuple[Path, list[str]]:
     return root, write_history(root, HISTORY)
 
 
-def test_a_loose_branch_ref_is_read_and_its_commit_time_given(tmp_path: Path) -> None:
+def test_a_loose_branch_ref_is_read(tmp_path: Path) -> None:
     root, shas = _repository(tmp_path)
     git(root, "symbolic-ref", "HEAD", "refs/heads/main")
     assert head_sha(root) == shas[-1] == git(root, "rev-parse", "HEAD").strip()
-    committed = head_committed_at(root)
-    assert committed is not None and committed.timestamp() == T0 + 60
 
 
 def test_a_packed_ref_is_read_from_packed_refs(tmp_path: Path) -> None:
@@ -37,7 +35,7 @@ def test_a_detached_head_names_its_own_sha(tmp_path: Path) -> None:
 def test_an_unborn_head_names_no_commit(tmp_path: Path) -> None:
     root = tmp_path / "empty"
     write_history(root, ())
-    assert head_sha(root) is None and head_committed_at(root) is None
+    assert head_sha(root) is None
 
 
 def test_a_folder_in_no_repository_names_no_commit(tmp_path: Path) -> None:

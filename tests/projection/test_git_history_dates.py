@@ -9,6 +9,7 @@ import pytest
 
 from projection.findings_build import build_findings_store
 from projection.findings_store import STORE_RELATIVE, FindingFilter, read_findings
+from projection.git_head import head_sha
 from projection.git_history import read_commits
 from tests.projection.git_fixture import EM, T0, Planned, git, message, trailer, write_history
 
@@ -69,7 +70,7 @@ def test_every_odd_date_is_counted_once_and_the_summary_says_commits(tmp_path: P
 def test_the_first_and_last_representable_seconds_are_ordinary_dates(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     shas = _history_with(root, ("0", "253402300799"))
-    assert [c.committed_at for c in read_commits(root)] == [
+    assert [c.committed_at for c in read_commits(root, head_sha(root))] == [
         "2026-08-29T10:40:50.000000+00:00", "9999-12-31T23:59:59.000000+00:00",
         "1970-01-01T00:00:00.000000+00:00", "2026-08-29T10:40:00.000000+00:00",
     ]
