@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from knowledge.fusion import CHANNEL_ORDER
-from knowledge.index import IndexPointer, read_index_pointer
+from knowledge.index_pointer import IndexPointer, read_index_pointer
 from knowledge.state import read_pointer
 from serve.tooling import Tool
 from theurian import registry
