@@ -46,7 +46,14 @@ from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.stamp import STALE_PREFIX
-from theurian.stamped_store import SQLITE_WAL_SUFFIX, VerifiedStores, file_identity, refuse_write_ahead_log
+from theurian.stamped_store import (
+    SQLITE_BUSY_SECONDS,
+    SQLITE_WAL_SUFFIX,
+    VerifiedStores,
+    file_identity,
+    open_sqlite_read_only,
+    refuse_write_ahead_log,
+)
 
 
 def refuse_indexed_secrets(root: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
@@ -188,7 +195,7 @@ def open_verified_index(root: Path, pointer: IndexPointer, stores: VerifiedStore
     except StoreFileFault as exc:
         raise IndexDamagedError(exc.reason) from None
     try:
-        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        connection = open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=False)
     except sqlite3.DatabaseError as exc:
         raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
     try:
