@@ -20,7 +20,7 @@ from knowledge.channels import match_expression, word_channels
 from knowledge.dense import DenseVectors, dense_channel, load_dense
 from knowledge.errors import IndexDamagedError
 from knowledge.fusion import TUNED, WORD_CHANNELS, Tuning
-from knowledge.index import IndexPointer
+from knowledge.index_pointer import IndexPointer
 from knowledge.postings import load_postings
 from knowledge.raptor_store import Tree, load_tree, summary_channel
 from theurian.embedding import EmbeddingModel, load_model

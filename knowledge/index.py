@@ -1,31 +1,27 @@
 """The ranked retrieval index: SQLite FTS5 tables (BM25, trigram) over one canonical state, published beside it.
 
 `theurian index build` writes and stamps `knowledge-index-<buildId>.sqlite` (knowledge/index_stamp.py), then the
-index pointer (`knowledge-index.json`) naming the build id, the state hash it was built from and the disclosure
-ceiling it was built under. Only items a caller could be shown go in — surfaceable status, sensitivity at or below
-the ceiling — so a withheld item never moves a BM25 statistic (term frequencies, document lengths) that ranks what
-is shown. A search uses the index only when both the state hash and the ceiling match, and only once the file's
-stamp is this installation's and its rows are the rows stamped (`open_verified_index`); otherwise it falls back.
-The pointer and the index's `meta` table name the channels the build offers (knowledge/channels.py); every fact
-the pointer states must be what the stamped `meta` says.
+index pointer (`knowledge-index.json`, knowledge/index_pointer.py) naming the build id, the state hash it was built
+from and the disclosure ceiling it was built under. Only items a caller could be shown go in — surfaceable status,
+sensitivity at or below the ceiling — so a withheld item never moves a BM25 statistic (term frequencies, document
+lengths) that ranks what is shown. A search uses the index only when both the state hash and the ceiling match,
+and only once the file's stamp is this installation's and its rows are the rows stamped (`open_verified_index`);
+otherwise it falls back. The pointer and the index's `meta` table name the channels the build offers
+(knowledge/channels.py); every fact the pointer states must be what the stamped `meta` says.
 """
 
 from __future__ import annotations
 
 import contextlib
-import re
 import sqlite3
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
 
-import orjson
 from ulid import ULID
 
-from evidence.errors import NotRegularFile
 from knowledge.builds import build_lock, sweep
 from knowledge.errors import IndexDamagedError
 from knowledge.fusion import WORD_CHANNELS
+from knowledge.index_pointer import INDEX_FILE, IndexPointer, publish_index_pointer, read_index_pointer
 from knowledge.index_stamp import (
     INDEX_SCHEMA_VERSION,
     NOT_THE_NAMED_BUILD,
@@ -39,40 +35,25 @@ from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     open_read_only,
     project_key,
-    read_small_file,
     require_pointer,
     state_folder,
 )
 from knowledge.state_stamp import check_state
 from knowledge.vocabulary import disclosable
 from theurian.containment import resolve_inside
-from theurian.durable import write_bytes_durably
-from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
+from theurian.embedding import EmbeddingModel, load_model
 from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.stamp import STALE_PREFIX
-from theurian.stamped_store import SQLITE_WAL_SUFFIX, VerifiedStores, file_identity, refuse_write_ahead_log
-
-INDEX_POINTER_NAME: Final = "knowledge-index.json"
-INDEX_FILE: Final = re.compile(r"^knowledge-index-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
-# The first pointer version read at all: a version-1 pointer names no channels (the search falls back with
-# `no-index`); a later one below INDEX_SCHEMA_VERSION (knowledge/index_stamp.py) is a superseded index.
-FIRST_READ_SCHEMA_VERSION: Final = 2
-
-
-@dataclass(frozen=True)
-class IndexPointer:
-    build_id: str
-    state_hash: str
-    disclosure_ceiling: str
-    index_file: str
-    channels: tuple[str, ...] = field(default=WORD_CHANNELS)
-    model: ModelIdentity | None = None  # the embedding model the dense vectors were made with
-    dense_sha256: str | None = None  # knowledge/dense.py's digest of those vectors
-    raptor_sha256: str | None = None  # knowledge/raptor.py's digest of the summary tree (--raptor only)
-    postings_sha256: str = ""  # knowledge/postings.py's digest of the word postings
-    schema_version: int = INDEX_SCHEMA_VERSION  # the pointer's; below INDEX_SCHEMA_VERSION only from load_index_pointer
+from theurian.stamped_store import (
+    SQLITE_BUSY_SECONDS,
+    SQLITE_WAL_SUFFIX,
+    VerifiedStores,
+    file_identity,
+    open_sqlite_read_only,
+    refuse_write_ahead_log,
+)
 
 
 def refuse_indexed_secrets(root: Path, rows: list[tuple[str, str, str, str, str]]) -> None:
@@ -176,78 +157,10 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-    write_bytes_durably(folder / INDEX_POINTER_NAME, orjson.dumps(_document(published), option=orjson.OPT_INDENT_2))
+    publish_index_pointer(folder, published)
     current = read_index_pointer(root)
     sweep(folder, INDEX_FILE, "knowledge-index-", (name, current.index_file if current else None))
     return published
-
-
-def _document(published: IndexPointer) -> dict[str, Any]:
-    model = published.model
-    return {
-        "buildId": published.build_id,
-        "stateHash": published.state_hash,
-        "disclosureCeiling": published.disclosure_ceiling,
-        "indexFile": published.index_file,
-        "schemaVersion": INDEX_SCHEMA_VERSION,
-        "channels": list(published.channels),
-        "embeddingModel": None
-        if model is None
-        else {
-            "name": model.name,
-            "dimension": model.dimension,
-            "weightsSha256": model.weights_sha256,
-        },
-        "denseSha256": published.dense_sha256,
-        "raptorSha256": published.raptor_sha256,
-        "postingsSha256": published.postings_sha256,
-    }
-
-
-def read_index_pointer(root: Path) -> IndexPointer | None:
-    """The published index, or None when none was built, the pointer is not one this build wrote, or it names a
-    superseded index (`load_index_pointer` tells that one apart)."""
-    pointer = load_index_pointer(root)
-    return pointer if pointer is not None and pointer.schema_version == INDEX_SCHEMA_VERSION else None
-
-
-def load_index_pointer(root: Path) -> IndexPointer | None:
-    """The published pointer, of this index schema or a superseded one (`schema_version`), or None when none was
-    built or it is not a pointer any build wrote."""
-    try:
-        document = orjson.loads(read_small_file(resolve_inside(root, f"{STATE_DIR}/{INDEX_POINTER_NAME}")))
-        version = document["schemaVersion"]
-        if type(version) is not int or not FIRST_READ_SCHEMA_VERSION <= version <= INDEX_SCHEMA_VERSION:
-            return None
-        pointer = IndexPointer(
-            str(document["buildId"]),
-            str(document["stateHash"]),
-            str(document["disclosureCeiling"]),
-            str(document["indexFile"]),
-            tuple(str(channel) for channel in document["channels"]),
-            _identity(document["embeddingModel"]),
-            _optional(document["denseSha256"]),
-            _optional(document["raptorSha256"]),
-            str(document["postingsSha256"]),
-            version,
-        )
-        if not INDEX_FILE.match(pointer.index_file):
-            return None
-    except FileNotFoundError:
-        return None
-    except (NotRegularFile, OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return None
-    return pointer
-
-
-def _identity(value: Any) -> ModelIdentity | None:
-    if value is None:
-        return None
-    return ModelIdentity(str(value["name"]), int(value["dimension"]), str(value["weightsSha256"]))
-
-
-def _optional(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def open_index(root: Path, pointer: IndexPointer, stores: VerifiedStores | None = None) -> sqlite3.Connection | None:
@@ -282,7 +195,7 @@ def open_verified_index(root: Path, pointer: IndexPointer, stores: VerifiedStore
     except StoreFileFault as exc:
         raise IndexDamagedError(exc.reason) from None
     try:
-        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, check_same_thread=False)
+        connection = open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=False)
     except sqlite3.DatabaseError as exc:
         raise IndexDamagedError(f"unreadable: {type(exc).__name__}") from None
     try:

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Final
 
 from knowledge.errors import IndexDamagedError
-from knowledge.index import IndexPointer, load_index_pointer, open_verified_index
+from knowledge.index import open_verified_index
+from knowledge.index_pointer import IndexPointer, load_index_pointer
 from knowledge.state import Pointer, read_pointer
 from theurian.stamp import NOT_BUILT_HERE, STALE_PREFIX
 

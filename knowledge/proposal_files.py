@@ -8,7 +8,6 @@ the writer retries under a new id, never a silent overwrite.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Final
 
@@ -18,10 +17,11 @@ from knowledge.errors import FolderRedirectedError, NotAFolderError
 from theurian.containment import first_failing_part, resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import PathEscapeError
+from theurian.id_patterns import ULID_PATTERN
 
 PROPOSALS_DIR: Final = ".theurian/proposals"
 EVIDENCE_NAME: Final = "evidence.json"
-PROPOSAL_ID: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+PROPOSAL_ID: Final = ULID_PATTERN
 _ATTEMPTS: Final = 8
 
 

@@ -25,21 +25,9 @@ from typing import Any, Final
 
 import orjson
 
-from knowledge.apply import rehearse_with
-from knowledge.errors import FolderRedirectedError, KnowledgeError, NotAFolderError, ProposalError, SourceUnreadable
-from knowledge.migration_yaml import read_yaml
-from knowledge.migrations import (
-    CONTENT_PREFIX,
-    FILE_NAME,
-    KNOWLEDGE_DIR,
-    MAX_BODY_BYTES,
-    MAX_MIGRATION_BYTES,
-    MIGRATIONS_DIR,
-    read_migration,
-    read_source,
-    sha256_checksum,
-    validate_document,
-)
+from knowledge.errors import FolderRedirectedError, NotAFolderError, ProposalError, SourceUnreadable
+from knowledge.migrations import FILE_NAME, KNOWLEDGE_DIR, MIGRATIONS_DIR, read_source
+from knowledge.proposal_checks import check_drafted_bytes, checked_bodies, own_body, refuse_proposal_secrets, rehearse
 from knowledge.proposal_files import (
     EVIDENCE_NAME,
     PROPOSAL_ID,
@@ -47,10 +35,8 @@ from knowledge.proposal_files import (
     existing_folder,
     link_new,
     own_folder,
-    relative_to_root,
     same_file,
 )
-from knowledge.secret_gate import refuse_secrets
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError, PathEscapeError
@@ -114,9 +100,9 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
             raise ProposalError(
                 f"proposal {proposal_id} has lost its migration {file_name}; reject it and draft again"
             )
-        _check_drafted_bytes(proposal_id, trail, source)
-        moves = [(_own_body(folder, proposal_id, rel), resolve_inside(knowledge, rel))
-                 for rel in _checked_bodies(folder, proposal_id, source)]
+        check_drafted_bytes(proposal_id, trail, source)
+        moves = [(own_body(folder, proposal_id, rel), resolve_inside(knowledge, rel))
+                 for rel in checked_bodies(folder, proposal_id, source)]
         everything = [*moves, (source, destination)]  # the migration last: it never lands without its bodies
         for own, target in everything:
             if target.exists() and not same_file(own, target):
@@ -124,8 +110,8 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
                     f"proposal {proposal_id} was not accepted: {target.relative_to(root.resolve()).as_posix()} "
                     "already exists and is never replaced; nothing was moved"
                 )
-        _refuse_secrets(root, proposal_id, everything)
-        _rehearse(root, proposal_id, folder, source)
+        refuse_proposal_secrets(root, proposal_id, everything)
+        rehearse(root, proposal_id, folder, source)
         for own, target in everything:
             if not same_file(own, target):  # one an accept stopped part-way already linked is in place
                 link_new(own, target)
@@ -133,14 +119,6 @@ def accept_proposal(root: Path, proposal_id: str) -> Accepted:
         # accept, which reports the proposal accepted).
         _tidy(root, folder, source, destination)
     return Accepted(f"{MIGRATIONS_DIR}/{file_name}", tuple(f"{KNOWLEDGE_DIR}/{_rel(folder, b)}" for b, _ in moves))
-
-
-def _refuse_secrets(root: Path, proposal_id: str, files: list[tuple[Path, Path]]) -> None:
-    """Refuse a proposal whose migration or a body holds a secret (knowledge.secret_gate), before anything moves."""
-    bound = max(MAX_BODY_BYTES, MAX_MIGRATION_BYTES)  # each was read within its own bound already
-    texts = [(relative_to_root(root, own), _read_own(proposal_id, own, bound).decode("utf-8", "replace"))
-             for own, _ in files]
-    refuse_secrets(root, texts, nothing_done=f"proposal {proposal_id} was not accepted and nothing was moved")
 
 
 def _tidy(root: Path, folder: Path, source: Path, destination: Path) -> None:
@@ -164,30 +142,6 @@ def _proposals_held(root: Path) -> Iterator[None]:
         return
     with folder_held(folder):
         yield
-
-
-def _own_body(folder: Path, proposal_id: str, relative: str) -> Path:
-    """A body under the proposal's own `knowledge/`, named as the proposal names it when it escapes the folder."""
-    try:
-        return resolve_inside(folder, f"knowledge/{relative}")
-    except PathEscapeError:
-        raise ProposalError(
-            f"proposal {proposal_id} was not accepted: its body knowledge/{relative} (in "
-            f"{PROPOSALS_DIR}/{proposal_id}) is a link out of the proposal's folder; nothing was moved. Reject it "
-            "and draft again."
-        ) from None
-
-
-def _rehearse(root: Path, proposal_id: str, folder: Path, source: Path) -> None:
-    """Refuse a migration `migrate apply` would refuse once it landed (an item that already exists in any status,
-    another accepted proposal's item, a relation to nothing): landed, it would stop every later apply."""
-    try:
-        rehearse_with(root, read_migration(source, source.name, resolve_inside(folder, "knowledge")))
-    except KnowledgeError as exc:
-        raise ProposalError(
-            f"proposal {proposal_id} was not accepted: `theurian migrate apply` would refuse the migrations with it "
-            f"({exc.message}); nothing was moved. Reject it, or mend what is named, and accept again."
-        ) from exc
 
 
 def reject_proposal(root: Path, proposal_id: str) -> str:
@@ -251,58 +205,6 @@ def _trail(folder: Path, proposal_id: str) -> dict[str, Any]:
             "(<ULID>-<slug>.yaml); nothing was moved. Reject it and draft again."
         )
     return dict(trail)
-
-
-def _check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) -> None:
-    """The migration still hashes to what evidence.json recorded when it was drafted."""
-    recorded = trail.get("migrationSha256")
-    if recorded != sha256_checksum(_read_own(proposal_id, source, MAX_MIGRATION_BYTES)):
-        why = "was edited since it was drafted" if recorded else f"has no migrationSha256 in its {EVIDENCE_NAME}"
-        raise ProposalError(
-            f"proposal {proposal_id} was not accepted: its migration {source.name} {why} (the migrationSha256 "
-            f"recorded at draft time does not match); nothing was moved. Reject it and draft again."
-        )
-
-
-def _read_own(proposal_id: str, path: Path, max_bytes: int) -> bytes:
-    """A file of the proposal's own folder, read as every knowledge source is (`migrations.read_source`)."""
-    try:
-        return read_source(path, max_bytes)
-    except (FileNotFoundError, SourceUnreadable) as exc:
-        why = exc.reason if isinstance(exc, SourceUnreadable) else "missing"
-        raise ProposalError(
-            f"proposal {proposal_id} was not accepted: its {path.name} is {why}; nothing was moved. Reject it and "
-            "draft again."
-        ) from exc
-
-
-def _checked_bodies(folder: Path, proposal_id: str, source: Path) -> list[str]:
-    """The body paths (under knowledge/) the migration names, each present and hashing as recorded."""
-    try:
-        # The loader apply uses: a proposal that apply would refuse (an alias bomb, a key twice) is refused here.
-        document = read_yaml(source.name, _read_own(proposal_id, source, MAX_MIGRATION_BYTES))
-        validate_document(source.name, document)
-    except KnowledgeError as exc:
-        raise ProposalError(f"proposal {proposal_id} was not accepted: {exc.message}") from exc
-    name_id = source.name.split("-", 1)[0]
-    if document["id"] != name_id:
-        raise ProposalError(
-            f"proposal {proposal_id} was not accepted: {source.name} starts with {name_id} but the document's id "
-            f"is {document['id']}; nothing was moved"
-        )
-    bodies = []
-    for op in document["operations"]:
-        if op["op"] != "upsertRevision":
-            continue
-        relative = str(op["contentFile"]).removeprefix(CONTENT_PREFIX)
-        path = _own_body(folder, proposal_id, relative)
-        if not path.is_file() or sha256_checksum(_read_own(proposal_id, path, MAX_BODY_BYTES)) != op["contentSha256"]:
-            raise ProposalError(
-                f"proposal {proposal_id} was not accepted: its body knowledge/{relative} is missing or no longer "
-                "hashes to the contentSha256 its migration records; nothing was moved"
-            )
-        bodies.append(relative)
-    return bodies
 
 
 def _summary(root: Path, folder: Path) -> ProposalSummary:

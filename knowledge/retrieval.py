@@ -16,7 +16,8 @@ from typing import Any, Final
 
 from knowledge.errors import IndexDamagedError
 from knowledge.fusion import fuse
-from knowledge.index import load_index_pointer, open_index
+from knowledge.index import open_index
+from knowledge.index_pointer import load_index_pointer
 from knowledge.integrity import with_integrity
 from knowledge.reading import (
     ITEM_COLUMNS,

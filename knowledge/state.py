@@ -28,7 +28,13 @@ from theurian.errors import NotRegularFile, StoreFileFault
 from theurian.files import read_opened, regular_status
 from theurian.project import STATE_DIR
 from theurian.stamp import stamp_table_sql
-from theurian.stamped_store import SQLITE_WAL_SUFFIX, Identity, file_identity, refuse_write_ahead_log
+from theurian.stamped_store import (
+    SQLITE_WAL_SUFFIX,
+    Identity,
+    file_identity,
+    open_sqlite_read_only,
+    refuse_write_ahead_log,
+)
 
 POINTER_NAME: Final = "knowledge-active.json"
 STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
@@ -239,9 +245,7 @@ def open_read_only(root: Path, pointer: Pointer) -> sqlite3.Connection:
     except StoreFileFault:
         raise StateUnreadableError(STATE_UNREADABLE) from None
     try:
-        connection = sqlite3.connect(
-            f"{path.as_uri()}?mode=ro", uri=True, timeout=READ_BUSY_SECONDS, check_same_thread=False
-        )
+        connection = open_sqlite_read_only(path, timeout=READ_BUSY_SECONDS, check_same_thread=False)
         version = connection.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     except sqlite3.DatabaseError as exc:
         raise state_read_failure(exc) from exc

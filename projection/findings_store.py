@@ -28,11 +28,13 @@ from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
 from theurian.stamp import ROWS_NOT_STAMPED, RowDigest, check_stamp_rows, select_stamp_sql, stamp_table_sql
 from theurian.stamped_store import (
+    SQLITE_BUSY_SECONDS,
     SQLITE_WAL_SUFFIX,
     Identity,
     Shelf,
     VerifiedStores,
     file_identity,
+    open_sqlite_read_only,
     refuse_write_ahead_log,
     remembered,
 )
@@ -190,7 +192,7 @@ def _shaped(row: tuple[object, ...]) -> StoredFinding:
 def _verified_store(path: Path, shelf: Shelf[tuple[int, str]], now_ns: int | None) -> Iterator[sqlite3.Connection]:
     before = _identity(path)
     try:
-        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        connection = open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=True)
     except sqlite3.Error as exc:
         raise FindingsStoreUnavailable(f"unopenable: {exc}") from exc
     with closing(connection):

@@ -2,58 +2,53 @@
 
 Every record file is read, parsed with orjson, checked against its schema (`evidence.fast_check`) and rendered
 into its rows (`review_rows`) — by this process and, for a large lake, forked children, each taking a share
-(`theurian.forked`). A bad file is reported by its project-relative path and skipped. The rows are sorted into
-the total order and written as newline-delimited JSON into a temp folder beside the store, digested as written,
-each file bulk-loaded by DuckDB while the next is written (`review_load`; docs/review-search.md has the
-measurements that chose this route). The file is stamped, fsynced and swapped in with `os.replace`: a reader
-holding the old store is never disturbed, and a failed build leaves the old store exactly as it was. A record
-whose file is unchanged since the store being replaced was built is taken over from it (`review_reuse`).
+(`review_read`, over `theurian.forked`). A bad file is reported by its project-relative path and skipped. The rows
+are sorted into the total order and written as newline-delimited JSON into a temp folder beside the store,
+digested as written, each file bulk-loaded by DuckDB while the next is written (`review_load`;
+docs/review-search.md has the measurements that chose this route). The file is stamped, fsynced and swapped in with
+`os.replace`: a reader holding the old store is never disturbed, and a failed build leaves the old store exactly as
+it was. A record whose file is unchanged since the store being replaced was built is taken over from it
+(`review_reuse`).
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 
 import duckdb
 
-from evidence.lake_listing import LakeEntry, scan_records
-from evidence.lake_read import read_entries
-from evidence.lake_runs import LastSeen, last_seen, read_manifests
+from evidence.lake_listing import scan_records
+from evidence.lake_runs import last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_reuse import StoredClustering
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import HeldDigest, LineDigest, remember_verified
-from projection.review_layout import EVIDENCE_FORMAT_VERSION, REVIEW_SCHEMA_VERSION, SCHEMA
+from projection.review_layout import EVIDENCE_FORMAT_VERSION, REVIEW_SCHEMA_VERSION, SCHEMA, STORE_KIND
 from projection.review_load import loading, write_rows
 from projection.review_pairs import pairs_building
+from projection.review_read import collector_paused, default_processes, read_records
 from projection.review_reuse import recorded_files, remember_files, take_over, unchanged
-from projection.review_rows import Projected, ProjectedColumns, RecordFacts, from_columns, project, to_columns
-from projection.review_store import STORE_KIND, STORE_RELATIVE, file_identity, publish_path, wal_path
+from projection.review_rows import Projected, RecordFacts
+from projection.review_store import STORE_RELATIVE, file_identity, publish_path, wal_path
 from projection.review_vectors import Embedded, PreviousStore, model_line, previous_store, vector_lines
 from theurian.containment import resolve_inside
 from theurian.durable import publish_built_file
 from theurian.embedding import EmbeddingModel, load_model
-from theurian.forked import fork_is_safe, map_shares, usable_cpus
+from theurian.forked import fork_is_safe
 from theurian.installation import build_stamp_secret
 from theurian.interrupts import Interrupts, watching_interrupts
 from theurian.project import REVIEW_DIR
 from theurian.stamp import INSERT_STAMP_SQL, StampFields, new_build_id, stamp_row
 from theurian.stamped_store import VerifiedStores
 from theurian.text import one_line
-
-# Below this many files per process a fork costs more than the share it takes over.
-MIN_FILES_PER_PROCESS: Final = 5_000
 
 
 @dataclass(frozen=True)
@@ -87,23 +82,6 @@ class BuildSummary:
             f"{len(self.skipped)} invalid files skipped{readers}"
         )
         return "\n".join(lines)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for the build's bulk phase.
-
-    The build holds every projected row until the sort; each collection of the oldest generation walks all of
-    them again, which cost a 40,000-record build a third of its read phase. Those rows hold no cycles, so
-    reference counting frees them all the same.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def build_review_store(root: Path, processes: int | None = None, *, full: bool = False) -> BuildSummary:
@@ -146,23 +124,23 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
     runs = read_manifests(root)
     seen = last_seen(runs.manifests)
     skipped = [(f"{REVIEW_DIR}/{path}", why) for path, why in runs.skipped]
-    with _collector_paused():
+    with collector_paused():
         scan_started = time.time_ns()
         entries, problems = scan_records(root, identities=True)
         skipped += [(f"{REVIEW_DIR}/{found.record_path}", found.error or "invalid") for found in problems]
         recorded = None if full else recorded_files(target, secret)
         same, changed = unchanged(entries, recorded)
         forking = fork_is_safe()  # decided now: the load below starts threads, after which no process forks
-        wanted = processes if processes is not None else _default_processes(len(changed), forking)
+        wanted = processes if processes is not None else default_processes(len(changed), forking)
         replaced = VerifiedStores()  # the store this build replaces, opened and verified once for its two readers
         embedding = _EmbeddingInputs(root, replaced)
-        projected, bad, readers = _read(lake, changed, seen, wanted if forking else 1, embedding.load)
+        projected, bad, readers = read_records(lake, changed, seen, wanted if forking else 1, embedding.load)
         interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
         reused = take_over(root, recorded, same, seen, replaced) if recorded is not None and same else []
         del replaced  # closes it: the pages it read need not stay cached while the new store is written
         if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
             reused = []
-            rows, more, _ = _read(lake, same, seen, 1)
+            rows, more, _ = read_records(lake, same, seen, 1)
             projected += rows
             bad += more
         projected += reused
@@ -217,67 +195,6 @@ class _EmbeddingInputs:
         self.load()
         assert self.model is not None  # load() sets it
         return self.model, self.previous
-
-
-def _read(lake: Path, entries: list[LakeEntry], seen: dict[str, LastSeen], processes: int,
-          meanwhile: Callable[[], None] | None = None) -> tuple[list[Projected], list[tuple[str, str]], int]:
-    """`entries` read, checked and rendered by `processes` processes: (rows, files skipped and why, processes).
-
-    `meanwhile`: run once by this process after the first share it reads, so while its forked readers may still
-    read theirs; for work that starts threads, which must not run before the forks (`theurian.forked`)."""
-    parent, pending = os.getpid(), [meanwhile] if meanwhile is not None else []
-
-    def read_share(share: Sequence[LakeEntry]) -> tuple[list[Projected] | ProjectedColumns, list[tuple[str, str]]]:
-        rows, bad = _read_share(lake, share, seen)
-        if os.getpid() != parent:  # a forked reader: its rows cross back pickled, cheapest as columns
-            return to_columns(rows), bad
-        if pending:  # a forked reader must not do the parent's work
-            pending.pop()()
-        return rows, bad
-
-    projected: list[Projected] = []
-    skipped: list[tuple[str, str]] = []
-    shared = map_shares(read_share, _shares(entries, processes))
-    for rows, bad in shared.results:
-        projected += rows if isinstance(rows, list) else from_columns(rows)
-        skipped += bad
-    return projected, skipped, shared.processes
-
-
-def _default_processes(files: int, forking: bool) -> int:
-    """One process per usable CPU, each with at least MIN_FILES_PER_PROCESS files; one where forking is unsafe."""
-    if not forking:
-        return 1
-    return max(1, min(usable_cpus(), files // MIN_FILES_PER_PROCESS))
-
-
-def _shares(entries: list[LakeEntry], processes: int) -> list[list[LakeEntry]]:
-    """`entries` cut into `processes` contiguous runs of (nearly) equal length, none empty (at least one run)."""
-    count = max(1, min(processes, len(entries)))
-    size, extra = divmod(len(entries), count)
-    shares, start = [], 0
-    for index in range(count):
-        end = start + size + (1 if index < extra else 0)
-        shares.append(entries[start:end])
-        start = end
-    return shares
-
-
-def _read_share(lake: Path, share: Sequence[LakeEntry],
-                seen: dict[str, LastSeen]) -> tuple[list[Projected], list[tuple[str, str]]]:
-    """Read, check and render one share of the lake's files: (the records' rows, the files skipped and why)."""
-    rows: list[Projected] = []
-    skipped: list[tuple[str, str]] = []
-    for path, record, error, content_sha256 in read_entries(lake, share):
-        if record is None:
-            skipped.append((f"{REVIEW_DIR}/{path}", error or "invalid"))
-            # Naming what is wrong builds jsonschema errors that refer to each other (~17 KB a file): with the
-            # collector paused, only a collection of the youngest generation frees them.
-            gc.collect(0)
-        else:
-            assert content_sha256 is not None  # read_entries hashes every record it returns
-            rows.append(project(path, record, seen.get(path), content_sha256))
-    return rows, skipped
 
 
 def _write_store(target: Path, projected: list[Projected], build_id: str, secret: bytes,

@@ -36,7 +36,8 @@ import duckdb
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.errors import ReviewExportUnwritable, ReviewStoreUnavailable
 from projection.review_layout import RECORD_COLUMNS, REVIEW_SCHEMA_VERSION
-from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_store, stored_model
+from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_store
+from projection.review_verify import stored_model
 from theurian.disk_faults import storage_condition
 from theurian.durable import fsync_directory
 from theurian.errors import TheurianError, UsageError

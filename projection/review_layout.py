@@ -1,6 +1,6 @@
-"""The review store's layout: its tables and columns, the text channels, the schema and evidence versions it is
-stamped with, and what the stamp's row digest covers — what the builder writes and every reader expects, in one
-place (`projection.review_store` says where the store lives and how a reader opens and trusts it).
+"""The review store's layout: its tables and columns, the text channels, the kind, schema and evidence versions
+it is stamped with, and what the stamp's row digest covers — what the builder writes and every reader expects, in
+one place (`projection.review_store` says where the store lives and how a reader opens and trusts it).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from theurian.text import ASCII_LOWER, ASCII_UPPER
 # projection.concern_reuse)
 REVIEW_SCHEMA_VERSION: Final = 7
 EVIDENCE_FORMAT_VERSION: Final = FORMAT_VERSION
+# The kind its build stamp names (`theurian.stamp`): a stamp of another store kind is refused.
+STORE_KIND: Final = "review"
 
 CHANNEL_TITLE: Final = "title"
 CHANNEL_BODY: Final = "body"

@@ -29,8 +29,9 @@ from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
 from projection.errors import ReviewStoreUnavailable
 from projection.review_query import StoredRecord, records_at
 from projection.review_scan import QuantisedMatrix
-from projection.review_store import READ_FAULTS, OpenStore, open_store, stored_model
+from projection.review_store import READ_FAULTS, OpenStore, open_store
 from projection.review_vectors import decode_vectors
+from projection.review_verify import stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity, load_model
 from theurian.stamp import OTHER_MODEL, STAMP_TABLE
 from theurian.stamped_store import VerifiedStores

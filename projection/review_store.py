@@ -5,8 +5,9 @@ A DuckDB file at `.theurian/state/review-store.duckdb`, built by `projection.rev
 and swapped in whole, so a store is immutable once built. A reader attaches it read-only and trusts nothing in
 it until its build stamp verifies under this installation's secret and its rows digest as stamped — a digest a
 reader skips when this installation's verification record vouches for the very file it opened
-(`projection.review_digest`). A verified store is kept in the caller's verify-once cache
-(`theurian.stamped_store.VerifiedStores`, one per daemon) as one attachment every caller of that file shares.
+(`projection.review_digest`); every check made of the attached file is `projection.review_verify`. A verified
+store is kept in the caller's verify-once cache (`theurian.stamped_store.VerifiedStores`, one per daemon) as one
+attachment every caller of that file shares.
 
     ReviewStoreUnavailable   the store cannot be served: absent, unstamped, foreign, stale, unreadable or
                              damaged (`reason` says which, for logs and tests; a caller is shown one message)
@@ -18,35 +19,18 @@ The queries that serve `review.search` are in `projection.review_query`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
 import duckdb
 
 from projection.errors import ReviewStoreEscapeError, ReviewStorePathUnsupported, ReviewStoreUnavailable
-from projection.review_digest import digest_tables, remember_verified, was_verified
-from projection.review_layout import (
-    DIGEST_TABLES,
-    EVIDENCE_FORMAT_VERSION,
-    MODEL_COLUMNS,
-    REVIEW_SCHEMA_VERSION,
-    SCHEMA,
-)
+from projection.review_layout import STORE_KIND
+from projection.review_verify import verify_attached
 from theurian.containment import resolve_inside
-from theurian.embedding import ModelIdentity, load_model
-from theurian.errors import ConfigError, PathEscapeError, StampRejected, StoreFileFault
+from theurian.errors import PathEscapeError, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.project import STATE_DIR
-from theurian.stamp import (
-    NO_STAMP,
-    OTHER_MODEL,
-    ROWS_NOT_STAMPED,
-    STAMP_TABLE,
-    TABLES_NOT_BUILT,
-    check_stamp_rows,
-    select_stamp_sql,
-)
 from theurian.stamped_store import DUCKDB_WAL_SUFFIX, Shelf, VerifiedStores, refuse_write_ahead_log
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
@@ -55,7 +39,6 @@ from theurian.text import is_utf8
 
 STORE_NAME: Final = "review-store.duckdb"
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
-STORE_KIND: Final = "review"
 
 # Every way reading a store's values can fail besides DuckDB's own errors: a planted or damaged file can hold a
 # column retyped to one the build never writes (a DECIMAL, a HUGEINT past 64 bits, an INTERVAL, a BLOB), which
@@ -110,18 +93,6 @@ def wal_path(store: Path) -> Path:
     it publishes, so no store of ours ever has one: the store is refused while one is there (docs/review-search.md).
     """
     return shared_wal_path(store, DUCKDB_WAL_SUFFIX)
-
-
-def rows_digest(connection: duckdb.DuckDBPyConnection, schema: str = "") -> tuple[int, str]:
-    """(record count, digest over every row of every table) as the stamp covers them, read back in full.
-
-    Raises:
-        ReviewStoreUnavailable: the count returned nothing.
-    """
-    row = connection.execute(f"SELECT count(*) FROM {schema}records").fetchone()  # noqa: S608 - our own name
-    if row is None:
-        raise ReviewStoreUnavailable("unreadable: a count returned nothing")
-    return int(row[0]), digest_tables(connection, DIGEST_TABLES, schema)
 
 
 @dataclass
@@ -199,7 +170,7 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
         connection.execute(f"ATTACH '{escaped}' AS s (READ_ONLY)")
         if file_identity(path) != identity:
             raise _SwappedWhileOpening
-        _verify(connection, secret, path, identity)
+        verify_attached(connection, secret, path, identity)
     except (ReviewStoreUnavailable, _SwappedWhileOpening):
         connection.close()
         raise
@@ -207,88 +178,6 @@ def _attach_and_verify(path: Path, identity: tuple[int, ...], secret: bytes) -> 
         connection.close()
         raise ReviewStoreUnavailable(f"unreadable: {type(exc).__name__}") from exc
     return OpenStore(identity, secret, connection)
-
-
-def _verify(connection: duckdb.DuckDBPyConnection, secret: bytes, path: Path, identity: tuple[int, ...]) -> None:
-    tables = {row[0] for row in connection.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = 's'"
-    ).fetchall()}
-    if STAMP_TABLE not in tables:
-        raise ReviewStoreUnavailable(NO_STAMP)
-    rows = connection.execute(select_stamp_sql("s.")).fetchall()
-    try:
-        fields, stamp = check_stamp_rows(rows, secret, store=STORE_KIND, schema_version=REVIEW_SCHEMA_VERSION,
-                                         format_version=EVIDENCE_FORMAT_VERSION, format_name="evidence format")
-    except StampRejected as exc:
-        raise ReviewStoreUnavailable(exc.reason) from exc
-    _check_catalog(connection)
-    if not was_verified(path, identity, fields.build_id, stamp, secret):
-        if rows_digest(connection, "s.") != (fields.row_count, fields.row_digest):
-            raise ReviewStoreUnavailable(ROWS_NOT_STAMPED)
-        remember_verified(path, identity, fields.build_id, stamp, secret)
-    try:
-        model = load_model().identity
-    except ConfigError as exc:
-        raise ReviewStoreUnavailable(f"the embedding model cannot be loaded: {exc.message}") from exc
-    if stored_model(connection, "s.") != model:
-        # Its vectors are another model's: a situation embedded by this one would be compared in another space.
-        raise ReviewStoreUnavailable(OTHER_MODEL)
-
-
-def stored_model(connection: duckdb.DuckDBPyConnection, schema: str = "") -> ModelIdentity | None:
-    """The identity of the model a store's vectors were made with; None when its one row is not there."""
-    rows = connection.execute(f"SELECT {', '.join(MODEL_COLUMNS)} FROM {schema}embedding_model").fetchall()  # noqa: S608
-    if len(rows) != 1:
-        return None
-    name, dimension, weights = rows[0]
-    if not (isinstance(name, str) and isinstance(dimension, int) and isinstance(weights, str)):
-        return None
-    return ModelIdentity(name, dimension, weights)
-
-
-# What a build's store holds besides its tables: nothing. A view in a table's place could show the digest its real
-# rows and every other query planted ones; a collation on a column changes what comparing it means.
-_FOREIGN_OBJECTS: Final = (
-    "SELECT count(*) FROM duckdb_views() WHERE database_name = 's' AND NOT internal",
-    "SELECT count(*) FROM duckdb_functions() WHERE database_name = 's'",
-    "SELECT count(*) FROM duckdb_sequences() WHERE database_name = 's'",
-    "SELECT count(*) FROM duckdb_indexes() WHERE database_name = 's'",
-    "SELECT count(*) FROM duckdb_types() WHERE database_name = 's' AND NOT internal",
-    "SELECT count(*) FROM duckdb_schemas() WHERE database_name = 's' AND schema_name <> 'main'",
-)
-
-
-@cache
-def _built_tables() -> frozenset[tuple[str, str, str]]:
-    """(schema, table, DDL) of every table a build creates, as DuckDB renders them (collations and all)."""
-    with duckdb.connect(":memory:") as connection:
-        connection.execute("ATTACH ':memory:' AS s")
-        connection.execute("USE s")
-        connection.execute(SCHEMA)
-        return _tables(connection)
-
-
-def _tables(connection: duckdb.DuckDBPyConnection) -> frozenset[tuple[str, str, str]]:
-    rows = connection.execute(
-        "SELECT schema_name, table_name, sql FROM duckdb_tables() WHERE database_name = 's'"
-    ).fetchall()
-    return frozenset((str(schema), str(table), str(sql)) for schema, table, sql in rows)
-
-
-def _check_catalog(connection: duckdb.DuckDBPyConnection) -> None:
-    """The attached store holds exactly the base tables a build creates, declared as it declares them, and no
-    other object.
-
-    Raises:
-        ReviewStoreUnavailable: a table is missing, added, redeclared (a type, a collation, a constraint) or
-            replaced by a view, or the store holds a view, macro, sequence, index, type or schema of its own.
-    """
-    if _tables(connection) != _built_tables():
-        raise ReviewStoreUnavailable(TABLES_NOT_BUILT)
-    for query in _FOREIGN_OBJECTS:
-        row = connection.execute(query).fetchone()
-        if row is None or row[0] != 0:
-            raise ReviewStoreUnavailable("damaged: it holds objects no build creates")
 
 
 def file_identity(path: Path) -> tuple[int, ...]:

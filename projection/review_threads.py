@@ -29,7 +29,14 @@ import orjson
 
 from evidence.errors import NotRegularFile
 from evidence.lake_read import read_record_file
-from evidence.records import FILE_NAME_PATTERN, KIND_PULL_REQUEST, KIND_REVIEW_THREAD, content_hash
+from evidence.records import (
+    FILE_NAME_PATTERN,
+    KIND_PULL_REQUEST,
+    KIND_REVIEW_THREAD,
+    KINDS,
+    REPOSITORY_FOLDER_PATTERN,
+    content_hash,
+)
 from projection.errors import ConcernNotAvailableError, ReviewStoreUnavailable, ThreadNotAvailableError
 from projection.review_concerns_query import concern_members
 from projection.review_store import open_store
@@ -38,7 +45,7 @@ from theurian.project import REVIEW_DIR
 from theurian.stamped_store import VerifiedStores
 
 RECORD_PATH: Final = re.compile(
-    r"sha256-[0-9a-f]{64}/(pull-request|review-submission|review-thread)/" + FILE_NAME_PATTERN.pattern
+    rf"{REPOSITORY_FOLDER_PATTERN.pattern}/({'|'.join(KINDS)})/{FILE_NAME_PATTERN.pattern}"
 )
 @dataclass(frozen=True)
 class StoredRecord:

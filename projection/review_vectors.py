@@ -23,7 +23,8 @@ from projection.errors import ReviewStoreUnavailable
 from projection.review_digest import row_line
 from projection.review_layout import MODEL_COLUMNS, VECTOR_COLUMNS
 from projection.review_rows import Projected, RecordFacts, ordinal_line
-from projection.review_store import READ_FAULTS, fetched_rows, open_store, stored_model
+from projection.review_store import READ_FAULTS, fetched_rows, open_store
+from projection.review_verify import stored_model
 from theurian.embedding import EmbeddingModel, ModelIdentity
 from theurian.errors import PathEscapeError
 from theurian.stamped_store import VerifiedStores

@@ -11,6 +11,9 @@ mechanism").
     settled(identity)          whether the file's times are old enough to name its content (see SETTLED_NS)
     refuse_write_ahead_log(path, suffix)
                                StoreFileFault(WAL_BESIDE) when anything lies at the store's write-ahead-log name
+    open_sqlite_read_only(path, timeout=, check_same_thread=)
+                               a SQLite store (the knowledge state, its index, the findings store) opened
+                               read-only, never created
     VerifiedStores             the verify-once cache: one per serving process, owned by whoever serves
                                (the daemon keeps one for its whole life; a CLI command makes its own)
     remembered(shelf, key, identity, secret, check)
@@ -25,6 +28,7 @@ secret re-verifies every store.
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -53,6 +57,9 @@ REMEMBERED_STORES: Final = 64
 SQLITE_WAL_SUFFIX: Final = "-wal"
 DUCKDB_WAL_SUFFIX: Final = ".wal"
 WAL_BESIDE: Final = "damaged: a write-ahead log lies beside it, which no build leaves"
+# How long a SQLite read waits on another connection's lock unless its reader says otherwise: `sqlite3.connect`'s
+# own default, named so that a reader keeping it says so.
+SQLITE_BUSY_SECONDS: Final = 5.0
 
 
 def file_identity(path: Path) -> Identity:
@@ -97,6 +104,17 @@ def refuse_write_ahead_log(store: Path, suffix: str) -> None:
     except OSError as exc:
         raise StoreFileFault(f"unreadable: its write-ahead log: {type(exc).__name__}") from exc
     raise StoreFileFault(WAL_BESIDE)
+
+
+def open_sqlite_read_only(path: Path, *, timeout: float, check_same_thread: bool) -> sqlite3.Connection:
+    """The SQLite database at `path`, opened through a `file:` URI with `mode=ro`: never created where nothing is,
+    never written through. `timeout`: how long a read waits on another connection's lock; `check_same_thread`:
+    False only where the connection is used from threads other than the opener's.
+
+    Raises:
+        sqlite3.Error: SQLite refused to open it (each store's reader turns this into its own refusal).
+    """
+    return sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=timeout, check_same_thread=check_same_thread)
 
 
 def publish_path(root: Path, store_name: str, contained: Callable[[Path], Path]) -> Path:

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from knowledge.fusion import CHANNEL_ORDER
-from knowledge.index import IndexPointer, open_index, read_index_pointer
+from knowledge.index import open_index
+from knowledge.index_pointer import IndexPointer, read_index_pointer
 from knowledge.reading import open_state
 from serve.tooling import Tool
 from theurian import registry

@@ -20,7 +20,8 @@ import pytest
 import yaml
 
 from knowledge.apply import apply_migrations
-from knowledge.index import build_index, open_index, read_index_pointer
+from knowledge.index import build_index, open_index
+from knowledge.index_pointer import read_index_pointer
 from serve.tooling import Call, ServeSettings
 from serve.tools.knowledge import knowledge_search
 from theurian.project import STATE_DIR, Project

@@ -20,7 +20,8 @@ import pytest
 from knowledge.apply import apply_migrations
 from knowledge.fusion import TUNED, Tuning, fuse
 from knowledge.hybrid import Proposal, propose
-from knowledge.index import build_index, open_index, read_index_pointer
+from knowledge.index import build_index, open_index
+from knowledge.index_pointer import read_index_pointer
 from knowledge.retrieval import CANDIDATE_DEPTH
 from serve.tooling import Call, ServeSettings
 from serve.tools.knowledge import knowledge_search

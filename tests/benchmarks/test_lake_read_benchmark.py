@@ -1,6 +1,6 @@
 """Printed figures for the build's read phase (not run by default: `make benchmark`), each against its baseline in
 the same process: every file of a generated lake read and checked in batches (`read_entries`, what a build does)
-against one file at a time (`read_entry`), and the whole of a one-process read phase (`review_build._read_share`:
+against one file at a time (`read_entry`), and the whole of a one-process read phase (`review_read.read_share`:
 read, check, render) beside an orjson parse of the same files. Nothing here asserts a time; the figures go to
 docs/review-search.md ("Reading in batches"). REVIEW_BENCHMARK_RECORDS sets the lake's size (default 100,000).
 """
@@ -17,7 +17,7 @@ import pytest
 
 from evidence.lake_listing import scan_records
 from evidence.lake_read import read_entries, read_entry
-from projection.review_build import _read_share
+from projection.review_read import read_share
 from tests.benchmarks.test_review_search_benchmark import RECORDS, generated_project
 from theurian.project import REVIEW_DIR
 
@@ -48,7 +48,7 @@ def test_lake_read_figures(tmp_path: Path) -> None:
     assert list(read_entries(lake, entries)) == [read_entry(lake, entry) for entry in entries]
     batched = _best(lambda: list(read_entries(lake, entries)))
     alone = _best(lambda: [read_entry(lake, entry) for entry in entries])
-    whole = _best(lambda: _read_share(lake, entries, {}))
+    whole = _best(lambda: read_share(lake, entries, {}))
     parse = _best(lambda: [orjson.loads(path.read_bytes()) for path in files])
     count = len(entries)
     print(f"\nreading {count} files in one process (CPU seconds, best of {_RUNS})")

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 
 from knowledge.apply import apply_migrations
-from knowledge.index import INDEX_POINTER_NAME
+from knowledge.index_pointer import INDEX_POINTER_NAME
 from knowledge.state import POINTER_NAME
 from tests.knowledge.authoring import REPO, anchor, ulid_like
 from tests.support.installation import Installation

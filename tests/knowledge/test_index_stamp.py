@@ -16,7 +16,8 @@ import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.errors import IndexDamagedError
-from knowledge.index import INDEX_POINTER_NAME, build_index, load_index_pointer, read_index_pointer
+from knowledge.index import build_index
+from knowledge.index_pointer import INDEX_POINTER_NAME, load_index_pointer, read_index_pointer
 from knowledge.index_stamp import FOREIGN_VALUE, NOT_THE_NAMED_BUILD, STORE_KIND, verified
 from knowledge.index_status import CURRENT, FOREIGN, SUPERSEDED, UNREADABLE, index_status
 from knowledge.postings import load_postings, write_postings

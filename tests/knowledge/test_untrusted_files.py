@@ -16,7 +16,7 @@ import pytest
 from knowledge import migrations, proposal_lifecycle, state
 from knowledge.apply import apply_migrations, migration_status
 from knowledge.errors import MigrationInvalidError, ProposalError, StateBusyError
-from knowledge.index import INDEX_POINTER_NAME
+from knowledge.index_pointer import INDEX_POINTER_NAME
 from knowledge.proposal_lifecycle import DAMAGED, PENDING, accept_proposal, list_proposals, reject_proposal
 from knowledge.state import MAX_POINTER_BYTES, POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter

@@ -11,7 +11,8 @@ import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.channels import sql_word_channels, word_channels
-from knowledge.index import build_index, open_index, read_index_pointer
+from knowledge.index import build_index, open_index
+from knowledge.index_pointer import read_index_pointer
 from knowledge.postings import load_postings
 from tests.knowledge.authoring import MigrationWriter
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import projection.review_store as review_store
+import projection.review_verify as review_verify
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_digest import VERIFIED_DIR
@@ -98,13 +98,13 @@ def test_a_matching_record_in_the_last_partial_block_and_a_q_of_whitespace_are_f
 
 def _count_digests(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     digested: list[bool] = []
-    real = review_store.rows_digest
+    real = review_verify.rows_digest
 
     def counting(*args: Any) -> tuple[int, str]:
         digested.append(True)
         return real(*args)
 
-    monkeypatch.setattr(review_store, "rows_digest", counting)
+    monkeypatch.setattr(review_verify, "rows_digest", counting)
     return digested
 
 

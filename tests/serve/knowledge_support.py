@@ -11,7 +11,8 @@ import jsonschema
 
 import schemas
 from knowledge.apply import apply_migrations
-from knowledge.index import build_index, load_index_pointer
+from knowledge.index import build_index
+from knowledge.index_pointer import load_index_pointer
 from serve.dispatch import Dispatcher
 from serve.tooling import ServeSettings
 from serve.tools import registered_tools

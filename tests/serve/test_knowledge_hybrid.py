@@ -12,7 +12,8 @@ import pytest
 
 from knowledge.apply import apply_migrations
 from knowledge.fusion import CHANNEL_ORDER
-from knowledge.index import build_index, read_index_pointer
+from knowledge.index import build_index
+from knowledge.index_pointer import read_index_pointer
 from knowledge.raptor import LEVELS
 from tests.knowledge.authoring import REPO, MigrationWriter
 from tests.serve.knowledge_support import answer, registered_copy

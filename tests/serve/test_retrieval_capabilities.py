@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.index import build_index, read_index_pointer
+from knowledge.index import build_index
+from knowledge.index_pointer import read_index_pointer
 from serve.tools import registered_tools
 from serve.tools.retrieval_capabilities import knowledge_retrieval
 from tests.serve.knowledge_support import answer, build_sample, registered_copy

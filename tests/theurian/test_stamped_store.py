@@ -1,10 +1,14 @@
 """The pieces every derived store shares, over real files: the verify-once helper remembers a check's value or its
 refusal per identity and secret, only once the identity has settled and (when asked) still names the file; and
-anything at a store's write-ahead-log name refuses the store."""
+anything at a store's write-ahead-log name refuses the store; a SQLite store opens read-only, never created, with the
+lock wait and thread use its caller names."""
 
 from __future__ import annotations
 
 import os
+import sqlite3
+import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -13,10 +17,12 @@ from theurian.errors import StoreFileFault
 from theurian.stamped_store import (
     DUCKDB_WAL_SUFFIX,
     SETTLED_NS,
+    SQLITE_BUSY_SECONDS,
     SQLITE_WAL_SUFFIX,
     WAL_BESIDE,
     Shelf,
     file_identity,
+    open_sqlite_read_only,
     refuse_write_ahead_log,
     remembered,
     wal_path,
@@ -135,3 +141,66 @@ def test_anything_at_a_stores_write_ahead_log_name_refuses_the_store(tmp_path: P
     with pytest.raises(StoreFileFault) as refused:
         refuse_write_ahead_log(path, suffix)
     assert refused.value.reason == WAL_BESIDE
+
+
+def _sqlite_store(path: Path) -> Path:
+    with closing(sqlite3.connect(path)) as writer:
+        writer.execute("CREATE TABLE t (v TEXT)")
+        writer.execute("INSERT INTO t VALUES ('row')")
+        writer.commit()
+    return path
+
+
+def test_a_sqlite_store_opened_read_only_reads_its_rows_and_refuses_a_write(tmp_path: Path) -> None:
+    path = _sqlite_store(tmp_path / "store.sqlite")
+    before = path.read_bytes()
+    with closing(open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=True)) as reader:
+        assert reader.execute("SELECT v FROM t").fetchall() == [("row",)]
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            reader.execute("INSERT INTO t VALUES ('more')")
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_open_of_nothing_creates_no_file(tmp_path: Path) -> None:
+    missing = tmp_path / "absent.sqlite"
+    with pytest.raises(sqlite3.OperationalError):
+        open_sqlite_read_only(missing, timeout=SQLITE_BUSY_SECONDS, check_same_thread=True)
+    assert not missing.exists()
+
+
+def test_a_read_only_open_waits_on_a_lock_as_long_as_its_caller_says(tmp_path: Path) -> None:
+    path = _sqlite_store(tmp_path / "store.sqlite")
+    with closing(open_sqlite_read_only(path, timeout=0.25, check_same_thread=True)) as reader:
+        assert reader.execute("PRAGMA busy_timeout").fetchone() == (250,)
+
+
+def test_the_named_busy_wait_is_sqlite3s_own_default(tmp_path: Path) -> None:
+    path = _sqlite_store(tmp_path / "store.sqlite")
+    with closing(sqlite3.connect(path)) as plain, closing(
+        open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=True)
+    ) as reader:
+        assert reader.execute("PRAGMA busy_timeout").fetchone() == plain.execute("PRAGMA busy_timeout").fetchone()
+
+
+@pytest.mark.parametrize("check_same_thread", [True, False])
+def test_a_read_only_connection_is_usable_from_another_thread_only_when_its_caller_says(
+    tmp_path: Path, check_same_thread: bool
+) -> None:
+    path = _sqlite_store(tmp_path / "store.sqlite")
+    outcome: list[object] = []
+
+    def read(connection: sqlite3.Connection) -> None:
+        try:
+            outcome.append(connection.execute("SELECT v FROM t").fetchall())
+        except sqlite3.ProgrammingError as exc:
+            outcome.append(exc)
+
+    with closing(open_sqlite_read_only(path, timeout=SQLITE_BUSY_SECONDS, check_same_thread=check_same_thread)) as c:
+        other = threading.Thread(target=read, args=(c,))
+        other.start()
+        other.join(timeout=10)
+    assert not other.is_alive()
+    if check_same_thread:
+        assert isinstance(outcome[0], sqlite3.ProgrammingError)
+    else:
+        assert outcome == [[("row",)]]

@@ -13,7 +13,7 @@ from theurian.cli.project_option import ProjectOption, project_root
 from theurian.installation import disclosure_ceiling
 
 if TYPE_CHECKING:
-    from knowledge.index import IndexPointer
+    from knowledge.index_pointer import IndexPointer
 
 app = typer.Typer(
     help="Build the ranked retrieval index knowledge.search answers from.", no_args_is_help=True
@@ -47,7 +47,7 @@ def build(
 def keeps_summary_tree(root: Path) -> bool:
     """Whether a build given neither --raptor nor --no-raptor builds the summary tree: exactly when the published
     index has one. `index build` and `sync`'s index stage both ask this, so a sync is the command by hand."""
-    from knowledge.index import read_index_pointer
+    from knowledge.index_pointer import read_index_pointer
 
     published = read_index_pointer(root)
     return published is not None and published.raptor_sha256 is not None

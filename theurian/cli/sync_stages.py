@@ -133,7 +133,8 @@ def _migrate_apply(root: Path, options: SyncOptions) -> StageOutcome:
 
 
 def _index_build(root: Path, options: SyncOptions) -> StageOutcome:
-    from knowledge.index import build_index, open_index, read_index_pointer
+    from knowledge.index import build_index, open_index
+    from knowledge.index_pointer import read_index_pointer
     from knowledge.state import read_pointer
     from theurian.cli.index_commands import index_document, index_line, keeps_summary_tree
     from theurian.embedding import load_model
