@@ -84,13 +84,18 @@ def test_migrate_apply_and_validate_refuse_a_migration_whose_body_holds_a_secret
     assert [hit["itemId"] for hit in json.loads(found.stdout)["summary"]["results"]] == ["operations.deploy"]
 
 
+def _applied_under_an_acknowledgement(installation: Installation, tmp_path: Path, name: str) -> Path:
+    """A project whose applied state holds the body with TOKEN, let in by acknowledging its fingerprint."""
+    root = _project(installation, tmp_path / name, name)
+    _write_deploy(root, BODY)
+    _acknowledge(root, [fingerprint(project_salt(root), TOKEN)])
+    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    return root
+
+
 def test_a_state_holding_a_secret_serves_it_on_no_path_and_the_documented_cure_rebuilds_it(
         module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path) -> None:
-    root = _project(module_installation, tmp_path / "held", "held")
-    _write_deploy(root, BODY)
-    print_ = fingerprint(project_salt(root), TOKEN)
-    _acknowledge(root, [print_])
-    module_installation.cli("migrate", "apply", "--project", str(root), check=True)
+    root = _applied_under_an_acknowledgement(module_installation, tmp_path, "held")
     _acknowledge(root, [])  # withdrawn: the state now holds what the gate refuses, as one built before it did
     outputs = [module_installation.cli("knowledge", "search", "walrus", "--project", str(root), *flags)
                for flags in ((), ("--json",), ("--csv",))]
@@ -118,11 +123,8 @@ def test_a_state_holding_a_secret_serves_it_on_no_path_and_the_documented_cure_r
 
 def test_knowledge_status_counts_no_item_every_read_path_withholds_for_its_secret(
         module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path) -> None:
-    root = _project(module_installation, tmp_path / "counted", "counted")
-    _write_deploy(root, BODY)
+    root = _applied_under_an_acknowledgement(module_installation, tmp_path, "counted")
     print_ = fingerprint(project_salt(root), TOKEN)
-    _acknowledge(root, [print_])
-    module_installation.cli("migrate", "apply", "--project", str(root), check=True)
     status = ("knowledge.status", {"projectId": "counted"})
     [acknowledged] = call_tools(module_daemon.mcp_url, [status])
     served = acknowledged.valid("knowledge-status-response.schema.json")
