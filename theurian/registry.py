@@ -34,6 +34,7 @@ from theurian.text import quoted
 
 PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_PROJECT_ID_CHARS: Final = 64
+EXAMPLE_PROJECT_ID: Final = "my-project"  # the refusal's example when nothing of the refused id folds to one
 # A registration is a table of two lines, ~100 bytes plus its root's path (at most PATH_MAX, 4,096 bytes): this bound
 # holds over 4,000 projects at the longest paths and 100,000 at common ones, and is still read whole in moments.
 MAX_REGISTRY_FILE_BYTES: Final = 16 << 20
@@ -64,15 +65,25 @@ class RegistrySnapshot:
 
 def default_project_id(folder: Path) -> str:
     """The folder's name in lowercase kebab-case, e.g. `My_Service` -> `my-service`."""
-    ascii_name = unicodedata.normalize("NFKD", folder.name).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    return _kebab(folder.name)
+
+
+def _kebab(text: str) -> str:
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
 
 
 def validate_project_id(project_id: str) -> str:
+    """`project_id` when it is one; refused naming an id that is (`project_id` folded, else an example).
+
+    Raises:
+        UsageError: not lowercase kebab-case, or past MAX_PROJECT_ID_CHARS.
+    """
     if len(project_id) > MAX_PROJECT_ID_CHARS or not PROJECT_ID_PATTERN.match(project_id):
+        suggested = _kebab(project_id)[:MAX_PROJECT_ID_CHARS].rstrip("-") or EXAMPLE_PROJECT_ID
         raise UsageError(
             f"project id {quoted(project_id)} is not lowercase kebab-case (letters, digits and single hyphens, "
-            f"at most {MAX_PROJECT_ID_CHARS} characters); pass --id"
+            f"at most {MAX_PROJECT_ID_CHARS} characters); pass one with --id, such as --id {suggested}"
         )
     return project_id
 

@@ -1,8 +1,10 @@
 """Telling text from what only looks like it once Python has decoded it, the one ASCII case fold, and the one way
-a caller's text is shown back: `quoted` (inside a bound, else by its length), `escaped`, and `one_line`."""
+a caller's text is shown back: `quoted` (inside a bound, else by its length), `escaped`, and `one_line`; and
+`shell_word`, a value written so a shell reads it back byte for byte."""
 
 from __future__ import annotations
 
+import shlex
 import string
 import unicodedata
 from typing import Final
@@ -79,3 +81,28 @@ def _escape(character: str) -> str:
 def _breaks_the_line(character: str) -> bool:
     return character != "\t" and (unicodedata.category(character) == "Cc" or character in "\u2028\u2029"
                                    or character in BIDI_CONTROLS)
+
+
+def shell_word(text: str) -> str:
+    """`text` as one word a shell reads back as exactly its bytes, for a command line an operator pastes (`next:
+    theurian project register PATH`): as typed when no character in it is special to a shell, in single quotes
+    when it is printable text (`shlex.quote`), else in ANSI-C quotes, `$'…'` (bash, zsh, ksh and POSIX.1-2024;
+    not dash before 0.5.13), with each byte of a character a terminal would not show as written (a byte that is not
+    UTF-8, which `surrogateescape` kept as a lone surrogate; a control; a format or bidirectional character) as
+    `\\xHH`, and `\\` and `'` escaped."""
+    if all(_shown_as_written(c) for c in text):
+        return shlex.quote(text)
+    word = "".join(("\\" + c if c in "\\'" else c) if _shown_as_written(c)
+                   else "".join(f"\\x{byte:02x}" for byte in _bytes_of(c)) for c in text)
+    return f"$'{word}'"
+
+
+def _shown_as_written(character: str) -> bool:
+    return character.isprintable() and character not in BIDI_CONTROLS  # a lone surrogate is not printable
+
+
+def _bytes_of(character: str) -> bytes:
+    try:  # the byte a file system name or an argument held, where it was not UTF-8
+        return character.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte decodes to (JSON's `\\ud800`): its three bytes as Python has them
+        return character.encode("utf-8", "surrogatepass")

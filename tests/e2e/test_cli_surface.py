@@ -1,5 +1,6 @@
 """The CLI as a user meets it: help on every command, the version, fast start-up, commands documented."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -133,7 +134,34 @@ def test_an_argument_that_is_not_utf8_is_a_usage_error_naming_it(installation: I
     result = installation.cli(*arguments)
     assert result.returncode == 2
     shown = next(a for a in arguments if "\udcff" in a).replace("\udcff", "\\xff")
-    assert result.stderr == f"theurian: the argument {shown} is not UTF-8 text; every argument must be\n"
+    assert result.stderr == (f"theurian: the argument {shown} is not UTF-8 text; every argument must be, unless it "
+                             "names a file or folder that exists\n")
+
+
+@pytest.mark.parametrize("arguments", [
+    ("review", "search", "\udcff", "--json"),
+    ("review", "allow", "--json", "acme/w\udcff"),
+    ("review", "search", "--json", "--", "\udcff"),
+], ids=["an argument", "an option's value", "after --"])
+def test_an_argument_that_is_not_utf8_under_json_prints_the_refusal_document_too(
+        installation: Installation, arguments: tuple[str, ...]) -> None:
+    result = installation.cli(*arguments)
+    assert result.returncode == 2
+    [line] = result.stderr.splitlines()
+    assert json.loads(result.stdout) == {"command": " ".join(arguments[:2]), "ok": False, "summary": {
+        "error": line.removeprefix("theurian: "), "exitCode": 2}}
+
+
+@pytest.mark.parametrize("arguments", [
+    ("auth", "token", "--json", "\udcff"),  # a command with no --json: click would refuse the option itself
+    ("review", "search", "\udcff", "--", "--json"),  # after --, --json is an argument, not the option
+    ("revi\udcff", "--json"),  # no command named
+], ids=["no --json option", "--json after --", "no command"])
+def test_an_argument_that_is_not_utf8_prints_no_document_where_no_command_takes_json(
+        installation: Installation, arguments: tuple[str, ...]) -> None:
+    result = installation.cli(*arguments)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.splitlines()) == 1 and "is not UTF-8 text" in result.stderr
 
 
 def test_an_existing_folder_whose_name_is_not_utf8_is_a_project_the_file_commands_work_in(

@@ -19,6 +19,8 @@ from tests.support.daemon import free_port
 from tests.support.demo_build import shared_demo
 from tests.support.installation import Installation
 from theurian import registry
+from theurian.embedding import MODEL_MANIFEST
+from theurian.installation import INSTALLATION_CONFIG_NAME
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,7 @@ def test_every_check_passes_on_the_demo_project_with_its_daemon_running(running:
     for name in ("python", "git", "project registry", "access token", "daemon", "daemon accepts the token",
                  "sample: review store", "sample: findings store", "sample: knowledge state",
                  "sample: retrieval index", "sample: .theurian/state/ writable", "sample: evidence lake",
-                 "sample: review salt"):
+                 "sample: review salt", "embedding model"):
         assert checks[name]["level"] == "ok", checks[name]
     table = installation.cli("doctor").stdout
     assert table.rstrip().endswith("every check passed") and "FAIL" not in table
@@ -222,6 +224,26 @@ def test_each_broken_state_fails_its_check_and_names_the_cure(copy: tuple[Instal
     assert code == 1
     assert checks[name]["level"] == "fail", checks[name]
     assert state in checks[name]["state"] and checks[name]["cure"].startswith(cure), checks[name]
+
+
+def test_a_model_folder_without_its_manifest_fails_its_own_row_and_the_store_row_cures_the_config_not_a_build(
+        copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    (installation.home / "config/models/my-static-model").mkdir(parents=True)
+    config = installation.home / "config" / INSTALLATION_CONFIG_NAME
+    config.write_text('embedding_model = "models/my-static-model"\n', encoding="utf-8")
+    code, checks = _doctor(installation)
+    assert code == 1
+    model, store = checks["embedding model"], checks["sample: review store"]
+    assert model["level"] == "fail" and model["state"].endswith(f"is not a model folder: it has no {MODEL_MANIFEST}")
+    assert model["cure"].startswith(f"fix `embedding_model` in {config} or the model folder it names")
+    assert store["level"] == "fail" and f"it has no {MODEL_MANIFEST}" in store["state"]
+    assert store["cure"] == f"{model['cure']}; then `theurian review build`"
+    built = installation.cli("review", "build", "--project", str(project), timeout=120)
+    assert built.returncode == 1 and MODEL_MANIFEST in built.stderr  # why the build alone is no cure
+    config.unlink()  # the cure the rows name: the bundled model again, and the store it built is served
+    code, checks = _doctor(installation)
+    assert checks["embedding model"]["level"] == checks["sample: review store"]["level"] == "ok", checks
 
 
 def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation, Path]) -> None:

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from projection.trailers import REVIEWERS
 from schemas import load
 from serve.tools.findings import MAX_FINDINGS_LIMIT
 from serve.tools.knowledge import MAX_QUERY_CHARS
@@ -23,10 +25,11 @@ from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpu
 from tests.knowledge.proposal_support import commit_touching, git
 from tests.support.daemon import RunningDaemon
 from tests.support.fake_github import FakeGitHub
-from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
+from tests.support.github_corpus import BOB, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
-from theurian.cli.read_commands import UNTRUSTED_NOTE, response_schema_name, row_fields
+from theurian.cli.main import app
+from theurian.cli.read_commands import AUTHOR_NOTE, UNTRUSTED_NOTE, response_schema_name, row_fields
 from theurian.cli.read_output import cell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -215,3 +218,42 @@ def test_on_a_terminal_every_table_line_fits_its_width(module_installation: Inst
     table = shown[:-1]  # the last line is the count and the note, not a table row
     assert len(table) == len(whole) - 1 and all(len(line) <= WIDTH for line in table), shown
     assert any(line.endswith("...") for line in table)
+
+
+def _help(*path: str) -> str:
+    result = CliRunner().invoke(app, [*path, "--help"], prog_name="theurian", env={"TERMINAL_WIDTH": "400"})
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+def test_author_matches_an_authors_id_and_a_login_is_answered_with_how_to_find_the_id(
+        module_installation: Installation, shop: Path) -> None:
+    by_id = json.loads(_cli(module_installation, shop, ["review", "search", "--author", BOB["id"]], "--json").stdout)
+    records = by_id["summary"]["records"]
+    assert records and {r["authorExternalId"] for r in records} == {BOB["id"]}
+    assert {r["authorDisplayName"] for r in records} == {BOB["login"]}  # what the table's author column shows
+    by_login = _cli(module_installation, shop, ["review", "search", "--author", BOB["login"]])
+    assert by_login.returncode == 0 and by_login.stdout.splitlines() == [f"no records match; {AUTHOR_NOTE}"]
+    as_json = json.loads(_cli(module_installation, shop, ["review", "search", "--author", BOB["login"]],
+                              "--json").stdout)
+    assert as_json["summary"]["records"] == []  # the tool's answer as an agent gets it: no note added
+    assert "authorExternalId" in AUTHOR_NOTE and "--json" in AUTHOR_NOTE
+    assert _cli(module_installation, shop, ["review", "search", "no record holds this phrase"]).stdout.splitlines() \
+        == ["no records match"]  # the note is for --author only
+
+
+def test_the_author_option_help_says_it_takes_an_authors_id_not_a_login() -> None:
+    shown = _help("review", "search")
+    assert "--author <str> One author's id, exact: a row's authorExternalId" in shown
+    assert "The author's login" not in shown
+
+
+def test_the_reviewer_option_help_names_only_what_the_tool_accepts(
+        module_installation: Installation, shop: Path) -> None:
+    shown = _help("findings", "list")
+    assert f"--reviewer <str> {', '.join(REVIEWERS[:-1])} or {REVIEWERS[-1]}, exact" in shown
+    assert "(or code)" not in shown
+    refused = _cli(module_installation, shop, ["findings", "list", "--reviewer", "code"])
+    assert refused.returncode == 1, "the alias is the trailer grammar's, never the filter's"
+    for reviewer in REVIEWERS:
+        assert _cli(module_installation, shop, ["findings", "list", "--reviewer", reviewer]).returncode == 0

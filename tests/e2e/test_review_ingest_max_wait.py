@@ -25,15 +25,23 @@ def test_a_wait_at_either_bound_runs_the_ingest(installation: Installation, tmp_
             assert record_files(project)
 
 
-@pytest.mark.parametrize("wait", ["-5", "-0.001", "nan", "inf", "-inf", repr(LONGEST_MAX_WAIT_SECONDS + 0.001),
-                                  "86401"])
+OUTSIDE = "is outside 0 to 86400 seconds (a day)"
+NOT_A_NUMBER = "is not a number"
+
+
+@pytest.mark.parametrize(("wait", "said"), [
+    ("-5", OUTSIDE), ("-0.001", OUTSIDE), ("nan", NOT_A_NUMBER), ("NaN", NOT_A_NUMBER), ("inf", OUTSIDE),
+    ("-inf", OUTSIDE), (repr(LONGEST_MAX_WAIT_SECONDS + 0.001), OUTSIDE), ("86401", OUTSIDE),
+    ("soon", NOT_A_NUMBER)])
 @pytest.mark.parametrize("command", [("review", "ingest"), ("sync",)])
-def test_a_wait_past_a_bound_or_not_a_number_is_a_usage_refusal(installation: Installation, tmp_path: Path,
-                                                                 wait: str, command: tuple[str, ...]) -> None:
+def test_a_wait_past_a_bound_or_not_a_number_is_a_usage_refusal_saying_which(
+        installation: Installation, tmp_path: Path, wait: str, said: str, command: tuple[str, ...]) -> None:
     project = new_project(installation, tmp_path / "p", PUBLIC_REPOSITORY)
     with FakeGitHub(small_corpus(load_fixture())).running() as fake:
         result = installation.cli(*command, "--max-wait", wait, "--project", str(project),
                                   extra_env=ingest_env(fake))
         assert (result.returncode, fake.requests) == (2, 0)
-    assert "Invalid value for '--max-wait'" in result.stderr and "Traceback" not in result.stderr
+    shown = " ".join(result.stderr.replace("│", " ").split())  # click's box, unwrapped
+    assert "Invalid value for '--max-wait': " in shown and "Traceback" not in result.stderr
+    assert said in shown and "less than or equal" not in shown, shown
     assert not (project / ".theurian/review").exists()

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import registry, tomlwrite
-from theurian.errors import EXIT_FAILED, EXIT_USAGE, ProjectNotRegisteredError
+from theurian.errors import EXIT_FAILED, EXIT_USAGE, ProjectNotRegisteredError, UsageError
 from theurian.installation import registry_path
 from theurian.project import init_project, resolve_project
 
@@ -32,6 +32,27 @@ def test_an_id_that_is_not_kebab_case_is_a_usage_error(installation: Installatio
     assert result.returncode == EXIT_USAGE
     assert "kebab-case" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("refused", "suggested"), [
+    ("Bad_Id", "bad-id"), ("___", registry.EXAMPLE_PROJECT_ID),
+    ("A" * (registry.MAX_PROJECT_ID_CHARS + 1), "a" * registry.MAX_PROJECT_ID_CHARS),
+], ids=["folded", "nothing to fold", "one past the bound"])
+def test_a_refused_id_names_a_kebab_case_id_to_pass_that_registers(
+        installation: Installation, tmp_path: Path, refused: str, suggested: str) -> None:
+    installation.cli("init", str(tmp_path), check=True)
+    result = installation.cli("project", "register", str(tmp_path), "--id", refused)
+    assert result.returncode == EXIT_USAGE
+    assert result.stderr.endswith(f"characters); pass one with --id, such as --id {suggested}\n"), result.stderr
+    installation.cli("project", "register", str(tmp_path), "--id", suggested, check=True)
+
+
+@given(st.text())
+def test_the_id_a_refusal_suggests_is_always_one_the_registry_takes(refused: str) -> None:
+    try:
+        registry.validate_project_id(refused)
+    except UsageError as exc:
+        assert registry.validate_project_id(exc.message.rsplit("--id ", 1)[1])
 
 
 def test_registering_a_folder_without_theurian_dir_names_the_init_command(

@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.support.daemon import running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian.client_lines import CLIENTS, client_config, client_url
-from theurian.errors import EXIT_USAGE
+from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_USAGE
 
 UNIT = Path("xdg-config/systemd/user/theurian.service")
 AGENT = Path("user-home/Library/LaunchAgents/dev.theurian.daemon.plist")
@@ -99,6 +99,27 @@ def test_setup_without_its_service_manager_writes_the_unit_and_says_what_to_run(
     assert result.stderr.strip() == ("theurian: systemctl is not on this system: run `systemctl --user "
                                      "daemon-reload` where it is, or pass --no-start")
     assert (installation.home / UNIT).is_file()
+
+
+def test_a_dry_run_of_setup_refuses_a_running_daemon_exactly_as_the_real_run_does(installation: Installation) -> None:
+    words = ["setup", "--service", "systemd"]
+    no_manager = {"PATH": str(THEURIAN_BIN.parent)}  # no systemctl: neither run may reach a service manager
+    with running_daemon(installation) as daemon:
+        dry = installation.cli(*words, "--dry-run", extra_env=no_manager)
+        dry_json = installation.cli(*words, "--dry-run", "--json", extra_env=no_manager)
+        without_start = installation.cli(*words, "--dry-run", "--no-start", extra_env=no_manager)
+        real = installation.cli(*words, extra_env=no_manager)
+        real_json = installation.cli(*words, "--json", extra_env=no_manager)
+        assert daemon.process.poll() is None
+    assert real.returncode == dry.returncode == EXIT_ALREADY_IN_PLACE and dry.stdout == real.stdout == ""
+    assert dry.stderr == real.stderr and dry.stderr.startswith(
+        f"theurian: a theurian daemon is already running: pid {daemon.process.pid} at ")
+    assert dry_json.returncode == real_json.returncode == EXIT_ALREADY_IN_PLACE
+    assert json.loads(dry_json.stdout) == json.loads(real_json.stdout)
+    assert json.loads(dry_json.stdout)["ok"] is False
+    # --no-start asks no service manager to start a daemon, so a running one is no obstacle, dry or real.
+    assert without_start.returncode == 0 and "would run: systemctl --user enable" not in without_start.stdout
+    assert not (installation.home / UNIT).exists()
 
 
 def _steps(result: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:

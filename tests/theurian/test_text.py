@@ -3,13 +3,25 @@ act on, and the one way a refusal quotes a caller's text."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from theurian.hidden_characters import BIDI_CONTROLS, classes_in
-from theurian.text import ASCII_LOWER, ASCII_UPPER, MAX_SHOWN_CHARS, ascii_fold, escaped, is_utf8, one_line, quoted
+from theurian.text import (
+    ASCII_LOWER,
+    ASCII_UPPER,
+    MAX_SHOWN_CHARS,
+    ascii_fold,
+    escaped,
+    is_utf8,
+    one_line,
+    quoted,
+    shell_word,
+)
 
 
 def test_ascii_folding_touches_only_a_to_z() -> None:
@@ -68,3 +80,17 @@ def test_quoted_quotes_a_value_at_its_bound_and_gives_one_past_it_by_length_alon
     assert quoted("v" * (MAX_SHOWN_CHARS + 1)) == f"a value of {MAX_SHOWN_CHARS + 1} characters"
     assert quoted("x" * 201, 200, described_as="an id") == "an id of 201 characters"
     assert quoted("x" * 200, 200) == repr("x" * 200)
+
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("/tmp/plain-dir_1.x", "/tmp/plain-dir_1.x"), ("/tmp/my dir", "'/tmp/my dir'"), ("it's", "'it'\"'\"'s'"),
+    ("/tmp/x/\udcffdir", r"$'/tmp/x/\xffdir'"), ("caf\u00e9\udcff", "$'caf\u00e9\\xff'"),
+    ("a\\b'\udcff", r"$'a\\b\'\xff'"), ("tab\there", r"$'tab\x09here'"),
+    ("zw\u200bj", r"$'zw\xe2\x80\x8bj'"), ("", "''"),
+], ids=["plain", "a space", "a quote", "a byte not UTF-8", "printable and not", "backslash and quote",
+        "a control", "a zero-width space", "empty"])
+def test_a_shell_word_is_read_back_by_bash_as_exactly_the_texts_bytes(text: str, word: str) -> None:
+    assert shell_word(text) == word
+    printed = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True, timeout=30)
+    assert printed.stdout == text.encode("utf-8", "surrogateescape")

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from theurian import access_token, daemon_control, installation, registry
-from theurian.cli.project_checks import FAIL, OK, WARN, Check
+from theurian.cli.project_checks import FAIL, OK, WARN, Check, embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 
 MIN_PYTHON: Final = (3, 11)
@@ -24,7 +24,7 @@ _T = TypeVar("_T")
 
 
 def installation_checks() -> list[Check]:
-    return [_python(), _git(), _registry(), _config(), _private_file("build-stamp secret",
+    return [_python(), _git(), _registry(), _config(), _embedding_model(), _private_file("build-stamp secret",
             installation.state_dir() / installation.SECRET_NAME, "made by the first build", required=False),
             _token_file()]
 
@@ -53,6 +53,18 @@ def _registry() -> Check:
 def _config() -> Check:
     return _readable("installation config", installation.disclosure_ceiling,
                      lambda ceiling: f"disclosure ceiling {ceiling}", f"fix {installation.installation_config_path()}")
+
+
+def _embedding_model() -> Check:
+    """The model the installation config names (or the bundled one), loaded as a build loads it: a folder with no
+    usable manifest or files fails here, naming the fault, rather than only as each project's review store."""
+    from theurian.embedding import load_model
+
+    fault = embedding_model_fault()
+    if fault is not None:
+        return Check("embedding model", FAIL, fault, model_cure())
+    identity = load_model().identity
+    return Check("embedding model", OK, f"{identity.name} ({identity.dimension} dimensions)")
 
 
 def _readable(name: str, read: Callable[[], _T], shown: Callable[[_T], str], cure: str) -> Check:

@@ -10,6 +10,7 @@ import typer
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError
 from theurian.project import init_project
+from theurian.text import is_utf8, shell_word
 
 
 def init(
@@ -29,9 +30,20 @@ def init(
         else:
             typer.echo(exc.message)
         return
+    step = _next_step(path)
     if as_json:
-        echo_summary({"projectRoot": str(root), "changed": True, "created": str(created),
-                      "nextSteps": [f"theurian project register {path}"]})
+        echo_summary({"projectRoot": str(root), "changed": True, "created": str(created), "nextSteps": [step]})
         return
     typer.echo(f"created {created}")
-    typer.echo(f"next: theurian project register {path}")
+    typer.echo(f"next: {step}")
+
+
+def _next_step(path: Path) -> str:
+    """The command that registers `path`, written so that pasted into a shell it names this folder (a space, a
+    quote, a byte that is not UTF-8); for a path that is not UTF-8 text, which the registry cannot hold, the move
+    that has to come first."""
+    word = shell_word(str(path))
+    if is_utf8(str(path)):
+        return f"theurian project register {word}"
+    return (f"move {word} to a path that is UTF-8 text (the registry cannot hold this one), then "
+            "theurian project register NEW_PATH")

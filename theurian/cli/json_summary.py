@@ -11,8 +11,9 @@ included) prints its one line on stderr with its exit code, as without `--json`,
 `{"command", "ok": false, "summary": {"error": TEXT, "exitCode": N}}` on stdout (with the contract's `code` and
 `details` for a knowledge error), so a script parsing stdout always gets JSON. The top-level handler
 (`theurian.cli.main.run`) calls `echo_refusal` for every error it turns into a line; a command that already printed
-its document (an ingest with a failed run) prints no second one. Click's own parse errors (an unknown option, a
-missing argument: exit 2 before the command ran) and Ctrl-C (130) print no document.
+its document (an ingest with a failed run) prints no second one; so does the command line's own check that
+every argument is UTF-8 text, made before click parses it (`echo_early_refusal`). Click's own parse errors (an
+unknown option, a missing argument: exit 2 before the command ran) and Ctrl-C (130) print no document.
 """
 
 from __future__ import annotations
@@ -82,6 +83,15 @@ def refusal_summary(text: str, exit_code: int, error: BaseException) -> dict[str
         summary["code"] = error.code
         summary["details"] = error.details
     return summary
+
+
+def echo_early_refusal(command: str, text: str, exit_code: int) -> None:
+    """`echo_refusal` for a refusal made before click parsed the command line, so before `--json`'s callback
+    noted the command: `command` is its words, read off the line by the caller."""
+    from theurian.errors import UsageError
+
+    _ASKED.command, _ASKED.printed = command, False
+    echo_refusal(text, exit_code, UsageError(text))
 
 
 def echo_refusal(text: str, exit_code: int, error: BaseException) -> None:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import Annotated, Any, Final
 
 import typer
+import typer.main
 from typer._click.exceptions import ClickException  # typer vendors click; its errors are these
 
 from theurian import __version__
@@ -27,10 +28,13 @@ from theurian.cli import (
     sync_command,
 )
 from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
-from theurian.cli.json_summary import echo_refusal
+from theurian.cli.json_summary import echo_early_refusal, echo_refusal
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.interrupts import ignored_from_here, terminated_as_interrupted, was_terminated
 from theurian.text import is_utf8, one_line
+
+# A path that exists is let through whatever its bytes (`_not_utf8`): the file system's names are bytes.
+EVERY_ARGUMENT: Final = "every argument must be, unless it names a file or folder that exists"
 
 app = typer.Typer(
     name="theurian",
@@ -92,6 +96,21 @@ def _not_utf8(arguments: list[str]) -> str | None:
     return None
 
 
+def _json_command(arguments: list[str]) -> str | None:
+    """The words after `theurian` naming the command `arguments` run, when it is one that takes `--json` and
+    `--json` is among its options (read as click would: group names first, nothing after `--`); None otherwise,
+    as for a line naming no command, which click would refuse without a document too."""
+    command: Any = typer.main.get_command(app)
+    words: list[str] = []
+    rest = list(arguments)
+    while rest and isinstance(getattr(command, "commands", None), dict) and rest[0] in command.commands:
+        words.append(rest[0])
+        command = command.commands[rest.pop(0)]
+    options = rest[:rest.index("--")] if "--" in rest else rest
+    takes_json = any("--json" in getattr(param, "opts", ()) for param in command.params)
+    return " ".join(words) if words and takes_json and "--json" in options else None
+
+
 def _escape_what_stdout_cannot_encode() -> None:
     """Print a character stdout's encoding cannot hold as its backslash escape instead of failing the command.
 
@@ -125,7 +144,11 @@ def _outcome() -> int:
     _escape_what_stdout_cannot_encode()
     undecodable = _not_utf8(sys.argv[1:])
     if undecodable is not None:
-        typer.echo(f"theurian: the argument {undecodable} is not UTF-8 text; every argument must be", err=True)
+        text = f"the argument {undecodable} is not UTF-8 text; {EVERY_ARGUMENT}"
+        typer.echo(f"theurian: {text}", err=True)
+        command = _json_command(sys.argv[1:])
+        if command is not None:  # refused before click parsed the line, so before --json's own callback ran
+            echo_early_refusal(command, text, EXIT_USAGE)
         return EXIT_USAGE
     try:
         # With standalone_mode off, typer turns Ctrl-C into a returned 130 rather than raising: exit with it.

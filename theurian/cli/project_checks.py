@@ -18,7 +18,7 @@ from typing import Final
 from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
-from theurian.installation import disclosure_ceiling
+from theurian.installation import disclosure_ceiling, installation_config_path
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
 from theurian.times import NOT_RFC3339, parse_rfc3339
 
@@ -55,6 +55,34 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
     return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
+
+
+def embedding_model_fault() -> str | None:
+    """Why the installation's embedding model cannot be loaded, or None when it loads (once a process:
+    `theurian.embedding.load_model` keeps it). Every review store is built and opened with it, so while it fails
+    every store fails too, and `theurian review build` cannot cure that: `model_cure` can."""
+    from theurian.embedding import load_model
+
+    try:
+        load_model()
+    except TheurianError as exc:
+        return exc.message
+    return None
+
+
+def model_cure() -> str:
+    """What cures a model that does not load: the config key, or the folder it names (no build does)."""
+    return (f"fix `embedding_model` in {installation_config_path()} or the model folder it names "
+            "(docs/review-similar.md); without the key the bundled model is used")
+
+
+def _unservable_store(reason: str) -> Check:
+    """The review store row for a store the daemon would refuse: rebuilt, unless the model is what fails (a build
+    fails on it too), when the model is cured first."""
+    if embedding_model_fault() is not None:
+        return Check("review store", FAIL, f"not servable ({reason})",
+                     f"{model_cure()}; then `theurian review build`")
+    return Check("review store", FAIL, f"not servable ({reason})", "`theurian review build`")
 
 
 def _state_writable(root: Path) -> Check:
@@ -101,7 +129,7 @@ def _review(root: Path) -> list[Check]:
         open_store(root)
         built_ns = store_path(root).stat().st_mtime_ns
     except ReviewStoreUnavailable as exc:
-        return [*checks, Check("review store", FAIL, f"not servable ({exc.reason})", "`theurian review build`")]
+        return [*checks, _unservable_store(exc.reason)]
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
     built = datetime.fromtimestamp(built_ns / 1e9, UTC)
@@ -147,7 +175,7 @@ def _orphan_store(root: Path) -> Check:
     try:
         cursor = open_store(root).cursor()
     except ReviewStoreUnavailable as exc:
-        return Check("review store", FAIL, f"not servable ({exc.reason})", "`theurian review build`")
+        return _unservable_store(exc.reason)
     try:
         [(records,)] = cursor.execute("SELECT count(*) FROM s.records").fetchall()
     except READ_FAULTS:

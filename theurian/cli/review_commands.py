@@ -19,7 +19,7 @@ from evidence.lake_scan import content_counts
 from evidence.records import KINDS, repository_folder
 from ingest import allowlist
 from ingest.errors import IngestError
-from ingest.retry import DEFAULT_MAX_WAIT_SECONDS, LONGEST_MAX_WAIT_SECONDS
+from ingest.retry import DEFAULT_MAX_WAIT_SECONDS
 from ingest.withheld import carried, withheld_words
 from theurian.cli import (
     review_build_command,
@@ -29,6 +29,7 @@ from theurian.cli import (
     review_similar_command,
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
@@ -108,8 +109,8 @@ def ingest(
     api_url: Annotated[str | None, typer.Option(
         help="GitHub API base URL (GitHub Enterprise: https://HOST/api/v3); env GITHUB_API_URL.")] = None,
     max_wait: Annotated[float, typer.Option(
-        help="Longest single wait (seconds) for a rate limit or backoff; a longer one stops the run.",
-        min=0.0, max=LONGEST_MAX_WAIT_SECONDS)] = DEFAULT_MAX_WAIT_SECONDS,
+        help=f"Longest single wait, {MAX_WAIT_HELP}, for a rate limit or backoff; a longer one stops the run.",
+        parser=wait_seconds)] = DEFAULT_MAX_WAIT_SECONDS,
     rekey: Annotated[bool, typer.Option(
         "--rekey", help="Key the lake by the salt now in .theurian/review.salt (made if lost) from this run on; "
                         "see docs/secrets.md.")] = False,

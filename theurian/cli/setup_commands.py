@@ -62,8 +62,8 @@ def setup(
     plan = service_files.install_plan(kind, DEFAULT_PORT if port is None else port)
     if not dry_run:
         access_token.current_token()  # the service's first start would make it; clients need it before that
-        if not no_start:
-            daemon_control.refuse_if_running()  # the service's daemon would find the port taken
+    if not no_start:  # a dry run refuses too: it prints what the real run would do, and that is this refusal
+        daemon_control.refuse_if_running()  # the service's daemon would find the port taken
     steps = _Steps(as_json)
     _carry_out(plan, steps, dry_run=dry_run, run_commands=not no_start)
     if as_json:

@@ -14,8 +14,8 @@ from typing import Annotated
 
 import typer
 
-from ingest.retry import LONGEST_MAX_WAIT_SECONDS
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.sync_stages import STAGES, StageOutcome, SyncOptions, run_stage
 from theurian.errors import EXIT_FAILED
@@ -31,8 +31,8 @@ def sync(
         help="GitHub API base URL for the ingest (GitHub Enterprise: https://HOST/api/v3); env GITHUB_API_URL.")]
     = None,
     max_wait: Annotated[float | None, typer.Option(
-        help="Longest single wait (seconds) for a rate limit or backoff during the ingest; a longer one stops it.",
-        min=0.0, max=LONGEST_MAX_WAIT_SECONDS)] = None,
+        help=f"Longest single wait, {MAX_WAIT_HELP}, for a rate limit or backoff during the ingest; a longer one "
+             "stops it.", parser=wait_seconds)] = None,
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Refresh everything agents read: review ingest, review build, findings build, migrate apply, index build.
