@@ -20,7 +20,7 @@ from theurian.errors import (
     ProjectUnreadableError,
     StateEscapeError,
 )
-from theurian.text import quoted
+from theurian.text import quoted, shell_word
 
 THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
@@ -80,7 +80,7 @@ def _check_project_folder(root: Path) -> None:
         # `init proj/.theurian` would make `.theurian/.theurian`: a project nobody's commands would ever find.
         project = Path(*root.parts[:root.parts.index(THEURIAN_DIR)])
         raise ProjectError(f"{root} is a project's {THEURIAN_DIR} folder or inside one, not a project folder; "
-                           f"run `theurian init {project}` for the project that holds it")
+                           f"run `theurian init {shell_word(str(project))}` for the project that holds it")
     if not root.exists():
         raise ProjectError(f"{root} does not exist; create the folder first, or name an existing one")
     if not root.is_dir():

@@ -30,7 +30,7 @@ from theurian.errors import (
     UsageError,
 )
 from theurian.files import read_toml
-from theurian.text import quoted
+from theurian.text import quoted, shell_word
 
 PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_PROJECT_ID_CHARS: Final = 64
@@ -110,7 +110,7 @@ def register(root: Path, project_id: str) -> Registration:
     validate_project_id(project_id)
     root = root.resolve()
     if not (root / ".theurian").is_dir():
-        raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {root}` first")
+        raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {shell_word(str(root))}` first")
 
     def change(projects: dict[str, Any]) -> None:
         existing = projects.get(project_id)

@@ -65,6 +65,19 @@ def test_registering_a_folder_without_theurian_dir_names_the_init_command(
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_the_init_command_a_refused_register_names_runs_as_pasted_for_a_folder_with_a_space_and_a_quote(
+    installation: Installation, tmp_path: Path
+) -> None:
+    folder = tmp_path / "it's a folder"
+    folder.mkdir()
+    refused = installation.cli("project", "register", str(folder))
+    command = refused.stderr.split("run `", 1)[1].split("`", 1)[0]
+    assert command == f"theurian init '{tmp_path}/it'\"'\"'s a folder'", refused.stderr
+    words = subprocess.run(["bash", "-c", f"printf '%s\\n' {command.removeprefix('theurian init ')}"],
+                           capture_output=True, text=True, check=True).stdout.splitlines()
+    assert words == [str(folder)]  # one word, the folder itself: pasted, `theurian init` gets exactly it
+
+
 def test_registering_the_same_project_twice_changes_nothing_says_so_and_exits_0(
     installation: Installation, tmp_path: Path
 ) -> None:

@@ -20,6 +20,7 @@ from theurian.containment import resolve_inside
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling, installation_config_path
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
+from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
 
 OK: Final = "ok"
@@ -48,7 +49,7 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     except TheurianError as exc:
         return [Check(prefix + ".theurian/", FAIL, exc.message, "make .theurian/ a real folder inside the project")]
     if not (root / THEURIAN_DIR).is_dir():
-        return [Check(prefix + ".theurian/", FAIL, "absent", f"`theurian init {root}`")]
+        return [Check(prefix + ".theurian/", FAIL, "absent", f"`theurian init {shell_word(str(root))}`")]
     try:
         checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _salt(root),
                   _findings(root), *_knowledge(root)]

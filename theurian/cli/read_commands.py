@@ -24,6 +24,7 @@ from theurian.cli.read_output import as_csv, as_table, terminal_width
 from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
+from theurian.text import shell_word
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
@@ -118,7 +119,7 @@ def registered_id(root: Path) -> str:
     found = next((r for r in registry.read().registrations if r.root.resolve() == root), None)
     if found is None:
         raise ProjectError(f"{root} is not registered, so no agent can read it: run "
-                           f"`theurian project register {root}` first")
+                           f"`theurian project register {shell_word(str(root))}` first")
     return found.project_id
 
 
