@@ -36,7 +36,6 @@ from knowledge.integrity import surfaceable_count
 from knowledge.migration_gate import MIGRATION_NOTHING_DONE, gate_migrations
 from knowledge.migrations import (
     MAX_MIGRATION_BYTES,
-    MIGRATIONS_DIR,
     Migration,
     load_migration,
     migration_files,
@@ -63,6 +62,7 @@ from knowledge.state_stamp import check_state, stamp_state
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_file
 from theurian.installation import build_stamp_secret
+from theurian.project import MIGRATIONS_DIR
 from theurian.registry import default_project_id
 
 

@@ -30,7 +30,7 @@ from knowledge.index_stamp import (
     verified,
 )
 from knowledge.integrity import SURFACEABLE_SQL
-from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR
+from knowledge.migrations import CONTENT_PREFIX
 from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     open_read_only,
@@ -44,7 +44,7 @@ from theurian.containment import resolve_inside
 from theurian.embedding import EmbeddingModel, load_model
 from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
-from theurian.project import STATE_DIR
+from theurian.project import KNOWLEDGE_DIR, STATE_DIR
 from theurian.stamp import STALE_PREFIX
 from theurian.stamped_store import (
     SQLITE_BUSY_SECONDS,

@@ -24,8 +24,9 @@ from typing import Any, Final
 import orjson
 
 from knowledge.errors import MigrationInvalidError
-from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, Migration
+from knowledge.migrations import CONTENT_PREFIX, Migration
 from knowledge.secret_gate import refuse_secrets
+from theurian.project import KNOWLEDGE_DIR, MIGRATIONS_DIR
 
 # Keys whose every value the migration schema pins to a ULID, a hash, a time, a file name or a vocabulary.
 NOT_TEXT: Final = frozenset({

@@ -27,10 +27,9 @@ from knowledge.migration_yaml import read_yaml
 from knowledge.vocabulary import parse_rfc3339
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
+from theurian.project import KNOWLEDGE_DIR, MIGRATIONS_DIR
 from theurian.schema_faults import Check, fast_check, fault
 
-MIGRATIONS_DIR: Final = ".theurian/migrations"
-KNOWLEDGE_DIR: Final = ".theurian/knowledge"
 FILE_NAME: Final = re.compile(r"^(?P<id>[0-9A-HJKMNP-TV-Z]{26})-(?P<slug>[a-z0-9][a-z0-9-]{0,80})\.yaml$")
 CONTENT_PREFIX: Final = "../knowledge/"
 MAX_BODY_BYTES: Final = 1_000_000

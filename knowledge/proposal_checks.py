@@ -23,10 +23,11 @@ from knowledge.migrations import (
     sha256_checksum,
     validate_document,
 )
-from knowledge.proposal_files import EVIDENCE_NAME, PROPOSALS_DIR, relative_to_root
+from knowledge.proposal_files import EVIDENCE_NAME, relative_to_root
 from knowledge.secret_gate import refuse_secrets
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError
+from theurian.project import PROPOSALS_DIR
 
 
 def check_drafted_bytes(proposal_id: str, trail: dict[str, Any], source: Path) -> None:

@@ -18,8 +18,8 @@ from theurian.containment import first_failing_part, resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import PathEscapeError
 from theurian.id_patterns import ULID_PATTERN
+from theurian.project import PROPOSALS_DIR
 
-PROPOSALS_DIR: Final = ".theurian/proposals"
 EVIDENCE_NAME: Final = "evidence.json"
 PROPOSAL_ID: Final = ULID_PATTERN
 _ATTEMPTS: Final = 8

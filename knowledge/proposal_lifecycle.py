@@ -26,21 +26,14 @@ from typing import Any, Final
 import orjson
 
 from knowledge.errors import FolderRedirectedError, NotAFolderError, ProposalError, SourceUnreadable
-from knowledge.migrations import FILE_NAME, KNOWLEDGE_DIR, MIGRATIONS_DIR, read_source
+from knowledge.migrations import FILE_NAME, read_source
 from knowledge.proposal_checks import check_drafted_bytes, checked_bodies, own_body, refuse_proposal_secrets, rehearse
-from knowledge.proposal_files import (
-    EVIDENCE_NAME,
-    PROPOSAL_ID,
-    PROPOSALS_DIR,
-    existing_folder,
-    link_new,
-    own_folder,
-    same_file,
-)
+from knowledge.proposal_files import EVIDENCE_NAME, PROPOSAL_ID, existing_folder, link_new, own_folder, same_file
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory
 from theurian.errors import AlreadyInPlaceError, PathEscapeError
 from theurian.folder_lock import folder_held
+from theurian.project import KNOWLEDGE_DIR, MIGRATIONS_DIR, PROPOSALS_DIR
 from theurian.text import quoted
 
 PENDING: Final = "pending"

@@ -24,14 +24,10 @@ from ulid import ULID
 
 from knowledge.errors import DraftRefusedError, KnowledgeError
 from knowledge.migration_gate import controls_fault
-from knowledge.migrations import CONTENT_PREFIX, KNOWLEDGE_DIR, MIGRATIONS_DIR, sha256_checksum, validate_document
-from knowledge.proposal_files import (
-    EVIDENCE_NAME,
-    proposal_folder,
-    relative_to_root,
-    write_new,
-)
+from knowledge.migrations import CONTENT_PREFIX, sha256_checksum, validate_document
+from knowledge.proposal_files import EVIDENCE_NAME, proposal_folder, relative_to_root, write_new
 from knowledge.secret_gate import refuse_secrets
+from theurian.project import KNOWLEDGE_DIR, MIGRATIONS_DIR
 
 V1_DRAFT_KINDS: Final = (
     "deprecateItem", "addRelation", "removeRelation", "addAlias", "removeAlias", "changeOwner",

@@ -24,6 +24,16 @@ from __future__ import annotations
 
 from typing import Final
 
+from theurian.project import (
+    CONFIG_FILE,
+    KNOWLEDGE_DIR,
+    MIGRATIONS_DIR,
+    PROPOSALS_DIR,
+    REVIEW_DIR,
+    STATE_DIR,
+    THEURIAN_DIR,
+)
+
 # Interpolates nothing: it must not say which path escaped (the cure, beside it, names the derived folder).
 PATH_ESCAPE_REFUSAL: Final = (
     "PATH_ESCAPE_REFUSAL: a path Theurian derives for this project resolves outside the project root, "
@@ -47,10 +57,10 @@ THEURIAN_DIR_ESCAPE_CURE: Final = (
 # The other places under `.theurian` a person authors (or accepts into): source, so the derived-state cure would
 # delete nothing that mends them. Each is named by Theurian's own fixed words, never by what a file named.
 _SOURCE_PLACES: Final = {
-    ".theurian/migrations": "folder",
-    ".theurian/knowledge": "folder",
-    ".theurian/proposals": "folder",
-    ".theurian/config.toml": "file",
+    MIGRATIONS_DIR: "folder",
+    KNOWLEDGE_DIR: "folder",
+    PROPOSALS_DIR: "folder",
+    CONFIG_FILE: "file",
 }
 
 
@@ -80,11 +90,11 @@ def linked_inside_source_cure(place: str) -> str:
 def escape_cure(relative: str) -> str:
     """The cure for a path that escapes, chosen by the project-relative place it names (the shortest escaping part
     of it, `theurian.containment.first_failing_part`)."""
-    if relative == ".theurian":
+    if relative == THEURIAN_DIR:
         return THEURIAN_DIR_ESCAPE_CURE
-    if _under(relative, ".theurian/review"):
+    if _under(relative, REVIEW_DIR):
         return REVIEW_SOURCE_ESCAPE_CURE
-    if _under(relative, ".theurian/state"):
+    if _under(relative, STATE_DIR):
         return STATE_ESCAPE_CURE
     for place in _SOURCE_PLACES:
         if relative == place:

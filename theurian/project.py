@@ -26,6 +26,9 @@ THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
 REVIEW_DIR: Final = ".theurian/review"
 CONFIG_FILE: Final = ".theurian/config.toml"
+MIGRATIONS_DIR: Final = f"{THEURIAN_DIR}/migrations"
+KNOWLEDGE_DIR: Final = f"{THEURIAN_DIR}/knowledge"
+PROPOSALS_DIR: Final = f"{THEURIAN_DIR}/proposals"
 
 INITIAL_CONFIG: Final = """\
 # Theurian project configuration.
