@@ -15,13 +15,8 @@ def write_bytes_durably(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     on failure.
     """
     directory = path.parent
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    temp_name = _synced_temp_beside(path, data, mode=mode, suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
         os.replace(temp_name, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -78,13 +73,8 @@ def create_file_once(path: Path, data: bytes, *, mode: int) -> bool:
     crash before the link leaves no file at all (an exclusive create followed by a write leaves an empty one that
     every later reader takes for damage).
     """
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # mode 0600 until it is whole
+    temp_name = _synced_temp_beside(path, data, mode=mode, suffix="")
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
         try:
             os.link(temp_name, path)
         except FileExistsError:
@@ -93,3 +83,22 @@ def create_file_once(path: Path, data: bytes, *, mode: int) -> bool:
         return True
     finally:
         os.unlink(temp_name)
+
+
+def _synced_temp_beside(path: Path, data: bytes, *, mode: int, suffix: str) -> str:
+    """A new temporary file in `path`'s folder holding `data`, synced and at `mode` (0600 until it is whole).
+
+    Raises what the write raises, after removing the temporary file.
+    """
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp_name)
+        raise
+    return temp_name
