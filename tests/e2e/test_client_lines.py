@@ -14,8 +14,8 @@ import httpx
 from tests.support.daemon import MCP_HEADERS, RunningDaemon
 from tests.support.inspector import INSPECTOR
 from tests.support.installation import THEURIAN_BIN, Installation
-from tests.support.mcp_client import call_tool
-from theurian.client_lines import INSPECTOR_PACKAGE, VSCODE_INPUT_ID, client_config, client_url
+from tests.support.mcp_client import call_tool, list_tools
+from theurian.client_lines import INSPECTOR_PACKAGE, TOKEN_VARIABLE, VSCODE_INPUT_ID, client_config, client_url
 
 REPO = Path(__file__).resolve().parents[2]
 CLIENTS_MD = (REPO / "docs" / "clients.md").read_text(encoding="utf-8")
@@ -46,11 +46,28 @@ def test_each_documented_line_is_the_one_setup_client_fills_in() -> None:
     assert client_config("inspector", DEFAULT_URL, SHELL_TOKEN) in CLIENTS_MD
     assert client_config("vscode", client_url("vscode", 7419), "<token>") in CLIENTS_MD
     assert client_config("claude-desktop", client_url("claude-desktop", 7419), "<token>") in CLIENTS_MD
+    assert client_config("cursor", client_url("cursor", 7419), "<token>") in CLIENTS_MD
+    assert client_config("codex", client_url("codex", 7419), SHELL_TOKEN) in CLIENTS_MD
+    assert client_config("gemini-cli", client_url("gemini-cli", 7419), SHELL_TOKEN) in CLIENTS_MD
 
 
 def test_the_clients_that_refuse_dotted_names_are_pointed_at_the_compat_route() -> None:
     assert client_url("vscode", 7419) == client_url("claude-desktop", 7419) == COMPAT_URL
+    assert client_url("cursor", 7419) == client_url("codex", 7419) == client_url("gemini-cli", 7419) == COMPAT_URL
     assert client_url("claude-code", 7419) == client_url("inspector", 7419) == DEFAULT_URL
+
+
+def _cursor_block() -> dict:
+    return next(json.loads(block) for block in _blocks("json") if '"mcpServers"' in block and "Bearer <token>" in block
+                and "mcp-remote" not in block)
+
+
+def _stand_in(bin_dir: Path, name: str) -> None:
+    """A stand-in for a client's own command on PATH: prints each argument on a line, then the token variable."""
+    command = bin_dir / name
+    command.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done\nprintf "%s\\n" "${TOKEN_VARIABLE}"\n',
+                       encoding="utf-8")
+    command.chmod(0o755)
 
 
 def _bash(line: str, installation: Installation, daemon: RunningDaemon,
@@ -111,4 +128,44 @@ def test_the_documented_claude_desktop_bridge_sends_a_header_the_daemon_accepts(
     name, value = header.split(":", 1)  # mcp-remote's "Name:value" form
     response = httpx.post(module_daemon.compat_url, json=INITIALIZE, headers=MCP_HEADERS | {name: value.strip()},
                           timeout=10)
+    assert response.status_code == 200
+
+
+def test_the_documented_cursor_file_sends_a_header_the_daemon_accepts_and_lists_names_cursor_keeps(
+        module_daemon: RunningDaemon) -> None:
+    server = _cursor_block()["mcpServers"]["theurian"]
+    assert server["url"] == COMPAT_URL and set(server) == {"url", "headers"}
+    header = server["headers"]["Authorization"].replace("<token>", module_daemon.token)
+    token = header.removeprefix("Bearer ")
+    answer = call_tool(module_daemon.compat_url, "system_capabilities", {}, token=token)
+    assert not answer.is_error and header.startswith("Bearer ")
+    names = [tool.name for tool in list_tools(module_daemon.compat_url, token=token)]
+    assert names and all(re.fullmatch(r"[A-Za-z0-9_]+", name) for name in names)  # Cursor hides any other name
+
+
+def test_the_documented_codex_lines_name_the_variable_codex_reads_and_its_token_is_accepted(
+        module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path) -> None:
+    _stand_in(tmp_path, "codex")
+    block = next(block for block in _blocks("sh") if "codex mcp add" in block)
+    result = _bash(block, module_installation, module_daemon, tmp_path)
+    assert result.returncode == 0, result.stderr
+    *arguments, token = result.stdout.splitlines()
+    assert arguments == ["mcp", "add", "theurian", "--url", module_daemon.compat_url,
+                         "--bearer-token-env-var", TOKEN_VARIABLE]
+    assert token == module_daemon.token  # what the profile's export hands Codex
+    answer = call_tool(module_daemon.compat_url, "system_capabilities", {}, token=token)
+    assert not answer.is_error
+
+
+def test_the_documented_gemini_line_hands_gemini_the_header_the_daemon_accepts(
+        module_installation: Installation, module_daemon: RunningDaemon, tmp_path: Path) -> None:
+    _stand_in(tmp_path, "gemini")
+    result = _bash(_shell_line("gemini mcp add"), module_installation, module_daemon, tmp_path)
+    assert result.returncode == 0, result.stderr
+    arguments = result.stdout.splitlines()[:-1]
+    assert arguments[:7] == ["mcp", "add", "--scope", "user", "--transport", "http", "--header"]
+    assert arguments[8:] == ["theurian", module_daemon.compat_url]
+    name, value = arguments[7].split(": ", 1)
+    assert name == "Authorization" and value == f"Bearer {module_daemon.token}"
+    response = httpx.post(module_daemon.compat_url, json=INITIALIZE, headers=MCP_HEADERS | {name: value}, timeout=10)
     assert response.status_code == 200

@@ -93,6 +93,16 @@ def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_fille
     assert installation.cli("setup", "--client", "emacs").returncode == EXIT_USAGE
 
 
+def test_setup_client_codex_says_on_stderr_which_variable_codex_reads_the_token_from(
+        installation: Installation) -> None:
+    result = installation.cli("setup", "--client", "codex", "--port", "7777", check=True)
+    assert "--bearer-token-env-var THEURIAN_MCP_TOKEN" in result.stdout
+    assert ('theurian: codex reads the token from THEURIAN_MCP_TOKEN in the environment it starts in: add '
+            '`export THEURIAN_MCP_TOKEN="$(theurian auth token)"` to your shell profile') in result.stderr.splitlines()
+    claude = installation.cli("setup", "--client", "claude-code", "--port", "7777", check=True)
+    assert len(claude.stderr.splitlines()) == 1  # the address line only: its line carries the token itself
+
+
 def test_setup_without_its_service_manager_writes_the_unit_and_says_what_to_run(installation: Installation) -> None:
     result = installation.cli("setup", "--service", "systemd", extra_env={"PATH": str(THEURIAN_BIN.parent)})
     assert result.returncode == 1

@@ -70,7 +70,8 @@ def setup(
         echo_summary({"service": kind, "dryRun": dry_run, "steps": steps.done})
         return
     if not dry_run:
-        typer.echo("connect a client: `theurian setup --client claude-code` (or vscode, inspector, claude-desktop)")
+        first, *others = client_lines.CLIENTS
+        typer.echo(f"connect a client: `theurian setup --client {first}` (or {', '.join(others)})")
 
 
 def _client_line(client: str, port: int | None, as_json: bool) -> None:
@@ -88,6 +89,8 @@ def _client_line(client: str, port: int | None, as_json: bool) -> None:
         note = f"the default address: no daemon is running (`theurian daemon start` serves on port {DEFAULT_PORT})"
     line = client_lines.client_config(client, url, access_token.current_token())
     typer.echo(f"theurian: {url} is {note}", err=True)
+    if (needs := client_lines.client_note(client)) is not None:
+        typer.echo(f"theurian: {needs}", err=True)
     if as_json:
         echo_summary({"client": client, "mcpUrl": url, "line": line, "addressFrom": source})
     else:
