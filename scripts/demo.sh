@@ -82,8 +82,8 @@ Every request needs its bearer token: THEURIAN_HOME=$THEURIAN_HOME $THEURIAN aut
 Connect an agent, for example:
   Claude Code:    $(client_line claude-code)
   MCP Inspector:  $(client_line inspector)
-  VS Code, Claude Desktop (the demo's own installation, never yours):
-    THEURIAN_HOME=$THEURIAN_HOME $THEURIAN setup --client vscode --port $PORT   (or claude-desktop; docs/clients.md)
+  VS Code, Claude Desktop, Cursor, Codex, Gemini CLI (the demo's own installation, never yours):
+    THEURIAN_HOME=$THEURIAN_HOME $THEURIAN setup --client vscode --port $PORT   (or claude-desktop, cursor, codex, gemini-cli; docs/clients.md)
 Every project-scoped tool takes "projectId": "sample". Ctrl-C stops the daemon.
 TEXT
 if [ "${THEURIAN_DEMO_NO_SERVE:-0}" = "1" ]; then
