@@ -42,7 +42,7 @@ from knowledge.migrations import (
     read_source,
     sha256_checksum,
 )
-from knowledge.operations import Replay
+from knowledge.rehearsal import check_ids, check_order, replay_all
 from knowledge.secret_gate import refuse_secrets
 from knowledge.state import (
     HASHED_TABLES,
@@ -156,7 +156,7 @@ def apply_migrations(root: Path) -> ApplyOutcome:
     """
     names = migration_files(root)
     migrations = [load_migration(root, name) for name in names]
-    _check_ids(migrations)
+    check_ids(migrations)
     gate_migrations(root, migrations, make_salt=True)  # nothing holding a secret ever enters the state
     # Validation reads only sources; from reading the pointer to the sweep, one build per project at a time.
     with build_lock(state_folder(root)):
@@ -177,41 +177,13 @@ def _apply_locked(root: Path, migrations: list[Migration]) -> ApplyOutcome:
             raise MigrationChecksumMismatchError(
                 record.file_name, recorded=record.checksum, actual=current.checksum if current else None
             )
-    _check_order(migrations)
+    check_order(migrations)
     done = {a.file_name for a in applied}
     pending = [m.file_name for m in migrations if m.file_name not in done]
     if pointer is not None and not pending and not damaged:
         return ApplyOutcome([], pointer, rebuilt=False)
     new_pointer = _build(root, migrations)
     return ApplyOutcome(pending, new_pointer, rebuilt=True)
-
-
-def _check_ids(migrations: list[Migration]) -> None:
-    # One id, one migration: the history is keyed by id, so a second file under it could never be recorded.
-    named: dict[str, str] = {}
-    for migration in migrations:
-        earlier = named.setdefault(migration.migration_id, migration.file_name)
-        if earlier != migration.file_name:
-            raise MigrationInvalidError(
-                migration.file_name,
-                None,
-                f"it and {earlier} share the id {migration.migration_id}; a migration id names exactly one "
-                "file, so give one of them a new ULID (file name and `id`)",
-            )
-
-
-def _check_order(migrations: list[Migration]) -> None:
-    seen: set[str] = set()
-    for migration in migrations:
-        missing = [d for d in migration.depends_on if d not in seen]
-        if missing:
-            raise MigrationInvalidError(
-                migration.file_name,
-                None,
-                f"`dependsOn` names {', '.join(missing)}, "
-                "which is not a migration that applies before this one",
-            )
-        seen.add(migration.migration_id)
 
 
 def _build(root: Path, migrations: list[Migration]) -> Pointer:
@@ -224,7 +196,7 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
     try:
         connection = create_database(path, key)
         with contextlib.closing(connection):
-            _replay(connection, key, migrations)
+            replay_all(connection, key, migrations)
             connection.execute(
                 "INSERT INTO project_integrity VALUES (?, ?)", (key, surfaceable_count(connection, key))
             )
@@ -242,59 +214,6 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
     write_pointer(root, pointer)
     sweep(folder, STATE_FILE, "knowledge-state-", (name, _pointed_at(root)))
     return pointer
-
-
-def _replay(connection: sqlite3.Connection, key: str, migrations: list[Migration]) -> None:
-    """Every migration into the new database `connection`, in order, each recorded in its history.
-
-    Raises:
-        MigrationInvalidError: an operation cannot apply (naming the file and the operation), or an item is left
-            without a revision.
-    """
-    connection.row_factory = sqlite3.Row
-    for position, migration in enumerate(migrations):
-        Replay(connection, key, migration).run()
-        connection.execute(
-            "INSERT INTO migration_history VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (key, position, migration.migration_id, migration.file_name, migration.checksum, migration.created_at,
-             migration.author),
-        )
-    _require_revisions(connection, key, migrations)
-
-
-def rehearse_with(root: Path, candidate: Migration) -> None:
-    """Replay the project's migrations and `candidate`, in apply order, into a database in memory (nothing on disk
-    changes), raising what `migrate apply` would raise once `candidate` landed: what `propose accept` asks before a
-    migration lands where every later apply would meet it.
-
-    Raises:
-        MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
-    """
-    # Under its own name the candidate is already there only when an accept stopped just after linking it in.
-    others = [load_migration(root, name) for name in migration_files(root) if name != candidate.file_name]
-    _rehearse_all(root, sorted([*others, candidate], key=lambda migration: migration.file_name), make_salt=True)
-
-
-def rehearse(root: Path) -> list[Migration]:
-    """Validate every migration and body, and replay them all into a database in memory: what `migrate apply`
-    would refuse, found without applying anything (`theurian migrate validate`).
-
-    Raises:
-        MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
-    """
-    migrations = [load_migration(root, name) for name in migration_files(root)]
-    _rehearse_all(root, migrations, make_salt=False)
-    return migrations
-
-
-def _rehearse_all(root: Path, migrations: list[Migration], *, make_salt: bool) -> None:
-    _check_ids(migrations)
-    gate_migrations(root, migrations, make_salt=make_salt)
-    _check_order(migrations)
-    key = default_project_id(root) or "project"
-    connection = create_database(Path(":memory:"), key)
-    with contextlib.closing(connection):
-        _replay(connection, key, migrations)
 
 
 def _applied_a_secret(root: Path, pointer: Pointer, migration_id: str) -> bool:
@@ -325,25 +244,6 @@ def _pointed_at(root: Path) -> str | None:
     except StateUnreadableError:
         return None
     return current.state_file if current else None
-
-
-def _require_revisions(connection: sqlite3.Connection, key: str, migrations: list[Migration]) -> None:
-    row = connection.execute(
-        "SELECT item_id FROM knowledge_items WHERE project_id = ? AND current_revision_id IS "
-        "NULL ORDER BY item_id LIMIT 1",
-        (key,),
-    ).fetchone()
-    if row is None:
-        return
-    for migration in migrations:
-        for index, op in enumerate(migration.operations):
-            if op["op"] == "createItem" and op["itemId"] == row[0]:
-                raise MigrationInvalidError(
-                    migration.file_name,
-                    index,
-                    f"item {row[0]} is created but no migration gives it a revision (upsertRevision)",
-                )
-    raise MigrationInvalidError(migrations[-1].file_name, None, f"item {row[0]} has no revision")
 
 
 def _checksum(root: Path, file_name: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from knowledge.apply import rehearse_with
 from knowledge.errors import KnowledgeError, ProposalError, SourceUnreadable
 from knowledge.migration_yaml import read_yaml
 from knowledge.migrations import (
@@ -24,6 +23,7 @@ from knowledge.migrations import (
     validate_document,
 )
 from knowledge.proposal_files import EVIDENCE_NAME, relative_to_root
+from knowledge.rehearsal import rehearse_with
 from knowledge.secret_gate import refuse_secrets
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from knowledge.apply import apply_migrations, rehearse
+from knowledge.apply import apply_migrations
 from knowledge.errors import MigrationInvalidError
 from knowledge.migration_gate import control_character
+from knowledge.rehearsal import rehearse
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import PROJECT_ID, drafted, new_shop, proposals, refused
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from evidence.content_policy import SALT_FILE, project_salt
-from knowledge.apply import apply_migrations, migration_status, rehearse
+from knowledge.apply import apply_migrations, migration_status
 from knowledge.errors import SECRET_REFUSAL_CODE, MigrationChecksumMismatchError, SecretInTextError
 from knowledge.index import build_index
+from knowledge.rehearsal import rehearse
 from tests.knowledge.authoring import MigrationWriter
 from tests.knowledge.proposal_support import (
     PROJECT_ID,

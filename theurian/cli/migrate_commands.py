@@ -91,8 +91,9 @@ def validate(project: ProjectOption = None, as_json: JsonSummaryOption = False) 
     Fails (exit 1) on what `migrate apply` would refuse: an invalid migration or body hash, an applied migration
     edited since (MIGRATION_CHECKSUM_MISMATCH), a revision conflict.
     """
-    from knowledge.apply import migration_status, recorded_migrations, rehearse
+    from knowledge.apply import migration_status, recorded_migrations
     from knowledge.errors import MigrationChecksumMismatchError
+    from knowledge.rehearsal import rehearse
 
     root = project_root(project)
     migrations = rehearse(root)
