@@ -50,6 +50,20 @@ def current_token() -> str:
         return _read(path)
 
 
+def existing_token() -> str | None:
+    """This installation's token, or None when the file is absent; never creates it. For the commands that change
+    nothing (`doctor`, `setup --client`): while the file is gone a running daemon accepts no token, so a token
+    made by one of them would undo a revocation (docs/daemon.md).
+
+    Raises:
+        ConfigError: the file exists but holds something this program never wrote, or cannot be read.
+    """
+    try:
+        return _read(token_path())
+    except FileNotFoundError:
+        return None
+
+
 def rotate() -> str:
     """Replace the token with a new one (atomically, mode 0600) and return it; the old one is void at once."""
     path = token_path()

@@ -215,6 +215,21 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
 }
 
 
+def test_doctor_reports_a_token_deleted_while_the_daemon_serves_and_never_writes_a_new_one(
+        running: tuple[Installation, Path]) -> None:
+    installation, _ = running
+    token = installation.home / "state/mcp-token"
+    token.unlink()  # a revocation (docs/daemon.md): the daemon accepts no token until `auth rotate` writes one
+    code, checks = _doctor(installation)
+    assert code == 1
+    assert checks["access token"]["level"] == "fail" and "deleted" in checks["access token"]["state"]
+    accepts = checks["daemon accepts the token"]
+    assert accepts["level"] == "fail" and "absent" in accepts["state"], accepts
+    assert accepts["cure"].startswith("`theurian auth rotate`")
+    assert not token.exists()  # doctor read; it did not undo the revocation
+    assert _doctor(installation)[1]["daemon accepts the token"]["level"] == "fail"  # and the next run says so too
+
+
 @pytest.mark.parametrize("broken", list(BROKEN))
 def test_each_broken_state_fails_its_check_and_names_the_cure(copy: tuple[Installation, Path], broken: str) -> None:
     installation, project = copy

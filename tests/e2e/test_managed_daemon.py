@@ -213,6 +213,19 @@ def test_setup_client_connects_to_the_running_daemons_address_and_says_so(instal
     assert chosen.stderr.splitlines() == ["theurian: http://127.0.0.1:5555/mcp is port 5555, as --port says"]
 
 
+def test_setup_client_refuses_to_undo_a_token_deleted_while_the_daemon_runs(installation: Installation,
+                                                                           started: int) -> None:
+    token = installation.state_dir / "mcp-token"
+    token.unlink()  # a revocation in force: the daemon accepts no token (docs/daemon.md)
+    for words in (["setup", "--client", "claude-code"], ["setup", "--client", "cursor", "--port", "5555"]):
+        refused = installation.cli(*words)
+        assert refused.returncode == 1 and refused.stdout == "", refused.stderr
+        assert "`theurian auth rotate` writes a new one" in refused.stderr.splitlines()[-1]
+    assert not token.exists()
+    installation.cli("auth", "rotate", check=True)
+    assert installation.cli("setup", "--client", "claude-code").returncode == 0
+
+
 def test_setup_client_with_no_daemon_running_gives_the_default_address_and_says_so(
         installation: Installation) -> None:
     result = installation.cli("setup", "--client", "claude-code")

@@ -95,6 +95,7 @@ def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_fille
 
 def test_setup_client_codex_says_on_stderr_which_variable_codex_reads_the_token_from(
         installation: Installation) -> None:
+    installation.cli("auth", "token", check=True)
     result = installation.cli("setup", "--client", "codex", "--port", "7777", check=True)
     assert "--bearer-token-env-var THEURIAN_MCP_TOKEN" in result.stdout
     assert ('theurian: codex reads the token from THEURIAN_MCP_TOKEN in the environment it starts in: add '

@@ -25,7 +25,7 @@ _T = TypeVar("_T")
 
 def installation_checks() -> list[Check]:
     return [_python(), _git(), _registry(), _config(), _embedding_model(), _private_file("build-stamp secret",
-            installation.state_dir() / installation.SECRET_NAME, "made by the first build", required=False),
+            installation.state_dir() / installation.SECRET_NAME, "not created yet (made by the first build)", required=False),
             _token_file()]
 
 
@@ -80,19 +80,20 @@ def _private_file(name: str, path: Path, absent: str, *, required: bool) -> Chec
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
-        return Check(name, FAIL if required else OK, f"not created yet ({absent})")
+        return Check(name, FAIL if required else OK, absent)
     if mode & 0o077:
         return Check(name, FAIL, f"{path} is mode {mode:o}: others can read it", f"`chmod 600 {path}`")
     return Check(name, OK, f"{path} (mode {_PRIVATE:o})")
 
 
 def _token_file() -> Check:
-    check = _private_file("access token", access_token.token_path(), "`theurian auth token` makes it",
+    check = _private_file("access token", access_token.token_path(),
+                          "absent: never made, or deleted (which revokes it; no client is accepted meanwhile)",
                           required=True)
     if check.level != OK:
         return Check(check.name, check.level, check.state, check.cure or "`theurian auth token`")
     try:
-        access_token.current_token()
+        access_token.existing_token()  # read only: doctor never makes a token (a deleted one is a revocation)
     except TheurianError as exc:
         return Check("access token", FAIL, exc.message, "`theurian auth rotate`")
     return check
@@ -115,9 +116,12 @@ def daemon_checks() -> list[Check]:
 
 def _token_accepted(url: str) -> Check:
     try:
-        token = access_token.current_token()
+        token = access_token.existing_token()
     except TheurianError as exc:
         return Check("daemon accepts the token", FAIL, exc.message, "`theurian auth rotate`")
+    if token is None:  # removed while the daemon serves, or never made: the daemon accepts no token now
+        return Check("daemon accepts the token", FAIL, "no token: the token file is absent, so every client is refused",
+                     "`theurian auth rotate` writes a new one (then give it to every client)")
     # A notification runs nothing: any answer but 401 (the SDK's own 202 or 400) means the guard admitted it.
     request = urllib.request.Request(url, method="POST",  # noqa: S310 - the daemon's own loopback URL data=b'{"jsonrpc": "2.0", "method": "notifications/x"}',
                                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json",

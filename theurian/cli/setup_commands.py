@@ -13,8 +13,9 @@ import typer
 from theurian import access_token, client_lines, daemon_control, installation, service_files
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.daemon_address import DEFAULT_PORT
+from theurian.daemon_state import DaemonRecord
 from theurian.durable import write_text_durably
-from theurian.errors import AlreadyInPlaceError, TheurianError, UsageError
+from theurian.errors import AlreadyInPlaceError, ConfigError, TheurianError, UsageError
 from theurian.service_files import Plan
 
 
@@ -87,7 +88,7 @@ def _client_line(client: str, port: int | None, as_json: bool) -> None:
     else:
         url, source = client_lines.client_url(client, DEFAULT_PORT), "default"
         note = f"the default address: no daemon is running (`theurian daemon start` serves on port {DEFAULT_PORT})"
-    line = client_lines.client_config(client, url, access_token.current_token())
+    line = client_lines.client_config(client, url, _token_for_clients(record))
     typer.echo(f"theurian: {url} is {note}", err=True)
     if (needs := client_lines.client_note(client)) is not None:
         typer.echo(f"theurian: {needs}", err=True)
@@ -95,6 +96,19 @@ def _client_line(client: str, port: int | None, as_json: bool) -> None:
         echo_summary({"client": client, "mcpUrl": url, "line": line, "addressFrom": source})
     else:
         typer.echo(line)
+
+
+def _token_for_clients(record: DaemonRecord | None) -> str:
+    """The token, made when there is none and no daemon runs (as the daemon's own start would make it). With a
+    daemon running, an absent token file is a revocation in force (docs/daemon.md): making one here would undo it
+    unasked, so that is refused with the command that does it on purpose."""
+    token = access_token.existing_token()
+    if token is not None:
+        return token
+    if record is not None or daemon_control.running() is not None:
+        raise ConfigError("the access token file is absent while the daemon runs, so it accepts no token (a "
+                          "deleted token is revoked): `theurian auth rotate` writes a new one, then run this again")
+    return access_token.current_token()
 
 
 def uninstall(
