@@ -24,9 +24,9 @@ _T = TypeVar("_T")
 
 
 def installation_checks() -> list[Check]:
-    return [_python(), _git(), _registry(), _config(), _embedding_model(), _private_file("build-stamp secret",
-            installation.state_dir() / installation.SECRET_NAME, "not created yet (made by the first build)", required=False),
-            _token_file()]
+    secret = _private_file("build-stamp secret", installation.state_dir() / installation.SECRET_NAME,
+                           "not created yet (made by the first build)", required=False)
+    return [_python(), _git(), _registry(), _config(), _embedding_model(), secret, _token_file()]
 
 
 def _python() -> Check:
