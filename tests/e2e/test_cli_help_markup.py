@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 import typer.main
-from typer.testing import CliRunner
 
 from tests.e2e.test_cli_surface import _command_paths
+from tests.support.cli_help import help_words
 from theurian.cli.main import app
 
 # rich's own markup tag: `[` then a lowercase letter, `#`, `/` or `@` (rich.markup.RE_TAGS); `\[` escapes it.
@@ -30,9 +30,7 @@ def test_no_bracketed_word_of_a_help_text_is_lost_to_rich_markup(path: tuple[str
     bracketed = [f"[{match}]" for text in _texts(command) for match in _TAG.findall(text)]
     if not bracketed:
         return
-    result = CliRunner().invoke(app, [*path, "--help"], prog_name="theurian", env={"TERMINAL_WIDTH": "400"})
-    assert result.exit_code == 0, result.output
-    shown = " ".join(result.output.split())
+    shown = help_words(*path)
     assert [word for word in bracketed if word not in shown] == [], shown
 
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from projection.trailers import REVIEWERS
 from schemas import load
@@ -23,12 +22,12 @@ from serve.tools.knowledge import MAX_QUERY_CHARS
 from serve.tools.review import MAX_FILTER_CHARS, MAX_REVIEW_SEARCH_LIMIT
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import commit_touching, git
+from tests.support.cli_help import help_words
 from tests.support.daemon import RunningDaemon
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import BOB, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
-from theurian.cli.main import app
 from theurian.cli.read_commands import AUTHOR_NOTE, UNTRUSTED_NOTE, response_schema_name, row_fields
 from theurian.cli.read_output import cell
 
@@ -220,10 +219,6 @@ def test_on_a_terminal_every_table_line_fits_its_width(module_installation: Inst
     assert any(line.endswith("...") for line in table)
 
 
-def _help(*path: str) -> str:
-    result = CliRunner().invoke(app, [*path, "--help"], prog_name="theurian", env={"TERMINAL_WIDTH": "400"})
-    assert result.exit_code == 0, result.output
-    return " ".join(result.output.split())
 
 
 def test_author_matches_an_authors_id_and_a_login_is_answered_with_how_to_find_the_id(
@@ -243,14 +238,14 @@ def test_author_matches_an_authors_id_and_a_login_is_answered_with_how_to_find_t
 
 
 def test_the_author_option_help_says_it_takes_an_authors_id_not_a_login() -> None:
-    shown = _help("review", "search")
+    shown = help_words("review", "search")
     assert "--author <str> One author's id, exact: a row's authorExternalId" in shown
     assert "The author's login" not in shown
 
 
 def test_the_reviewer_option_help_names_only_what_the_tool_accepts(
         module_installation: Installation, shop: Path) -> None:
-    shown = _help("findings", "list")
+    shown = help_words("findings", "list")
     assert f"--reviewer <str> {', '.join(REVIEWERS[:-1])} or {REVIEWERS[-1]}, exact" in shown
     assert "(or code)" not in shown
     refused = _cli(module_installation, shop, ["findings", "list", "--reviewer", "code"])
