@@ -4,7 +4,10 @@ rows it stamped (the checks `knowledge.retrieval` makes before ranking: `open_ve
 postings, the first read a ranking makes), with SQLite's quick_check over every page, so damage in pages no row
 read reaches is found here too rather than only when a search falls back. A refused index is told apart: built by
 another installation (`foreign`), in an earlier index format (`superseded`), or damaged (`unreadable`, as
-before); each exits 1 with the cure of rebuilding it."""
+before); each exits 1 with the cure of rebuilding it. An index a search would rank with, but without its `dense`
+(and `summary`) channel because the installation's embedding model cannot be loaded or is not the model that made
+its vectors, is `degraded` (`knowledge.index_semantic` says which and why, as the search's
+`retrieval.unavailableChannels` does); it exits 1 too, with that gap's cure."""
 
 from __future__ import annotations
 
@@ -17,6 +20,7 @@ from typing import Final
 from knowledge.errors import IndexDamagedError
 from knowledge.index import open_verified_index
 from knowledge.index_pointer import IndexPointer, load_index_pointer
+from knowledge.index_semantic import REBUILD_CURE, SemanticGap, semantic_model
 from knowledge.state import Pointer, read_pointer
 from theurian.stamp import NOT_BUILT_HERE, STALE_PREFIX
 
@@ -28,6 +32,7 @@ NO_STATE: Final = "no-state"  # nothing applied yet: nothing to index
 UNREADABLE: Final = "unreadable"  # knowledge.search's `index-unreadable`: damaged, or not the build named
 FOREIGN: Final = "foreign"  # `index-unreadable` too: its stamp is not this installation's (copied, planted)
 SUPERSEDED: Final = "superseded"  # `index-unreadable` too: built in an earlier index format, before the stamp
+DEGRADED: Final = "degraded"  # ranked with, but by its word channels alone: `retrieval.unavailableChannels`
 HEALTHY: Final = (CURRENT, NO_STATE)  # the states `index status` exits 0 with
 _FALLS_BACK: Final = "knowledge.search falls back to substring search"
 
@@ -38,6 +43,24 @@ class IndexStatus:
     index: IndexPointer | None
     active: Pointer | None
     reason: str | None = None  # why a foreign, superseded or unreadable index is refused
+    gap: SemanticGap | None = None  # a degraded index's missing channels
+
+    @property
+    def channels(self) -> list[str]:
+        """The channels knowledge.search ranks with now: none unless current or degraded."""
+        if self.state not in (CURRENT, DEGRADED) or self.index is None:
+            return []
+        missing = self.gap.channels if self.gap else ()
+        return [channel for channel in self.index.channels if channel not in missing]
+
+    @property
+    def cure(self) -> str | None:
+        """What makes the index current: the model's cure when the model is the fault, else a rebuild."""
+        if self.state in HEALTHY:
+            return None
+        if self.state == NOT_BUILT or self.index is None:
+            return REBUILD_CURE
+        return self.gap.cure if self.gap else REBUILD_CURE
 
     def describe(self) -> str:
         if self.state == NO_STATE:
@@ -59,6 +82,9 @@ class IndexStatus:
         if self.state == UNREADABLE:
             return (f"{built}: unreadable (damaged, or not the build its pointer names: {self.reason}); "
                     f"{_FALLS_BACK} (`theurian index build`)")
+        if self.state == DEGRADED and self.gap is not None:
+            return (f"{built}: degraded, knowledge.search ranks with {', '.join(self.channels)} only: "
+                    f"{'/'.join(self.gap.channels)} unavailable, {self.gap.reason} ({self.gap.cure})")
         return f"{built}: current"
 
 
@@ -75,7 +101,10 @@ def index_status(root: Path, ceiling: str) -> IndexStatus:
     if index.disclosure_ceiling != ceiling:
         return IndexStatus(CEILING_MISMATCH, index, active)
     reason = _refusal(root, index)
-    return IndexStatus(CURRENT if reason is None else refused_state(reason), index, active, reason)
+    if reason is not None:
+        return IndexStatus(refused_state(reason), index, active, reason)
+    _, gap = semantic_model(index)
+    return IndexStatus(CURRENT if gap is None else DEGRADED, index, active, None, gap)
 
 
 def refused_state(reason: str) -> str:

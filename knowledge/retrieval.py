@@ -70,6 +70,7 @@ def search(project: Project, ceiling: str, request: SearchRequest,
             "fallbackReason": None,
             "stale": None,
             "channels": [],
+            "unavailableChannels": [],
         }
         ranked = _ranked(reading, ceiling, query, request, envelope, stores)
         hits = ranked if ranked is not None else _substring(reading, query, request)
@@ -115,7 +116,8 @@ def _ranked(
             # substring search over the state still answers.
             envelope["fallbackReason"] = "index-unreadable"
             return None
-    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False, channels=list(proposal.offered))
+    envelope.update(indexBuildId=pointer.build_id, indexed=True, stale=False, channels=list(proposal.offered),
+                    unavailableChannels=proposal.unavailable.document() if proposal.unavailable else [])
     hits = []
     for fused in fuse(proposal.channels, proposal.offered):
         row = reading.db.execute(

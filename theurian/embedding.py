@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol
 
-from theurian.errors import ConfigError
+from theurian.errors import ConfigError, TheurianError
 from theurian.text import quoted
 
 if TYPE_CHECKING:
@@ -146,6 +146,26 @@ def load_model(model_dir: Path | None = None) -> EmbeddingModel:
             files = bundled_model_files() if key is None else read_model_folder(key)
             model = _loaded[key] = StaticModel(files)
         return model
+
+
+def embedding_model_fault() -> str | None:
+    """Why the installation's embedding model cannot be loaded, or None when it loads (once a process: `load_model`
+    keeps it). The one owner of that fact: doctor's `embedding model` row, its review store row, `theurian index
+    status` and knowledge.search's `retrieval.unavailableChannels` all ask it. Every review store is built and
+    opened with the model, so while it fails every store fails too, and no build cures that: `model_cure` does."""
+    try:
+        load_model()
+    except TheurianError as exc:  # ConfigError, or the installation config itself refused
+        return exc.message
+    return None
+
+
+def model_cure() -> str:
+    """What cures a model that does not load: the config key, or the folder it names (no build does)."""
+    from theurian.installation import installation_config_path
+
+    return (f"fix `embedding_model` in {installation_config_path()} or the model folder it names "
+            "(docs/review-similar.md); without the key the bundled model is used")
 
 
 def bundled_model_files() -> ModelFiles:

@@ -65,7 +65,7 @@ def test_without_an_index_the_substring_fallback_answers_with_no_scores(demo: Pa
     response = search(query="jwt")
     assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
                                      "indexed": False, "fallbackReason": "no-index", "stale": None,
-                                     "channels": []}
+                                     "channels": [], "unavailableChannels": []}
     ids = [h["itemId"] for h in response["results"]]
     assert ids == ["architecture.auth-policy", "decision.cache-policy"]  # ASCII case folded, id order
     assert all("fusedScore" not in h and "foundBy" not in h for h in response["results"])
@@ -88,7 +88,7 @@ def test_an_index_file_that_cannot_be_read_falls_back_with_index_unreadable(demo
     response = search(query="widgets", limit=1)
     assert response["retrieval"] == {"snapshotId": response["retrieval"]["snapshotId"], "indexBuildId": None,
                                      "indexed": False, "fallbackReason": "index-unreadable", "stale": None,
-                                     "channels": []}
+                                     "channels": [], "unavailableChannels": []}
     assert response["count"] == 1 and "fusedScore" not in response["results"][0]
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Final, TypeVar
 
 from theurian import access_token, daemon_control, installation, registry
-from theurian.cli.project_checks import FAIL, OK, WARN, Check, embedding_model_fault, model_cure
+from theurian.cli.project_checks import FAIL, OK, WARN, Check
+from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 
 MIN_PYTHON: Final = (3, 11)

@@ -71,10 +71,11 @@ def status(
     project: ProjectOption = None,
     as_json: JsonSummaryOption = False,
 ) -> None:
-    """Whether the index is the one knowledge.search ranks with: current, stale, built under another disclosure
-    ceiling, unreadable (damaged), foreign (not built by this installation), superseded (an earlier index
-    format), or not built. Exit 0 when current (or when there is no state to index), 1 otherwise:
-    knowledge.search would fall back to substring search."""
+    """Whether the index is the one knowledge.search ranks with: current, degraded (ranked by its word channels
+    alone: the embedding model cannot be loaded, or is not the one that made its vectors), stale, built under
+    another disclosure ceiling, unreadable (damaged), foreign (not built by this installation), superseded (an
+    earlier index format), or not built. Exit 0 when current (or when there is no state to index), 1 otherwise:
+    knowledge.search would fall back to substring search, or rank without its dense channel."""
     from knowledge.index_status import HEALTHY, index_status
 
     report = index_status(project_root(project), disclosure_ceiling())
@@ -87,6 +88,10 @@ def status(
             "indexedState": index.state_hash if index else None,
             "activeState": report.active.state_hash if report.active else None,
             "disclosureCeiling": index.disclosure_ceiling if index else None,
+            "channels": report.channels,
+            "unavailableChannels": report.gap.document() if report.gap else [],
+            "reason": report.gap.reason if report.gap else report.reason,
+            "cure": report.cure,
         }, ok=healthy)
     else:
         typer.echo(report.describe())

@@ -17,8 +17,9 @@ from typing import Final
 
 from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
+from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
-from theurian.installation import disclosure_ceiling, installation_config_path
+from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
 from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
@@ -56,25 +57,6 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
     return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
-
-
-def embedding_model_fault() -> str | None:
-    """Why the installation's embedding model cannot be loaded, or None when it loads (once a process:
-    `theurian.embedding.load_model` keeps it). Every review store is built and opened with it, so while it fails
-    every store fails too, and `theurian review build` cannot cure that: `model_cure` can."""
-    from theurian.embedding import load_model
-
-    try:
-        load_model()
-    except TheurianError as exc:
-        return exc.message
-    return None
-
-
-def model_cure() -> str:
-    """What cures a model that does not load: the config key, or the folder it names (no build does)."""
-    return (f"fix `embedding_model` in {installation_config_path()} or the model folder it names "
-            "(docs/review-similar.md); without the key the bundled model is used")
 
 
 def _unservable_store(reason: str) -> Check:
@@ -253,5 +235,6 @@ def _knowledge(root: Path) -> list[Check]:
         return [state]
     index = index_status(root, disclosure_ceiling())
     if index.state != CURRENT:
-        return [state, Check("retrieval index", FAIL, index.describe().split(" (`")[0], "`theurian index build`")]
+        cure = index.cure or ""
+        return [state, Check("retrieval index", FAIL, index.describe().removesuffix(f" ({cure})"), cure)]
     return [state, Check("retrieval index", OK, index.describe())]
