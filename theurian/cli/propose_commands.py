@@ -8,6 +8,7 @@ YAML) are imported inside each command, so `theurian --version` never pays for t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Final
 
@@ -31,6 +32,7 @@ DescriptionOption = Annotated[str | None, typer.Option("--description", help="Wh
 _CHANGE_SCHEMA = "knowledge-propose-change-input.schema.json"
 _CANDIDATE_SCHEMA = "review-generate-knowledge-candidate-input.schema.json"
 BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
+_COMMAND: Final = re.compile(r"`(theurian [^`]*)`")
 # The words `candidate_line` leaves for the operator to fill in, and what each stands for. A value still its word is
 # refused (`_unfilled`), so a line pasted before it is filled in drafts nothing and names what is left to fill.
 CANDIDATE_PLACEHOLDERS: Final = {
@@ -124,7 +126,17 @@ def _unfilled(given: dict[str, str]) -> None:
                          "concerns` printed (what each stands for is on the line after it); nothing was drafted")
 
 
-def _emit(payload: dict[str, Any], as_json: bool) -> None:
+def _here(step: str, option: Path | None) -> str:
+    """A next step as the operator who named `--project` pastes it: each backticked `theurian …` command with that
+    project added, since run from another folder the command would look for a project there (the steps are the
+    tools' payload, written for a caller in the project; `--json` keeps them so)."""
+    if option is None:
+        return step
+    where = f" --project {shell_word(str(project_root(option)))}"
+    return _COMMAND.sub(lambda command: f"`{command.group(1)}{where}`", step)
+
+
+def _emit(payload: dict[str, Any], as_json: bool, option: Path | None) -> None:
     if as_json:
         echo_summary(payload)
         return
@@ -134,7 +146,7 @@ def _emit(payload: dict[str, Any], as_json: bool) -> None:
         typer.echo(f"  body      {payload['bodyFile']} -> {payload['bodyDestination']}")
     typer.echo(f"  evidence  {payload['evidenceFile']}")
     for step in payload["nextSteps"]:
-        typer.echo(f"next: {step}")
+        typer.echo(f"next: {_here(step, option)}")
 
 
 @app.command("change")
@@ -159,7 +171,7 @@ def change(
                             body=_read_body(body_file, "knowledge.proposeChange", _CHANGE_SCHEMA), author=author,
                             title=title,
                             description=description, drafted_by="theurian propose change")
-    _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json)
+    _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json, project)
 
 
 @app.command("migration")
@@ -189,7 +201,7 @@ def migration(
         raise UsageError(f"--operations-file {operations_file} must hold a non-empty list of operations (mappings)")
     payload = generate_migration_draft(DraftFacade(_project(project).root), author=author, description=description,
                                        operations=operations, drafted_by="theurian propose migration")
-    _emit(payload, as_json)
+    _emit(payload, as_json, project)
 
 
 @app.command("candidate")
@@ -238,7 +250,7 @@ def candidate(
         repository=repository, record_key=record_key, concern_id=concern, description=description,
         evidence_trail=tuple(evidence or ()),
     )
-    _emit(draft_candidate(where, disclosure_ceiling(), request), as_json)
+    _emit(draft_candidate(where, disclosure_ceiling(), request), as_json, project)
 
 
 @app.command("list")
@@ -279,7 +291,8 @@ def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
     typer.echo(f"accepted {proposal_id}: {accepted.migration}")
     for body in accepted.bodies:
         typer.echo(f"  body {body}")
-    typer.echo("next: commit these files and open a pull request; after the merge run `theurian migrate apply`")
+    typer.echo(_here("next: commit these files and open a pull request; after the merge run `theurian migrate apply`",
+                     project))
 
 
 @app.command("reject")
