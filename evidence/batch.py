@@ -143,9 +143,11 @@ class RecordBatch:
             while view:
                 view = view[os.write(fd, view):]
             os.fchmod(fd, RECORD_FILE_MODE)
-        except BaseException:
+        except BaseException as exc:
             del self._staged[relative]
             self._drop(staged)
+            if isinstance(exc, OSError) and exc.filename is None:
+                exc.filename = temp  # a write to the descriptor names no file: the refusal names the lake folder
             raise
         if len(self._open) >= OPEN_FILES_BOUND:
             self._sync()

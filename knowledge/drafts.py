@@ -23,6 +23,7 @@ from knowledge.errors import (
 from knowledge.proposals import V1_DRAFT_KINDS, ContentDraft, DraftFacade, OperationsDraft
 from knowledge.reading import get_item
 from theurian.project import Project
+from theurian.schema_faults import json_kind, place_of
 from theurian.stamped_store import VerifiedStores
 from theurian.text import quoted
 
@@ -112,13 +113,7 @@ def generate_migration_draft(facade: DraftFacade, *, author: str, description: s
     for index, operation in enumerate(operations):
         kind = operation.get("op")
         if kind not in V1_DRAFT_KINDS:
-            shown = quoted(kind) if isinstance(kind, str) else "a value that is no kind"
-            raise DraftKindError(
-                f"knowledge.generateMigrationDraft admits exactly ten operation kinds: {', '.join(V1_DRAFT_KINDS)}; "
-                f"operation {index} is {shown}. createItem and upsertRevision are drafted by "
-                "knowledge.proposeChange (or review.generateKnowledgeCandidate); changeSensitivity and restoreItem "
-                "are an operator's, written by hand. Nothing was drafted."
-            )
+            raise DraftKindError(_kind_refusal(index, operation))
     # Only an anchor that is an object is copied into the evidence: anything else is the validator's to refuse,
     # naming the operation, when the draft is checked before it is written.
     anchors = [dict(op["anchor"]) for op in operations
@@ -130,6 +125,20 @@ def generate_migration_draft(facade: DraftFacade, *, author: str, description: s
         operations=tuple(dict(op) for op in operations),
         evidence={"draftedBy": drafted_by, "anchors": anchors, "reasoning": [description]},
     ))
+
+
+def _kind_refusal(index: int, operation: Mapping[str, Any]) -> str:
+    """The refusal of an operation whose `op` is not a kind this tool drafts: the key and its place
+    (`operations[0].op`, as a schema fault names a place), what it holds (a string quoted, anything else by its
+    JSON type: never reprinted), and the ten values it admits."""
+    kind = operation.get("op")
+    found = ("is missing" if "op" not in operation else f"is {quoted(kind)}" if isinstance(kind, str)
+             else f"is {json_kind(kind)}, not a string")
+    return (f"knowledge.generateMigrationDraft: {place_of(('operations', index, 'op'), 'the operation')} {found}; "
+            f"an operation's `op` must be one of the ten kinds this tool drafts: {', '.join(V1_DRAFT_KINDS)}. "
+            "createItem and upsertRevision are drafted by knowledge.proposeChange (or "
+            "review.generateKnowledgeCandidate); changeSensitivity and restoreItem are an operator's, written by "
+            "hand. Nothing was drafted.")
 
 
 def _metadata_of(current: Mapping[str, Any], title: str | None) -> dict[str, Any]:

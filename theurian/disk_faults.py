@@ -4,19 +4,26 @@ error, which carry the operating system's words in their message (DuckDB: `Could
 left on device`) or their own code (SQLite: `SQLITE_FULL`, "database or disk is full", and no path).
 
     storage_condition(exc) -> str | None      the condition in words, or None for anything else
-    storage_fault_text(exc) -> str | None     "cannot write PLACE: CONDITION", one line, or None
+    storage_fault_text(exc) -> str | None     "cannot write PLACE: CONDITION; CURE", one line, or None
+    permission_text(exc) -> str | None        the same for a folder or file this user may not write (EACCES, EPERM)
 
-The condition is the operator's to cure (free space, raise the quota or the limit, remount), so the CLI names the
-place and the condition and exits 1 ("failed"), never "unexpected failure (FatalException: …)". Only the type's
-module and the message are looked at: the kernel imports neither database engine.
+The condition is the operator's to cure (free space, raise the quota or the limit, remount, give the folder to
+this user), so the CLI names the place, the condition and the cure and exits 1 ("failed"), never "unexpected
+failure (FatalException: …)". Only the type's module and the message are looked at: the kernel imports neither
+database engine. A write goes through a temp file beside its target (`.NAME.RANDOM.tmp`, `.NAME.RANDOM.building`),
+which is what the error names and what the operator never made: the place is the target's name and its folder.
 """
 
 from __future__ import annotations
 
 import errno
+import os
 import re
 import sqlite3
+from pathlib import Path
 from typing import Final
+
+from theurian.text import shell_word
 
 # (errno, the operating system's own words as DuckDB quotes them, what the CLI says)
 _CONDITIONS: Final = (
@@ -35,6 +42,18 @@ _SQLITE_CONDITIONS: Final = {
 # Every SQLite database Theurian writes is under a project's .theurian/state/; SQLite's messages name no file.
 _SQLITE_PLACE: Final = "a SQLite database under .theurian/state/ (or SQLite's temp folder)"
 _QUOTED_FILE: Final = re.compile(r'file "([^"]+)"')
+# A temp file beside its target, as `tempfile.mkstemp(prefix=f".{name}.", suffix=...)` names one (8 of letters,
+# digits and `_`) or as a build names it with its pid (`theurian.durable`, `projection.build_temp`, `evidence.batch`).
+_TEMP_BESIDE: Final = re.compile(r"\.(?P<target>.+?)\.(?:[a-z0-9_]{8}|\d+)(?:\.tmp|\.building)?")
+# What cures each condition, given the folder the write was in (a shell word).
+_CURES: Final = {
+    errno.ENOSPC: "free space there (`df -h {folder}` shows what is left), then run the command again",
+    errno.EDQUOT: "free space within the disk quota or have it raised (`quota -s` shows it), then run the command "
+                  "again",
+    errno.EROFS: "remount it read-write (`findmnt -T {folder}` names the mount), or work on a copy on a writable "
+                 "file system",
+    errno.EFBIG: "raise it (`ulimit -f unlimited` in the shell that runs theurian), then run the command again",
+}
 
 
 def storage_condition(exc: BaseException) -> str | None:
@@ -50,18 +69,71 @@ def storage_condition(exc: BaseException) -> str | None:
 
 
 def storage_fault_text(exc: BaseException) -> str | None:
-    """`cannot write PLACE: CONDITION` for a write refused for an ordinary reason; None for anything else."""
+    """`cannot write PLACE: CONDITION; CURE` for a write refused for an ordinary reason; None for anything else."""
     condition = storage_condition(exc)
     if condition is None:
         return None
-    return f"cannot write {storage_place(exc)}: {condition}"
+    named = _named_path(exc)
+    if named is None:
+        return f"cannot write {_unnamed_place(exc)}: {condition}"
+    place, folder = written_place(named)
+    code = next((code for code, _, words in _CONDITIONS if words == condition), None)
+    cure = _CURES[code].format(folder=shell_word(str(folder))) if code in _CURES else None
+    return f"cannot write {place}: {condition}" + (f"; {cure}" if cure else "")
 
 
-def storage_place(exc: BaseException) -> str:
-    """The file the write was for, as the error names it (or, for SQLite, where its databases are)."""
+def permission_text(exc: OSError) -> str | None:
+    """`cannot write PLACE: …; CURE` for a file system operation refused to this user (EACCES) or to anyone
+    (EPERM: an immutable or append-only flag, which even root meets); None for any other error or one naming no
+    path. An absent path was being made, so it is its folder that refused."""
+    if exc.errno not in (errno.EACCES, errno.EPERM) or not exc.filename:
+        return None
+    target = Path(os.fsdecode(exc.filename))
+    place, folder = written_place(target)
+    if exc.errno == errno.EPERM:  # the flag is on the file itself when it exists, else on the folder refusing it
+        flagged = shell_word(str(target if target.exists() and not _TEMP_BESIDE.fullmatch(target.name) else folder))
+        return (f"cannot write {place}: the operation is not permitted (an immutable or append-only flag refuses "
+                f"even root: `lsattr -d {flagged}` shows it); as root, `chattr -i -a {flagged}` clears it")
+    user = _user()  # the whole folder: a write makes a temp file beside its target, so the folder must be writable
+    return (f"cannot write {place}: permission denied to this user ({user}); as root or its owner, "
+            f"`chown -R {shell_word(user)} {shell_word(str(folder))}` gives it to this user (or run theurian as the "
+            "user who owns it)")
+
+
+def written_place(path: Path) -> tuple[str, Path]:
+    """How a refusal names the place a write to `path` was for, and the folder it was in: for a temp file beside
+    its target, or a file inside a temp folder a build fills (`.review-store.duckdb.RANDOM.building/…`), the
+    target's name in that folder (never the temp's name); else `path` itself."""
+    for part in (path, *path.parents):
+        temp = _TEMP_BESIDE.fullmatch(part.name)
+        if temp is not None:
+            return f"{temp.group('target')} in {part.parent}/", part.parent
+    if path.is_dir():
+        return f"in {path}/", path
+    return str(path), path.parent
+
+
+def _named_path(exc: BaseException) -> Path | None:
+    """The file the error names (an OSError's filename, the file DuckDB quotes); None for SQLite, which names none."""
     if isinstance(exc, OSError):
-        return str(exc.filename) if exc.filename else "a file"
+        return Path(os.fsdecode(exc.filename)) if exc.filename else None
+    if isinstance(exc, sqlite3.Error):
+        return None
+    quoted = _QUOTED_FILE.search(str(exc))
+    return Path(quoted.group(1)) if quoted else None
+
+
+def _unnamed_place(exc: BaseException) -> str:
     if isinstance(exc, sqlite3.Error):
         return _SQLITE_PLACE
-    quoted = _QUOTED_FILE.search(str(exc))
-    return quoted.group(1) if quoted else "a DuckDB database file"
+    return "a file" if isinstance(exc, OSError) else "a DuckDB database file"
+
+
+def _user() -> str:
+    """This process's user, by name where the system has one (chown takes either)."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())

@@ -97,8 +97,10 @@ def _synced_temp_beside(path: Path, data: bytes, *, mode: int, suffix: str) -> s
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temp_name, mode)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp_name)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = temp_name  # a write through the handle names no file: the refusal names the place
         raise
     return temp_name

@@ -21,7 +21,7 @@ from tests.knowledge.proposal_support import (
     new_shop,
     proposals,
 )
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 
 BODY_LIMIT = schemas.load("mcp", "knowledge-propose-change-input.schema.json")["properties"]["body"]["maxLength"]
 PAST = f"holds more than {BODY_LIMIT} characters, the longest body knowledge.proposeChange admits"
@@ -61,6 +61,28 @@ def test_the_three_drafts_list_reject_and_accept_at_the_command_line(installatio
     assert (shop.root / ".theurian/migrations" / payloads[0]["migrationFile"]).is_file()
     refused = installation.cli("propose", "reject", payloads[0]["proposalId"], *where)
     assert refused.returncode == 1 and "already accepted" in refused.stderr
+
+
+def test_the_next_steps_of_a_draft_and_an_accept_name_the_project_they_were_given(installation: Installation,
+                                                                                   tmp_path: Path) -> None:
+    # Said before: "next: Accept it with `theurian propose accept ID`", which pasted outside the project found none.
+    shop = new_shop(tmp_path / "shop")
+    operations = tmp_path / "operations.yaml"
+    operations.write_text(yaml.safe_dump([{"op": "addAlias", "alias": "lo", "itemId": shop.item_id}]))
+    drafted = installation.cli("propose", "migration", "--operations-file", str(operations), "--author", "me",
+                               "--description", "Alias it", "--project", str(shop.root), cwd=tmp_path, check=True)
+    accept = next(line for line in drafted.stdout.splitlines() if line.startswith("next: Accept it with `"))
+    command = accept.split("`")[1]
+    assert command.endswith(f" --project {shop.root}")
+    env = installation.env | {"PATH": f"{Path(THEURIAN_BIN).parent}{os.pathsep}{os.environ['PATH']}"}
+    pasted = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,
+                            encoding="utf-8", timeout=120)
+    assert pasted.returncode == 0, pasted.stderr
+    assert pasted.stdout.splitlines()[-1] == ("next: commit these files and open a pull request; after the merge run "
+                                              f"`theurian migrate apply --project {shop.root}`")
+    assert "--project" not in json.dumps(json.loads(installation.cli(
+        "propose", "migration", "--operations-file", str(operations), "--author", "me", "--description", "Again",
+        "--project", str(shop.root), "--json", check=True).stdout)["summary"]["nextSteps"])
 
 
 def test_refusals_are_one_line_with_an_exit_code_and_a_conflict_prints_its_envelope(installation: Installation,

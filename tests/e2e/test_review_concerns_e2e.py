@@ -8,6 +8,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from tests.e2e.review_ingest_support import copy_project, ingested_and_built, re
 from tests.knowledge.proposal_support import PROPOSAL_SCHEMA, commit_touching, git
 from tests.support.concern_set import pull_requests
 from tests.support.daemon import RunningDaemon
-from tests.support.installation import Installation
+from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 from theurian.cli.read_commands import UNTRUSTED_NOTE
 
@@ -75,12 +77,55 @@ def test_the_cli_lists_the_same_concerns_as_the_tool(module_installation: Instal
     lines = table.stdout.strip().splitlines()
     assert lines[0].split() == ["concern", "PRs", "revs", "repos", "members", "gate", "excerpt"]
     assert lines[1].startswith("concern-")
-    assert "draft one with `theurian propose candidate --concern ID`" in lines[-1]
-    assert lines[-1].endswith(UNTRUSTED_NOTE)
+    assert lines[-3].endswith(UNTRUSTED_NOTE)
+    assert lines[-2].startswith("next: theurian propose candidate --concern concern-")
     as_csv = module_installation.cli("review", "concerns", "--limit", "20", "--csv", "--project", str(root),
                                      check=True)
     rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
     assert [row["concernId"] for row in rows] == [row["concernId"] for row in _listed(module_daemon)["concerns"]]
+
+
+def _pasted(installation: Installation, line: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`line` as an operator pastes it into a shell (bash), the installation's `theurian` first on the PATH."""
+    env = installation.env | {"PATH": f"{THEURIAN_BIN.parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8",
+                          timeout=120)
+
+
+def test_the_next_line_drafts_the_first_draftable_concern_when_pasted_filled_in(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any],
+        tmp_path: Path) -> None:
+    # Said before: "draft one with `theurian propose candidate --concern ID`", which fails pasted (eight options
+    # more are required). Now the whole command, the concern and the project filled in, the rest marked.
+    root: Path = project["root"]
+    table = module_installation.cli("review", "concerns", "--project", str(root), check=True)
+    command, meant = table.stdout.strip().splitlines()[-2:]
+    concern = next(row for row in _listed(module_daemon)["concerns"] if row["gatePassing"] > 0)
+    assert command.startswith(f"next: theurian propose candidate --concern {concern['concernId']} --project {root} ")
+    assert meant.startswith("  fill in each CAPITAL word first: FIX_SHA the full sha of the commit that fixed")
+    line = command.removeprefix("next: ")
+
+    unfilled = _pasted(module_installation, line, tmp_path)  # pasted as printed: nothing drafted, each word named
+    assert unfilled.returncode == 2 and unfilled.stderr.count("\n") == 1, unfilled.stderr
+    assert unfilled.stderr.startswith("theurian: fill in --fix-commit FIX_SHA, --item-id ITEM_ID, --title TITLE, "
+                                      "--body-file BODY_FILE, --kind KIND, --category CATEGORY, --owner OWNER, "
+                                      "--author AUTHOR first: ")
+
+    [found] = call_tools(module_daemon.mcp_url, [("review.search", {
+        "projectId": PROJECT, "repository": REPOSITORY, "pullRequest": concern["members"][0]["pullRequest"]})])
+    assert found.structured is not None
+    path = next(r["filePath"] for r in found.structured["records"] if r["kind"] == "review-thread")
+    body = tmp_path / "rule.md"
+    body.write_text("# Pasted\n\nThe rule.\n", encoding="utf-8")
+    values = {"FIX_SHA": commit_touching(root, path, message="fix it, then paste the line"),
+              "ITEM_ID": "convention.pasted-line", "TITLE": "'The pasted rule'", "BODY_FILE": str(body),
+              "KIND": "convention", "CATEGORY": "coding-convention", "OWNER": "platform-team", "AUTHOR": "operator"}
+    filled = " ".join(values.get(word, word) for word in line.split(" "))
+    drafted = _pasted(module_installation, filled + " --json", tmp_path)  # from outside the project: --project
+    assert drafted.returncode == 0, drafted.stderr
+    payload = json.loads(drafted.stdout)["summary"]
+    trail = json.loads((root / payload["evidenceFile"]).read_text(encoding="utf-8"))
+    assert trail["concern"]["concernId"] == concern["concernId"]
 
 
 def test_the_cli_refuses_a_limit_past_its_bound_with_the_tools_words_exit_1(

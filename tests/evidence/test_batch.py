@@ -4,6 +4,7 @@ SIGKILL at any point leaves every record file whole."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -196,3 +197,28 @@ def test_a_sigkill_between_renames_leaves_every_file_old_or_new_and_a_rerun_conv
         for record in edited:
             batch.put(record)
     assert lake_files(project) == new
+
+
+def test_a_full_disk_under_the_lake_names_the_record_and_its_folder_not_the_temp(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Said before: "cannot write a file: no space left on the device" (os.write names no file).
+    from theurian.disk_faults import storage_fault_text
+
+    made = evidence.batch.tempfile.mkstemp
+
+    def full(*args: object, **kwargs: object) -> tuple[int, str]:
+        fd, name = made(*args, **kwargs)  # type: ignore[call-overload]
+        device = os.open("/dev/full", os.O_WRONLY)
+        os.dup2(device, fd)  # the temp file's writes go to a device that answers each with ENOSPC
+        os.close(device)
+        return fd, name
+
+    monkeypatch.setattr(evidence.batch.tempfile, "mkstemp", full)
+    record = fixture_records()[0]
+    with pytest.raises(OSError) as raised, RecordBatch(Lake(project)) as batch:
+        batch.put(record)
+    text = storage_fault_text(raised.value)
+    assert text is not None
+    review = re.escape(f"{project}/.theurian/review/")
+    assert re.fullmatch(rf"cannot write [^/ ]+\.json in {review}[^ ]+/: no space left on the device; free space there "
+                        r"\(`df -h [^`]+` shows what is left\), then run the command again", text), text

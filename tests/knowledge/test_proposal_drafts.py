@@ -260,7 +260,7 @@ def test_each_of_the_other_four_kinds_is_refused_naming_the_admitted_set(tmp_pat
     shop = new_shop(tmp_path / "shop")
     text = refused(DRAFT, {"projectId": PROJECT_ID, "author": "a", "description": "d",
                            "operations": [ADMITTED["addAlias"] | {"op": "addAlias"}, {"op": kind, "itemId": "x"}]})
-    assert ", ".join(V1_DRAFT_KINDS) in text and f"operation 1 is '{kind}'" in text
+    assert ", ".join(V1_DRAFT_KINDS) in text and f"`operations[1].op` is '{kind}'" in text
     assert proposals(shop.root) == []
 
 

@@ -14,7 +14,7 @@ import schemas
 from knowledge.candidate import ITEM_ID
 from knowledge.drafts import MAX_ITEM_ID_CHARS, ChangeRequest, propose_change
 from knowledge.errors import ItemNotAvailableError
-from knowledge.proposals import DraftFacade
+from knowledge.proposals import V1_DRAFT_KINDS, DraftFacade
 from serve.errors import ToolRefusal
 from serve.local_call import call_locally
 from serve.tooling import ServeSettings
@@ -134,7 +134,23 @@ def test_the_item_id_bound_is_the_one_every_schema_states(shop: Shop) -> None:
 @pytest.mark.parametrize(("op", "shown"), [
     ("x" * MAX_SHOWN_CHARS, repr("x" * MAX_SHOWN_CHARS)),
     ("x" * (MAX_SHOWN_CHARS + 1), f"a value of {MAX_SHOWN_CHARS + 1} characters"),
-    ("a\u202eb", "'a\\u202eb'"), (7, "a value that is no kind")])
+    ("a\u202eb", "'a\\u202eb'"), (7, "an integer, not a string")])
 def test_an_operation_kind_no_draft_admits_is_quoted_whole_or_by_its_length(shop: Shop, op: Any, shown: str) -> None:
     text = _draft(shop, {"op": op, "itemId": shop.item_id})
-    assert f"; operation 0 is {shown}. createItem and upsertRevision" in text
+    assert text.startswith(f"{DRAFT}: `operations[0].op` is {shown}; an operation's `op` must be one of ")
+
+
+@pytest.mark.parametrize(("operation", "found"), [
+    ({"itemId": "x"}, "`operations[1].op` is missing"), ({"op": 0}, "`operations[1].op` is an integer, not a string"),
+    ({"op": None}, "`operations[1].op` is null, not a string")])
+def test_an_operation_with_no_kind_names_the_op_key_and_the_ten_kinds(shop: Shop, operation: dict[str, Any],
+                                                                       found: str) -> None:
+    # Said before: "operation 1 is a value that is no kind", naming neither the key nor what it admits.
+    good = {"op": "addAlias", "itemId": shop.item_id, "alias": "another-name"}
+    text = _refusal(DRAFT, {"projectId": PROJECT_ID, "author": "a", "description": "d",
+                            "operations": [good, operation]})
+    assert text == (f"{DRAFT}: {found}; an operation's `op` must be one of the ten kinds this tool drafts: "
+                    f"{', '.join(V1_DRAFT_KINDS)}. createItem and upsertRevision are drafted by "
+                    "knowledge.proposeChange (or review.generateKnowledgeCandidate); changeSensitivity and "
+                    "restoreItem are an operator's, written by hand. Nothing was drafted.")
+    assert len(V1_DRAFT_KINDS) == 10 and "addAlias" in V1_DRAFT_KINDS

@@ -45,7 +45,8 @@ def test_a_full_device_is_named_with_the_file_it_refused() -> None:
     finally:
         os.close(fd)
     raised.value.filename = "/dev/full"  # os.write has no name to give; the callers' OSErrors carry theirs
-    assert storage_fault_text(raised.value) == "cannot write /dev/full: no space left on the device"
+    assert storage_fault_text(raised.value) == ("cannot write /dev/full: no space left on the device; free space there "
+                                                "(`df -h /dev` shows what is left), then run the command again")
 
 
 def test_sqlite_and_duckdb_writes_past_a_file_size_limit_are_named_as_that_condition(tmp_path: Path) -> None:
@@ -57,7 +58,8 @@ def test_sqlite_and_duckdb_writes_past_a_file_size_limit_are_named_as_that_condi
                               "size limit or a failing device"]
     kind, text = said["duckdb"]
     assert text.startswith(f"cannot write {tmp_path}/t.duckdb")
-    assert text.endswith(": the file would pass the file size limit (ulimit -f)"), (kind, text)
+    assert text.endswith(": the file would pass the file size limit (ulimit -f); raise it (`ulimit -f unlimited` in "
+                         "the shell that runs theurian), then run the command again"), (kind, text)
 
 
 def test_an_error_that_is_no_storage_condition_is_left_to_its_own_handler() -> None:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from theurian.disk_faults import storage_fault_text
+from theurian.disk_faults import permission_text, storage_fault_text
 from theurian.errors import PathEscapeError
 
 
@@ -17,8 +17,9 @@ def escape_text(exc: PathEscapeError) -> str:
 
 
 def os_error_text(exc: OSError) -> str:
-    """What the file system said no to, and where (an ordinary condition, a full disk, in its own words)."""
-    fault = storage_fault_text(exc)
+    """What the file system said no to, where, and the cure (an ordinary condition, a full disk, a folder this
+    user may not write), or in its own words."""
+    fault = storage_fault_text(exc) or permission_text(exc)
     if fault is not None:
         return fault
     where = f": {exc.filename}" if exc.filename else ""

@@ -8,8 +8,9 @@ YAML) are imported inside each command, so `theurian --version` never pays for t
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -18,6 +19,7 @@ from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_output import visible
 from theurian.errors import UsageError
 from theurian.project import Project
+from theurian.text import shell_word
 
 app = typer.Typer(
     help="Draft knowledge proposals (.theurian/proposals/), list them, accept or reject them.",
@@ -30,6 +32,20 @@ DescriptionOption = Annotated[str | None, typer.Option("--description", help="Wh
 _CHANGE_SCHEMA = "knowledge-propose-change-input.schema.json"
 _CANDIDATE_SCHEMA = "review-generate-knowledge-candidate-input.schema.json"
 BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
+_COMMAND: Final = re.compile(r"`(theurian [^`]*)`")
+# The words `candidate_line` leaves for the operator to fill in, and what each stands for. A value still its word is
+# refused (`_unfilled`), so a line pasted before it is filled in drafts nothing and names what is left to fill.
+CANDIDATE_PLACEHOLDERS: Final = {
+    "--fix-commit": ("FIX_SHA", "the full sha of the commit that fixed what the concern raised, in a member "
+                                "thread's file"),
+    "--item-id": ("ITEM_ID", "the new item's id"),
+    "--title": ("TITLE", "the rule's title, in quotes"),
+    "--body-file": ("BODY_FILE", "a Markdown file holding the rule"),
+    "--kind": ("KIND", "one of: {kinds}"),
+    "--category": ("CATEGORY", "one of: {categories}"),
+    "--owner": ("OWNER", "who owns the item"),
+    "--author": ("AUTHOR", "who proposes it"),
+}
 
 
 def _project(option: Path | None) -> Project:
@@ -81,7 +97,46 @@ def _read_text(path: Path, what: str, max_bytes: int, past: str) -> str:
         raise UsageError(f"{what} {path} is not UTF-8 text (byte {exc.start})") from None
 
 
-def _emit(payload: dict[str, Any], as_json: bool) -> None:
+def candidate_line(concern_id: str, root: Path) -> list[str]:
+    """The `propose candidate` command that drafts `concern_id` in the project at `root`, each word a shell reads
+    back as written, and the line saying what each CAPITAL word left in it stands for: what a listing of concerns
+    prints as its next step (the caller authors the rule, so only the concern and the project are filled in)."""
+    from knowledge.candidate import CATEGORIES
+    from knowledge.vocabulary import ITEM_KINDS
+
+    words = ["theurian", "propose", "candidate", "--concern", shell_word(concern_id), "--project",
+             shell_word(str(root))]
+    for option, (word, _) in CANDIDATE_PLACEHOLDERS.items():
+        words += [option, word]
+    meant = "; ".join(f"{word} {what.format(kinds=', '.join(ITEM_KINDS), categories=', '.join(CATEGORIES))}"
+                      for word, what in CANDIDATE_PLACEHOLDERS.values())
+    return [" ".join(words), f"fill in each CAPITAL word first: {meant}"]
+
+
+def _unfilled(given: dict[str, str]) -> None:
+    """Refuse options still holding the placeholder `candidate_line` printed for them.
+
+    Raises:
+        UsageError: naming each, and where the words came from.
+    """
+    left = [f"{option} {given[option]}" for option, (word, _) in CANDIDATE_PLACEHOLDERS.items()
+            if given.get(option) == word]
+    if left:
+        raise UsageError(f"fill in {', '.join(left)} first: each is a placeholder from the line `theurian review "
+                         "concerns` printed (what each stands for is on the line after it); nothing was drafted")
+
+
+def _here(step: str, option: Path | None) -> str:
+    """A next step as the operator who named `--project` pastes it: each backticked `theurian …` command with that
+    project added, since run from another folder the command would look for a project there (the steps are the
+    tools' payload, written for a caller in the project; `--json` keeps them so)."""
+    if option is None:
+        return step
+    where = f" --project {shell_word(str(project_root(option)))}"
+    return _COMMAND.sub(lambda command: f"`{command.group(1)}{where}`", step)
+
+
+def _emit(payload: dict[str, Any], as_json: bool, option: Path | None) -> None:
     if as_json:
         echo_summary(payload)
         return
@@ -91,7 +146,7 @@ def _emit(payload: dict[str, Any], as_json: bool) -> None:
         typer.echo(f"  body      {payload['bodyFile']} -> {payload['bodyDestination']}")
     typer.echo(f"  evidence  {payload['evidenceFile']}")
     for step in payload["nextSteps"]:
-        typer.echo(f"next: {step}")
+        typer.echo(f"next: {_here(step, option)}")
 
 
 @app.command("change")
@@ -116,7 +171,7 @@ def change(
                             body=_read_body(body_file, "knowledge.proposeChange", _CHANGE_SCHEMA), author=author,
                             title=title,
                             description=description, drafted_by="theurian propose change")
-    _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json)
+    _emit(propose_change(where, disclosure_ceiling(), DraftFacade(where.root), request), as_json, project)
 
 
 @app.command("migration")
@@ -146,7 +201,7 @@ def migration(
         raise UsageError(f"--operations-file {operations_file} must hold a non-empty list of operations (mappings)")
     payload = generate_migration_draft(DraftFacade(_project(project).root), author=author, description=description,
                                        operations=operations, drafted_by="theurian propose migration")
-    _emit(payload, as_json)
+    _emit(payload, as_json, project)
 
 
 @app.command("candidate")
@@ -179,6 +234,8 @@ def candidate(
     from serve.tools.review_candidate import draft_candidate
     from theurian.installation import disclosure_ceiling
 
+    _unfilled({"--fix-commit": fix_commit, "--item-id": item_id, "--title": title, "--body-file": str(body_file),
+               "--kind": kind, "--category": category, "--owner": owner, "--author": author})
     if category not in CATEGORIES:
         raise UsageError(f"--category must be one of: {', '.join(CATEGORIES)}")
     if (repository is not None or record_key is not None) == (concern is not None):
@@ -193,7 +250,7 @@ def candidate(
         repository=repository, record_key=record_key, concern_id=concern, description=description,
         evidence_trail=tuple(evidence or ()),
     )
-    _emit(draft_candidate(where, disclosure_ceiling(), request), as_json)
+    _emit(draft_candidate(where, disclosure_ceiling(), request), as_json, project)
 
 
 @app.command("list")
@@ -234,7 +291,8 @@ def accept(proposal_id: Annotated[str, typer.Argument(help="The proposal's id.")
     typer.echo(f"accepted {proposal_id}: {accepted.migration}")
     for body in accepted.bodies:
         typer.echo(f"  body {body}")
-    typer.echo("next: commit these files and open a pull request; after the merge run `theurian migrate apply`")
+    typer.echo(_here("next: commit these files and open a pull request; after the merge run `theurian migrate apply`",
+                     project))
 
 
 @app.command("reject")

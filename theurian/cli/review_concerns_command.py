@@ -7,12 +7,13 @@ same input schema, checks, refusal text and exit code an agent meets, and the pr
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from pathlib import Path
+from typing import Annotated, Any, Final
 
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption
-from theurian.cli.project_option import ProjectOption
+from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_commands import CsvOption, LimitOption, answer_as_agent, print_answer
 
 _COLUMNS: Final = [("concern", "concernId"), ("PRs", "pullRequests"), ("revs", "reviewers"),
@@ -34,6 +35,23 @@ def concerns(
     arguments = {"repository": repository, "minPullRequests": min_pull_requests, "q": q, "limit": limit}
     answer = answer_as_agent("review.listConcerns", project, arguments, as_json, csv_out)
     print_answer("review.listConcerns", answer, "concerns", as_json, csv_out, _COLUMNS,
-                 notes=["draft one with `theurian propose candidate --concern ID`"],
                  empty=("no recurring concern matches: none was found by the last `theurian review build`, or none "
                         "passes these filters"))
+    if not (as_json or csv_out) and answer["concerns"]:
+        command, *said = _next_lines(answer["concerns"], project_root(project))
+        typer.echo(f"next: {command}")
+        for line in said:  # under the command, so the line to paste holds the command alone
+            typer.echo(f"  {line}")
+
+
+def _next_lines(concerns: list[dict[str, Any]], root: Path) -> list[str]:
+    """The command drafting the first listed concern a candidate can come from (one with a member thread passing
+    the promotion gate), whole: `propose candidate` needs nine options, and a hint naming one was a line that
+    failed when pasted. None passing: why none can be drafted yet."""
+    from theurian.cli.propose_commands import candidate_line
+
+    draftable = next((row for row in concerns if row["gatePassing"] > 0), None)
+    if draftable is None:
+        return ["no concern listed has a member thread that passes the promotion gate (resolved, on a merged pull "
+                "request whose CI succeeded, with a comment), so none can be drafted into a candidate yet"]
+    return candidate_line(draftable["concernId"], root)
