@@ -150,10 +150,10 @@ def test_a_set_up_step_that_finds_its_work_done_is_ok_and_says_nothing_changed(
         installation: Installation, tmp_path: Path) -> None:
     project = tmp_path / "again"
     project.mkdir()
-    installation.cli("init", str(project), check=True)
+    installation.cli_in_process("init", str(project))
     again = json.loads(installation.cli("init", str(project), "--json", check=True).stdout)
     assert again["ok"] is True and again["summary"]["changed"] is False and again["summary"]["message"]
-    installation.cli("review", "allow", "acme/widgets", "--project", str(project), check=True)
+    installation.cli_in_process("review", "allow", "acme/widgets", "--project", str(project))
     allowed = json.loads(installation.cli("review", "allow", "Acme/Widgets", "--project", str(project), "--json",
                                           check=True).stdout)
     assert allowed == {"command": "review allow", "ok": True,
@@ -176,7 +176,7 @@ def test_a_refusal_under_json_prints_the_same_shape_on_stdout_beside_its_one_std
         installation: Installation, tmp_path: Path) -> None:
     project = tmp_path / "empty"
     project.mkdir()
-    installation.cli("init", str(project), check=True)
+    installation.cli_in_process("init", str(project))
     code, document = _refused(installation, "review", "ingest", "--project", str(project))
     assert code == 2 and document["command"] == "review ingest" and document["ok"] is False
     assert document["summary"]["error"].startswith("the review allowlist is empty")

@@ -156,7 +156,7 @@ def test_an_operations_file_with_an_anchor_or_a_repeated_key_is_a_usage_error_an
 ) -> None:
     root = tmp_path / "p"
     root.mkdir()
-    installation.cli("init", str(root), check=True)
+    installation.cli_in_process("init", str(root))
     files = {"repeated": "- op: addAlias\n  alias: a\n  alias: b\n  itemId: x\n",
              "anchored": "- &o {op: addAlias, alias: a, itemId: x}\n- *o\n"}
     for name, text in files.items():

@@ -182,7 +182,7 @@ def test_a_store_is_refused_once_head_names_another_commit_until_head_is_back_wh
     write_history(root, STANDARD_HISTORY)
     project_id = f"moving-{mode}"
     module_installation.new_project_in_process(root, project_id)
-    module_installation.cli("findings", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("findings", "build", "--project", str(root))
     call = [("review.findings", {"projectId": project_id})]
     [before] = call_tools(module_daemon.mcp_url, call, mode)
     assert check_response(before.structured)["count"] == STANDARD_FINDINGS
