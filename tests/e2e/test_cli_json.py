@@ -10,17 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import typer.main
 import yaml
 
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import REPOSITORY, THREAD_KEY, candidate_arguments, new_shop
+from tests.support import cli_app
 from tests.support.daemon import free_port
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
 from theurian.cli.json_summary import SHAPE_HELP, SUMMARY_KEYS
-from theurian.cli.main import app
 
 # Commands that print no summary, and why: each prints one thing a script reads as it is, or runs in the foreground.
 NO_SUMMARY = {
@@ -41,7 +40,7 @@ def _leaves() -> dict[tuple[str, ...], Any]:
         else:
             found[prefix] = command
 
-    walk(typer.main.get_command(app), ())
+    walk(cli_app.command(), ())
     return found
 
 

@@ -75,14 +75,12 @@ class Installation:
         The command sees exactly `env` (every other variable unset, all restored after) and `cwd`. It runs without
         the console script's own layer (`theurian.cli.main.run`: the exit-code mapping, the argument check), so a
         refusal fails the setup here with its exception rather than printing its line."""
-        from typer.testing import CliRunner
-
-        from theurian.cli.main import app
+        from tests.support.cli_app import invoke
 
         target = self.env | (extra_env or {})
         env: dict[str, str | None] = {key: None for key in os.environ if key not in target} | target
         with contextlib.chdir(cwd or Path.cwd()):
-            result = CliRunner().invoke(app, list(args), env=env, prog_name="theurian")
+            result = invoke(args, env=env)
         if result.exit_code != 0:
             raise AssertionError(f"theurian {' '.join(args)} (in-process) exited {result.exit_code}: "
                                  f"{result.stderr}{result.stdout}") from result.exception
