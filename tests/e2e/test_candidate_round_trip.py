@@ -29,11 +29,11 @@ def shop(module_installation: Installation, tmp_path_factory: pytest.TempPathFac
     git(root, "init", "-q")
     fix = commit_touching(root, THREAD_FILE, message="take the lock after the reads")
     other = commit_touching(root, "docs/notes.md", message="unrelated notes")
-    module_installation.cli("review", "allow", PUBLIC_REPOSITORY, "--project", str(root), check=True)
+    module_installation.cli_in_process("review", "allow", PUBLIC_REPOSITORY, "--project", str(root))
     with FakeGitHub(small_corpus(load_fixture())).running() as fake:
         ingested = ingest(module_installation, root, fake, PUBLIC_REPOSITORY)
     assert ingested.returncode == 0, ingested.stderr
-    module_installation.cli("review", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("review", "build", "--project", str(root))
     return {"root": root, "fix": fix, "other": other}
 
 

@@ -8,11 +8,10 @@ import re
 from typing import Any
 
 import pytest
-import typer.main
 
 from tests.e2e.test_cli_surface import _command_paths
+from tests.support.cli_app import at
 from tests.support.cli_help import help_words
-from theurian.cli.main import app
 
 # rich's own markup tag: `[` then a lowercase letter, `#`, `/` or `@` (rich.markup.RE_TAGS); `\[` escapes it.
 _TAG = re.compile(r"\\?\[([a-z#/@][^\[\]]*)\]")
@@ -24,9 +23,7 @@ def _texts(command: Any) -> list[str]:
 
 @pytest.mark.parametrize("path", [p for p in _command_paths() if p], ids=" ".join)
 def test_no_bracketed_word_of_a_help_text_is_lost_to_rich_markup(path: tuple[str, ...]) -> None:
-    command: Any = typer.main.get_command(app)
-    for name in path:
-        command = command.commands[name]
+    command = at(*path)
     bracketed = [f"[{match}]" for text in _texts(command) for match in _TAG.findall(text)]
     if not bracketed:
         return
@@ -35,13 +32,7 @@ def test_no_bracketed_word_of_a_help_text_is_lost_to_rich_markup(path: tuple[str
 
 
 def test_the_walk_sees_the_config_tables_the_help_texts_name() -> None:
-    named = {" ".join(path): [m for text in _texts(_at(path)) for m in _TAG.findall(text)]
+    named = {" ".join(path): [m for text in _texts(at(*path)) for m in _TAG.findall(text)]
              for path in _command_paths() if path}
     assert "review" in named["review scan"] and "github_app" in named["review ingest"]
 
-
-def _at(path: tuple[str, ...]) -> Any:
-    command: Any = typer.main.get_command(app)
-    for name in path:
-        command = command.commands[name]
-    return command

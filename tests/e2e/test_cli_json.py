@@ -10,17 +10,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import typer.main
 import yaml
 
 from tests.e2e.review_ingest_support import ingest_env, new_project, small_corpus
 from tests.knowledge.proposal_support import REPOSITORY, THREAD_KEY, candidate_arguments, new_shop
+from tests.support import cli_app
 from tests.support.daemon import free_port
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
 from theurian.cli.json_summary import SHAPE_HELP, SUMMARY_KEYS
-from theurian.cli.main import app
 
 # Commands that print no summary, and why: each prints one thing a script reads as it is, or runs in the foreground.
 NO_SUMMARY = {
@@ -41,7 +40,7 @@ def _leaves() -> dict[tuple[str, ...], Any]:
         else:
             found[prefix] = command
 
-    walk(typer.main.get_command(app), ())
+    walk(cli_app.command(), ())
     return found
 
 
@@ -150,10 +149,10 @@ def test_a_set_up_step_that_finds_its_work_done_is_ok_and_says_nothing_changed(
         installation: Installation, tmp_path: Path) -> None:
     project = tmp_path / "again"
     project.mkdir()
-    installation.cli("init", str(project), check=True)
+    installation.cli_in_process("init", str(project))
     again = json.loads(installation.cli("init", str(project), "--json", check=True).stdout)
     assert again["ok"] is True and again["summary"]["changed"] is False and again["summary"]["message"]
-    installation.cli("review", "allow", "acme/widgets", "--project", str(project), check=True)
+    installation.cli_in_process("review", "allow", "acme/widgets", "--project", str(project))
     allowed = json.loads(installation.cli("review", "allow", "Acme/Widgets", "--project", str(project), "--json",
                                           check=True).stdout)
     assert allowed == {"command": "review allow", "ok": True,
@@ -176,7 +175,7 @@ def test_a_refusal_under_json_prints_the_same_shape_on_stdout_beside_its_one_std
         installation: Installation, tmp_path: Path) -> None:
     project = tmp_path / "empty"
     project.mkdir()
-    installation.cli("init", str(project), check=True)
+    installation.cli_in_process("init", str(project))
     code, document = _refused(installation, "review", "ingest", "--project", str(project))
     assert code == 2 and document["command"] == "review ingest" and document["ok"] is False
     assert document["summary"]["error"].startswith("the review allowlist is empty")

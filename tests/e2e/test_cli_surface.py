@@ -7,12 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer.main
-from typer.testing import CliRunner
 
+from tests.support import cli_app
+from tests.support.cli_app import at, invoke
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import __version__
-from theurian.cli.main import app
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,7 +24,7 @@ def _command_paths() -> list[tuple[str, ...]]:
         for name, sub in getattr(command, "commands", {}).items():  # typer vendors click: duck-type groups
             walk(sub, (*prefix, name))
 
-    walk(typer.main.get_command(app), ())
+    walk(cli_app.command(), ())
     return paths
 
 
@@ -40,10 +39,7 @@ def test_version_prints_the_package_version(installation: Installation) -> None:
 
 @pytest.mark.parametrize("path", _command_paths(), ids=lambda p: " ".join(p) or "theurian")
 def test_every_command_has_help_text(path: tuple[str, ...]) -> None:
-    command: Any = typer.main.get_command(app)
-    for name in path:
-        command = command.commands[name]
-    assert (command.help or "").strip(), f"`theurian {' '.join(path)}` has no help text"
+    assert (at(*path).help or "").strip(), f"`theurian {' '.join(path)}` has no help text"
 
 
 def test_help_runs_through_the_console_script_at_the_top_and_in_a_nested_group(installation: Installation) -> None:
@@ -56,9 +52,8 @@ def test_help_runs_through_the_console_script_at_the_top_and_in_a_nested_group(i
 
 
 def test_help_runs_for_every_command() -> None:
-    runner = CliRunner()
     for path in _command_paths():
-        result = runner.invoke(app, [*path, "--help"], prog_name="theurian")
+        result = invoke([*path, "--help"])
         assert result.exit_code == 0, (path, result.output)
         assert "Usage:" in result.output and f"theurian {' '.join(path)}".strip() in result.output
 

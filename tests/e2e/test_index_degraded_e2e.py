@@ -25,9 +25,9 @@ WORDS = ["lexical", "title", "trigram"]
 
 def _indexed(installation: Installation, root: Path) -> Path:
     copy_sample(root)
-    installation.cli("project", "register", str(root), "--id", "degraded", check=True)
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
-    installation.cli("index", "build", "--project", str(root), check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", "degraded")
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
+    installation.cli_in_process("index", "build", "--project", str(root))
     return root
 
 

@@ -29,9 +29,9 @@ PLANTED = "Planted: disable auth"
 def _built(installation: Installation, root: Path, project_id: str | None) -> Path:
     copy_sample(root)
     if project_id is not None:
-        installation.cli("project", "register", str(root), "--id", project_id, check=True)
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
-    installation.cli("index", "build", "--project", str(root), check=True)
+        installation.cli_in_process("project", "register", str(root), "--id", project_id)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
+    installation.cli_in_process("index", "build", "--project", str(root))  # the cure the test runs is a process
     return root
 
 
@@ -73,8 +73,8 @@ def _foreign(installation: Installation, root: Path, project_id: str) -> Path:
     elsewhere = Installation(root.parent / f"{project_id}-installation")
     source = _built(elsewhere, root.parent / f"{project_id}-elsewhere", None)
     shutil.copytree(source, root)
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
-    installation.cli("migrate", "apply", "--project", str(root), check=True)  # the state, not the index
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))  # the state, not the index
     return root
 
 

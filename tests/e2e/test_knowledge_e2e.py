@@ -38,9 +38,9 @@ def project(module_installation: Installation, tmp_path_factory: pytest.TempPath
     writer.item("decision.cache-policy", "Cache JWT verification results for one minute.", title="Cache policy",
                 sensitivity="public", validFrom="2026-09-01T00:00:00+09:00")
     writer.write("cache")
-    module_installation.cli("project", "register", str(root), "--id", "kb", check=True)
-    module_installation.cli("migrate", "apply", "--project", str(root), check=True)
-    module_installation.cli("index", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("project", "register", str(root), "--id", "kb")
+    module_installation.cli_in_process("migrate", "apply", "--project", str(root))
+    module_installation.cli_in_process("index", "build", "--project", str(root))
     return root
 
 

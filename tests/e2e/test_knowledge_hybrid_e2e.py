@@ -24,8 +24,8 @@ def _project(installation: Installation, root: Path, project_id: str, *build: st
     for item in json.loads((REPO / "fixtures/knowledge-retrieval/items.json").read_text(encoding="utf-8")):
         writer.item(item["itemId"], item["body"], title=item["title"], kind=item["kind"])
     writer.write("labelled-set")
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     out = installation.cli("index", "build", "--project", str(root), *build, check=True).stdout
     assert f"embedding model: {DEFAULT_MODEL_NAME}" in out
     return root

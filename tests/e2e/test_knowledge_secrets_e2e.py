@@ -51,7 +51,7 @@ def _write_deploy(root: Path, body: str) -> None:
 def _project(installation: Installation, folder: Path, project_id: str) -> Path:
     root = copy_sample(folder)
     (root / ".theurian/config.toml").write_text("[review]\nallowlist = []\n", encoding="utf-8")
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
     return root
 
 
@@ -89,7 +89,7 @@ def _applied_under_an_acknowledgement(installation: Installation, tmp_path: Path
     root = _project(installation, tmp_path / name, name)
     _write_deploy(root, BODY)
     _acknowledge(root, [fingerprint(project_salt(root), TOKEN)])
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     return root
 
 

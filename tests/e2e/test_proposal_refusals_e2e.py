@@ -21,10 +21,10 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     folder = tmp_path_factory.mktemp("proposal-refusals")
     empty = folder / "empty"
     (empty / ".theurian").mkdir(parents=True)
-    module_installation.cli("project", "register", str(empty), "--id", "empty", check=True)
+    module_installation.cli_in_process("project", "register", str(empty), "--id", "empty")
     shop = copy_sample(folder / "shop")
-    module_installation.cli("project", "register", str(shop), "--id", "shop", check=True)
-    module_installation.cli("migrate", "apply", "--project", str(shop), check=True)
+    module_installation.cli_in_process("project", "register", str(shop), "--id", "shop")
+    module_installation.cli_in_process("migrate", "apply", "--project", str(shop))
     return shop
 
 

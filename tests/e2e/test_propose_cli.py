@@ -110,19 +110,15 @@ def test_refusals_are_one_line_with_an_exit_code_and_a_conflict_prints_its_envel
 
 
 def test_every_propose_command_has_help_and_is_documented_as_theurian_propose() -> None:
-    import typer.main
-    from typer.testing import CliRunner
+    from tests.support.cli_app import at, invoke
 
-    from theurian.cli.main import app
-
-    group = typer.main.get_command(app).commands["propose"]  # type: ignore[attr-defined]
+    group = at("propose")
     names = sorted(group.commands)
     assert names == ["accept", "candidate", "change", "list", "migration", "reject"]
     docs = (Path(__file__).resolve().parents[2] / "docs" / "proposals.md").read_text(encoding="utf-8")
-    runner = CliRunner()
     for name in names:
         assert f"theurian propose {name}" in docs, name
-        shown = runner.invoke(app, ["propose", name, "--help"])
+        shown = invoke(["propose", name, "--help"])
         assert shown.exit_code == 0 and "Usage:" in shown.output, name
 
 
@@ -178,7 +174,7 @@ def test_an_operations_file_with_an_anchor_or_a_repeated_key_is_a_usage_error_an
 ) -> None:
     root = tmp_path / "p"
     root.mkdir()
-    installation.cli("init", str(root), check=True)
+    installation.cli_in_process("init", str(root))
     files = {"repeated": "- op: addAlias\n  alias: a\n  alias: b\n  itemId: x\n",
              "anchored": "- &o {op: addAlias, alias: a, itemId: x}\n- *o\n"}
     for name, text in files.items():

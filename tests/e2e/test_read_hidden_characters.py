@@ -26,7 +26,7 @@ def test_a_table_shows_hidden_characters_escaped_and_names_their_classes_as_the_
     root = tmp_path / "hidden"
     write_history(root, HISTORY)
     module_installation.new_project_in_process(root, "hidden")
-    module_installation.cli("findings", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("findings", "build", "--project", str(root))
     [answer] = call_tools(module_daemon.mcp_url, [("review.findings", {"projectId": "hidden"})])
     rows = answer.valid("review-findings-response.schema.json")["findings"]
     labels = {row["findingText"]: row["hiddenCharacters"] for row in rows}
@@ -48,7 +48,7 @@ def test_a_table_without_hidden_characters_says_nothing_of_them(
     root = tmp_path / "plain"
     write_history(root, (Planned(T0, message("plain", [trailer("code", "LOW", "rename it, 漢字 and é")])),))
     module_installation.new_project_in_process(root, "plain")
-    module_installation.cli("findings", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("findings", "build", "--project", str(root))
     *lines, footer = module_installation.cli("findings", "list", "--project", str(root), check=True).stdout.splitlines()
     assert lines[-1].endswith("rename it, 漢字 and é")
     assert footer == f"1 finding; {UNTRUSTED_NOTE}"

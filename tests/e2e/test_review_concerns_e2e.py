@@ -37,7 +37,7 @@ def project(module_installation: Installation, tmp_path_factory: pytest.TempPath
     root = tmp_path_factory.mktemp("concerns") / "p"
     built = ingested_and_built(module_installation, root, REPOSITORY, pulls)
     git(root, "init", "-q")
-    module_installation.cli("project", "register", str(root), "--id", PROJECT, check=True)
+    module_installation.cli_in_process("project", "register", str(root), "--id", PROJECT)
     return {"root": root, "node_ids": node_ids, "built": built}
 
 

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from projection.findings_store import STORE_RELATIVE
 from serve.tools.findings import (
@@ -23,10 +22,10 @@ from tests.projection.git_fixture import (
     write_history,
 )
 from tests.serve.findings_support import check_response
+from tests.support.cli_app import invoke
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
-from theurian.cli.main import app
 from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
 
 
@@ -77,9 +76,9 @@ def test_the_build_outside_a_project_fails_in_one_line(
 
 
 def test_every_findings_command_has_help() -> None:
-    runner = CliRunner()  # in-process: the console script's own help runs are tests/e2e/test_cli_surface.py's
+    # In-process: the console script's own help runs are tests/e2e/test_cli_surface.py's.
     for args in (("findings", "--help"), ("findings", "build", "--help")):
-        result = runner.invoke(app, list(args), prog_name="theurian")
+        result = invoke(args)
         assert result.exit_code == 0, result.output
         assert "findings" in result.output.lower() and "Usage" in result.output
 
@@ -182,7 +181,7 @@ def test_a_store_is_refused_once_head_names_another_commit_until_head_is_back_wh
     write_history(root, STANDARD_HISTORY)
     project_id = f"moving-{mode}"
     module_installation.new_project_in_process(root, project_id)
-    module_installation.cli("findings", "build", "--project", str(root), check=True)
+    module_installation.cli_in_process("findings", "build", "--project", str(root))
     call = [("review.findings", {"projectId": project_id})]
     [before] = call_tools(module_daemon.mcp_url, call, mode)
     assert check_response(before.structured)["count"] == STANDARD_FINDINGS

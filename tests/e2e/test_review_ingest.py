@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from evidence.lake import Lake
 from evidence.lake_read import iter_records
@@ -23,10 +22,10 @@ from tests.e2e.review_ingest_support import (
     record_files,
     small_corpus,
 )
+from tests.support.cli_app import invoke
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PRIVATE_REPOSITORY, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
-from theurian.cli.main import app
 
 
 @pytest.fixture(scope="module")
@@ -234,7 +233,7 @@ def test_ingest_finds_the_project_from_a_subfolder_and_every_review_command_has_
     sub.mkdir(parents=True)
     assert installation.cli("review", "allow", "Acme/Widgets", cwd=sub).returncode == 0
     assert "Acme/Widgets" in installation.cli("review", "status", cwd=sub).stdout
-    runner = CliRunner()  # in-process: the console script's own help runs are tests/e2e/test_cli_surface.py's
+    # In-process: the console script's own help runs are tests/e2e/test_cli_surface.py's.
     for command in ("allow", "disallow", "ingest", "status"):
-        result = runner.invoke(app, ["review", command, "--help"], prog_name="theurian")
+        result = invoke(["review", command, "--help"])
         assert result.exit_code == 0 and "--project" in result.output, result.output

@@ -172,7 +172,7 @@ def test_migrate_apply_refuses_to_fingerprint_a_secret_with_a_lost_or_foreign_sa
 def test_doctor_and_project_status_fail_the_salt_check_of_a_keyed_lake_whose_salt_is_lost(
         installation: Installation, ingested: Path, tmp_path: Path) -> None:
     project = copy_project(ingested, tmp_path / "p")
-    installation.cli("project", "register", str(project), "--id", "salted", check=True)
+    installation.cli_in_process("project", "register", str(project), "--id", "salted")
     checks = {c["check"]: c for c in json.loads(installation.cli("doctor", "--json").stdout)["summary"]["checks"]}
     assert checks["salted: review salt"] == {"check": "salted: review salt", "level": "ok", "state": SALT_FILE,
                                              "cure": ""}

@@ -41,9 +41,9 @@ def project(module_installation: Installation, tmp_path_factory: pytest.TempPath
     pulls, node_ids = pull_requests(REPOSITORY, 1)
     root = tmp_path_factory.mktemp("similar") / "p"
     built = ingested_and_built(module_installation, root, REPOSITORY, pulls)
-    module_installation.cli("project", "register", str(root), "--id", "labelled", check=True)
+    module_installation.cli_in_process("project", "register", str(root), "--id", "labelled")
     unbuilt = new_project(module_installation, tmp_path_factory.mktemp("unbuilt") / "p")
-    module_installation.cli("project", "register", str(unbuilt), "--id", "unbuilt", check=True)
+    module_installation.cli_in_process("project", "register", str(unbuilt), "--id", "unbuilt")
     return {"root": root, "node_ids": node_ids, "built": built}
 
 

@@ -26,10 +26,10 @@ def _status(installation: Installation, project: Path) -> tuple[str, list[dict[s
 def test_a_repository_no_longer_allowlisted_is_listed_as_such(installation: Installation, tmp_path: Path) -> None:
     project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)  # with the run manifest that ingested it
-    installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    installation.cli_in_process("review", "allow", FIXTURE_REPOSITORY, "--project", str(project))
     text, rows = _status(installation, project)
     assert "not allowlisted" not in text and rows[0]["allowlisted"] is True
-    installation.cli("review", "disallow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    installation.cli_in_process("review", "disallow", FIXTURE_REPOSITORY, "--project", str(project))
     text, rows = _status(installation, project)
     [line] = text.strip().splitlines()
     assert line.startswith(f"{FIXTURE_REPOSITORY}: 1 pull-request, 3 review-submission, 2 review-thread; last run ")
@@ -140,7 +140,7 @@ def test_an_allowlisted_repository_whose_folder_is_linked_out_is_named_once_and_
         installation: Installation, tmp_path: Path) -> None:
     project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
-    installation.cli("review", "allow", FIXTURE_REPOSITORY, "--project", str(project), check=True)
+    installation.cli_in_process("review", "allow", FIXTURE_REPOSITORY, "--project", str(project))
     folder = project / ".theurian/review" / repository_folder(FIXTURE_REPOSITORY)
     inside = project / ".theurian/review/.kept-here"
     shutil.move(folder, inside)

@@ -135,8 +135,8 @@ def test_no_credential_reaches_the_store_the_served_rows_or_the_daemons_log_and_
     module_daemon: RunningDaemon, tmp_path: Path
 ) -> None:
     project = copy_project(redacted[0], tmp_path / "served")
-    module_installation.cli("project", "register", str(project), "--id", "planted", check=True)
-    module_installation.cli("review", "build", "--project", str(project), check=True)
+    module_installation.cli_in_process("project", "register", str(project), "--id", "planted")
+    module_installation.cli_in_process("review", "build", "--project", str(project))
     assert_no_needle(store_text(project), "the review store")
     assert_no_needle(everything_under(project), ".theurian/ after the build")
     numbers = [FIRST_PLANTED + index for index in range(len(KINDS) + 1)]
@@ -262,8 +262,8 @@ def test_pseudonyms_replace_every_login_stay_stable_across_runs_and_are_served(
     status = module_installation.cli("review", "status", "--json", "--project", str(project), check=True)
     (row,) = json.loads(status.stdout)["summary"]["repositories"]
     assert row["content"]["redactions"] > 0 and row["content"]["hiddenCharacters"]["bidi-control"] >= 1
-    module_installation.cli("project", "register", str(project), "--id", "pseudonyms", check=True)
-    module_installation.cli("review", "build", "--project", str(project), check=True)
+    module_installation.cli_in_process("project", "register", str(project), "--id", "pseudonyms")
+    module_installation.cli_in_process("review", "build", "--project", str(project))
     (answer,) = call_tools(module_daemon.mcp_url, [("review.search", {"projectId": "pseudonyms", "limit": 50})])
     assert answer.structured is not None and answer.structured["count"] == 50
     for record in answer.structured["records"]:

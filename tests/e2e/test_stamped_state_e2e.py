@@ -33,8 +33,8 @@ def _state_file(root: Path) -> Path:
 
 def _project(installation: Installation, root: Path, project_id: str) -> Path:
     copy_sample(root)
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     return root
 
 
@@ -69,7 +69,7 @@ def test_a_state_copied_from_another_installation_is_refused_and_the_cure_rebuil
     source = _project(elsewhere, tmp_path / "built-elsewhere", "elsewhere")
     root = tmp_path / "copied"
     shutil.copytree(source, root)
-    module_installation.cli("project", "register", str(root), "--id", "copied", check=True)
+    module_installation.cli_in_process("project", "register", str(root), "--id", "copied")
     [refused] = call_tools(module_daemon.mcp_url, [("knowledge.status", {"projectId": "copied"})], "legacy")
     assert refused.is_error and refused.text == _refusal("copied")
     module_installation.cli("migrate", "apply", "--project", str(root), check=True)

@@ -229,7 +229,7 @@ def test_index_build_and_syncs_index_stage_keep_a_summary_tree_alike_until_no_ra
     writer = MigrationWriter(root)
     writer.item("arch.locks", "take the ledger lock before the account lock")
     writer.write("locks")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     assert "summary" in _index_channels(installation, root, "--raptor")
     assert "summary" in _index_channels(installation, root)  # by hand, as sync: the tree is kept
     assert "summary" not in _index_channels(installation, root, "--no-raptor")

@@ -46,7 +46,7 @@ def synced(module_installation: Installation, tmp_path_factory: pytest.TempPathF
 
 def _registered_copy(installation: Installation, synced: Path, root: Path) -> Path:
     shutil.copytree(synced, root, symlinks=True)
-    installation.cli("project", "register", str(root), "--id", root.name, check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", root.name)
     return root
 
 

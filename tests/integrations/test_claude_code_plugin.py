@@ -13,15 +13,14 @@ from typing import Any
 
 import jsonschema
 import pytest
-import typer.main
 import yaml
 
+from tests.support import cli_app
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import connected
 from theurian import __version__
 from theurian.access_token import TOKEN_ENV
-from theurian.cli.main import app
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "integrations" / "claude-code"
@@ -77,7 +76,7 @@ def _command_paths() -> set[tuple[str, ...]]:
         for name, sub in getattr(command, "commands", {}).items():
             walk(sub, (*prefix, name))
 
-    walk(typer.main.get_command(app), ())
+    walk(cli_app.command(), ())
     return paths
 
 

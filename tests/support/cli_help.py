@@ -5,9 +5,8 @@ from __future__ import annotations
 from unittest import mock
 
 import typer.rich_utils
-from typer.testing import CliRunner
 
-from theurian.cli.main import app
+from tests.support.cli_app import invoke
 
 HELP_WIDTH = 400
 
@@ -20,6 +19,6 @@ def help_words(*path: str) -> str:
     reads it instead, or a line wrapped at 80 columns splits the words a test looks for with box characters.
     """
     with mock.patch.object(typer.rich_utils, "MAX_WIDTH", HELP_WIDTH):
-        result = CliRunner().invoke(app, [*path, "--help"], prog_name="theurian")
+        result = invoke([*path, "--help"])
     assert result.exit_code == 0, result.output
     return " ".join(result.output.split())

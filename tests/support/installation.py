@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -64,6 +65,26 @@ class Installation:
         if check and result.returncode != 0:
             raise AssertionError(f"theurian {' '.join(args)} exited {result.returncode}: {result.stderr}")
         return result
+
+    def cli_in_process(self, *args: str, cwd: Path | None = None,
+                       extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """`cli(*args, check=True)` run in this process through typer's `CliRunner` over the same app: for a setup
+        step a test does not examine (a registration, a build it then reads), where a child process would only add
+        its start (~0.45 s CPU). The step a test checks stays a `cli(...)` run of the console script.
+
+        The command sees exactly `env` (every other variable unset, all restored after) and `cwd`. It runs without
+        the console script's own layer (`theurian.cli.main.run`: the exit-code mapping, the argument check), so a
+        refusal fails the setup here with its exception rather than printing its line."""
+        from tests.support.cli_app import invoke
+
+        target = self.env | (extra_env or {})
+        env: dict[str, str | None] = {key: None for key in os.environ if key not in target} | target
+        with contextlib.chdir(cwd or Path.cwd()):
+            result = invoke(args, env=env)
+        if result.exit_code != 0:
+            raise AssertionError(f"theurian {' '.join(args)} (in-process) exited {result.exit_code}: "
+                                 f"{result.stderr}{result.stdout}") from result.exception
+        return subprocess.CompletedProcess(["theurian", *args], 0, result.stdout, result.stderr)
 
     def new_project(self, root: Path, project_id: str | None = None) -> Path:
         """`theurian init` + `theurian project register` a fresh folder."""

@@ -1,6 +1,6 @@
-"""A sample project with every store built through the real CLI: knowledge applied and indexed, findings from a
-git history, the bundled evidence lake projected. Tests that want served answers rather than "not built" start
-here."""
+"""A sample project with every store built by the real CLI's commands (run in-process): knowledge applied and
+indexed, findings from a git history, the bundled evidence lake projected. Tests that want served answers rather
+than "not built" start here."""
 
 from __future__ import annotations
 
@@ -27,9 +27,11 @@ def built_sample_project(installation: Installation, root: Path, project_id: str
                  ["commit", "--quiet", "-m", "Sample", "-m",
                   "Review-Finding: security HIGH — tokens are compared with == instead of a constant-time check"]):
         subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
+    # The real commands, run in-process (`Installation.cli_in_process`): the tests that start here examine what
+    # the daemon serves from these stores, not the commands, whose console-script runs have tests of their own.
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
     for command in (("migrate", "apply"), ("index", "build"), ("findings", "build"), ("review", "build")):
-        installation.cli(*command, "--project", str(root), check=True)
+        installation.cli_in_process(*command, "--project", str(root))
     return root
 
 
