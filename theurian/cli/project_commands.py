@@ -11,6 +11,8 @@ from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError, ProjectError
+from theurian.text import shell_word
+from theurian.utf8_path import not_utf8_refusal
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -29,6 +31,13 @@ def register(
     """Register the project at PATH under an id agents name in every call; re-run with the same id and folder, it
     changes nothing, says so and exits 0."""
     root = path.resolve()
+    if project_id is not None:
+        registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
+    # Before the id is chosen: a folder name that is not UTF-8 would fold to an id its renamed folder may not.
+    refusal = not_utf8_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
+                                                                        if project_id else ""))
+    if refusal is not None:
+        raise ProjectError(refusal)
     chosen = project_id or registry.default_project_id(root)
     try:
         registration = registry.register(root, chosen)

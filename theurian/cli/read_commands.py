@@ -25,6 +25,7 @@ from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
 from theurian.text import shell_word
+from theurian.utf8_path import not_utf8_refusal
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
@@ -118,8 +119,9 @@ def registered_id(root: Path) -> str:
     """
     found = next((r for r in registry.read().registrations if r.root.resolve() == root), None)
     if found is None:
-        raise ProjectError(f"{root} is not registered, so no agent can read it: run "
-                           f"`theurian project register {shell_word(str(root))}` first")
+        refusal = not_utf8_refusal(root, "theurian project register {}")
+        raise ProjectError(refusal or f"{root} is not registered, so no agent can read it: run "
+                                      f"`theurian project register {shell_word(str(root))}` first")
     return found.project_id
 
 
