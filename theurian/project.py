@@ -113,10 +113,10 @@ def resolve_project(project_id: str) -> Project:
             )
         raise registry.not_registered(project_id)
     root = registration.root
-    if not (root / THEURIAN_DIR).is_dir():
+    if not registry.holds_project(root):
         raise ProjectError(
-            f"project {project_id!r} is registered at a folder with no .theurian/ "
-            "(moved or deleted?); register it again from its folder"
+            f"project {project_id!r} is registered at a folder with no .theurian/ (moved or deleted?): if it moved, "
+            f"{registry.moved_cure(project_id)}; if it is gone, `theurian project unregister {shell_word(project_id)}`"
         )
     project = Project(project_id, root.resolve())
     try:

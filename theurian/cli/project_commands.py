@@ -40,17 +40,35 @@ def register(
         raise ProjectError(refusal)
     chosen = project_id or registry.default_project_id(root)
     try:
-        registration = registry.register(root, chosen)
+        registered = registry.register(root, chosen)
     except AlreadyInPlaceError as exc:
         if as_json:
             echo_summary({"projectId": chosen, "rootPath": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
+    registration, moved_from = registered.registration, registered.moved_from
+    # Registering a moved project's new folder under a new id leaves the old id (the one agents name) broken.
+    steps = [] if project_id or moved_from else _keep_an_id_instead(registration)
     if as_json:
-        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True})
+        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True,
+                      "movedFrom": None if moved_from is None else str(moved_from), "nextSteps": steps})
         return
-    typer.echo(f"registered {registration.project_id} -> {registration.root}")
+    was = "" if moved_from is None else f" (was {moved_from}, which holds no .theurian/ now)"
+    typer.echo(f"registered {registration.project_id} -> {registration.root}{was}")
+    for step in steps:
+        typer.echo(f"next: {step}")
+
+
+def _keep_an_id_instead(registration: registry.Registration) -> list[str]:
+    """For each id still registered at a folder that holds no `.theurian/` (a project moved or deleted): if the
+    folder just registered is that project moved, how to keep the id agents use; else how to remove it."""
+    word, new = shell_word(str(registration.root)), shell_word(registration.project_id)
+    return [f"if this folder is project {r.project_id!r} moved here (it was at {r.root}), keep that id: "
+            f"`theurian project unregister {new} && theurian project register {word} --id {r.project_id}`; "
+            f"else `theurian project unregister {shell_word(r.project_id)}`"
+            for r in registry.gone(registry.read())
+            if r.project_id != registration.project_id and registry.is_project_id(r.project_id)]
 
 
 @app.command("unregister")
