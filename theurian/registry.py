@@ -75,7 +75,8 @@ def _kebab(text: str) -> str:
 
 def is_project_id(text: str) -> bool:
     """Whether `text` is an id `--id` takes (a hand-edited registry's keys need not be)."""
-    return len(text) <= MAX_PROJECT_ID_CHARS and PROJECT_ID_PATTERN.match(text) is not None
+    # fullmatch: `$` also matches before a final newline, which let `--id $'proj\n'` register as "proj\n".
+    return len(text) <= MAX_PROJECT_ID_CHARS and PROJECT_ID_PATTERN.fullmatch(text) is not None
 
 
 def validate_project_id(project_id: str) -> str:
