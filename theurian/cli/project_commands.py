@@ -29,7 +29,8 @@ def register(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Register the project at PATH under an id agents name in every call; re-run with the same id and folder, it
-    changes nothing, says so and exits 0."""
+    changes nothing, says so and exits 0. A project moved here: --id its old id points that id at PATH (only when
+    its old folder holds no .theurian/), so agents keep naming it by that id."""
     root = path.resolve()
     if project_id is not None:
         registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
