@@ -21,6 +21,7 @@ from theurian.errors import (
     StateEscapeError,
 )
 from theurian.text import quoted, shell_word
+from theurian.utf8_path import not_utf8_refusal
 
 THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
@@ -58,7 +59,8 @@ def init_project(root: Path) -> Path:
 
     Raises:
         AlreadyInPlaceError: `.theurian/config.toml` already exists (nothing is changed).
-        ProjectError: the folder does not exist, is not a folder, or lies inside a `.theurian` folder.
+        ProjectError: the folder does not exist, is not a folder, lies inside a `.theurian` folder, or its path is
+            not UTF-8 text (nothing is created: such a project could be neither registered nor served).
     """
     _check_project_folder(root)
     theurian_dir = resolve_inside(root, THEURIAN_DIR)
@@ -77,7 +79,7 @@ def _check_project_folder(root: Path) -> None:
     """Refuse a `root` init cannot make a project of, naming the cure.
 
     Raises:
-        ProjectError: it does not exist, is not a folder, or is (inside) a `.theurian` folder.
+        ProjectError: it does not exist, is not a folder, is (inside) a `.theurian` folder, or is not UTF-8 text.
     """
     if THEURIAN_DIR in root.parts:
         # `init proj/.theurian` would make `.theurian/.theurian`: a project nobody's commands would ever find.
@@ -88,6 +90,9 @@ def _check_project_folder(root: Path) -> None:
         raise ProjectError(f"{root} does not exist; create the folder first, or name an existing one")
     if not root.is_dir():
         raise ProjectError(f"{root} is not a folder")
+    refusal = not_utf8_refusal(root, "theurian init {}")
+    if refusal is not None:
+        raise ProjectError(refusal)
 
 
 def resolve_project(project_id: str) -> Project:
@@ -108,10 +113,10 @@ def resolve_project(project_id: str) -> Project:
             )
         raise registry.not_registered(project_id)
     root = registration.root
-    if not (root / THEURIAN_DIR).is_dir():
+    if not registry.holds_project(root):
         raise ProjectError(
-            f"project {project_id!r} is registered at a folder with no .theurian/ "
-            "(moved or deleted?); register it again from its folder"
+            f"project {project_id!r} is registered at a folder with no .theurian/ (moved or deleted?): if it moved, "
+            f"{registry.moved_cure(project_id)}; if it is gone, `theurian project unregister {shell_word(project_id)}`"
         )
     project = Project(project_id, root.resolve())
     try:

@@ -73,13 +73,19 @@ def _kebab(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
 
 
+def is_project_id(text: str) -> bool:
+    """Whether `text` is an id `--id` takes (a hand-edited registry's keys need not be)."""
+    # fullmatch: `$` also matches before a final newline, which let `--id $'proj\n'` register as "proj\n".
+    return len(text) <= MAX_PROJECT_ID_CHARS and PROJECT_ID_PATTERN.fullmatch(text) is not None
+
+
 def validate_project_id(project_id: str) -> str:
     """`project_id` when it is one; refused naming an id that is (`project_id` folded, else an example).
 
     Raises:
         UsageError: not lowercase kebab-case, or past MAX_PROJECT_ID_CHARS.
     """
-    if len(project_id) > MAX_PROJECT_ID_CHARS or not PROJECT_ID_PATTERN.match(project_id):
+    if not is_project_id(project_id):
         suggested = _kebab(project_id)[:MAX_PROJECT_ID_CHARS].rstrip("-") or EXAMPLE_PROJECT_ID
         raise UsageError(
             f"project id {quoted(project_id)} is not lowercase kebab-case (letters, digits and single hyphens, "
@@ -105,29 +111,76 @@ def read() -> RegistrySnapshot:
     return _parse(_load_document(installation.registry_path()))
 
 
-def register(root: Path, project_id: str) -> Registration:
-    """Add a project. Raises AlreadyInPlaceError if this id already names this root."""
+@dataclass(frozen=True)
+class Registered:
+    """What `register` did: the registration, and the root it took the id over from (a moved project), if any."""
+
+    registration: Registration
+    moved_from: Path | None = None
+
+
+def register(root: Path, project_id: str) -> Registered:
+    """Add a project; or, when `project_id` names a registration whose root holds no `.theurian/` (the project was
+    moved or deleted, so nothing could be served under it), point that id at `root`: an agent configured with the
+    id keeps reaching the project where it now is.
+
+    Raises:
+        UsageError: `project_id` is not one.
+        AlreadyInPlaceError: this id already names this root (nothing is changed).
+        ProjectError: `root` holds no `.theurian/`; the id names another project that is still there; or `root` is
+            registered under another id.
+    """
     validate_project_id(project_id)
     root = root.resolve()
-    if not (root / ".theurian").is_dir():
+    if not holds_project(root):
         raise ProjectError(f"{root} has no .theurian/ folder; run `theurian init {shell_word(str(root))}` first")
+    moved_from: list[Path] = []
 
     def change(projects: dict[str, Any]) -> None:
         existing = projects.get(project_id)
-        if isinstance(existing, dict) and existing.get("root") == str(root):
+        before = existing.get("root") if isinstance(existing, dict) else None
+        if before == str(root):
             raise AlreadyInPlaceError(f"project {project_id!r} is already registered at {root}; nothing changed")
-        if existing is not None:
-            raise ProjectError(
-                f"project id {project_id!r} is already registered for another folder; "
-                f"run `theurian project unregister {project_id}` first or choose another --id"
-            )
         for other_id, entry in projects.items():
             if isinstance(entry, dict) and entry.get("root") == str(root):
-                raise ProjectError(f"{root} is already registered as {other_id!r}")
-        projects[project_id] = {"root": str(root)}
+                raise ProjectError(f"{root} is already registered as {other_id!r}; to register it as {project_id!r} "
+                                   f"instead, run `theurian project unregister {shell_word(other_id)} && theurian "
+                                   f"project register {shell_word(str(root))} --id {project_id}`")
+        if existing is not None:
+            if _names_a_project(before):
+                raise ProjectError(
+                    f"project id {project_id!r} is already registered for another folder ({before}), which still "
+                    f"holds .theurian/; run `theurian project unregister {project_id}` first or choose another --id"
+                )
+            if isinstance(before, str):
+                moved_from.append(Path(before))
+        projects[project_id] = {**(existing if isinstance(existing, dict) else {}), "root": str(root)}
 
     _update(change)
-    return Registration(project_id, root)
+    return Registered(Registration(project_id, root), moved_from[0] if moved_from else None)
+
+
+def holds_project(root: Path) -> bool:
+    """Whether `root` holds `.theurian/`: what makes a registered folder one that can be served."""
+    return (root / ".theurian").is_dir()
+
+
+def _names_a_project(root: object) -> bool:
+    return isinstance(root, str) and Path(root).is_absolute() and holds_project(Path(root))
+
+
+def moved_cure(project_id: str, new_root: str = "NEW_PATH") -> str:
+    """How the operator points `project_id` at the folder its project was moved to, keeping the id every agent
+    configured with it names (registering the new folder alone would make a new id and leave this one broken)."""
+    if is_project_id(project_id):
+        return f"`theurian project register {new_root} --id {project_id}` (it keeps the id agents use)"
+    # A hand-written key no `--id` takes: only a hand edit keeps it.
+    return f"set its `root` to the new folder in {installation.registry_path()} (a hand edit keeps the id)"
+
+
+def gone(snapshot: RegistrySnapshot) -> tuple[Registration, ...]:
+    """The registrations whose root holds no `.theurian/` (moved or deleted): nothing can be served under them."""
+    return tuple(r for r in snapshot.registrations if not holds_project(r.root))
 
 
 def unregister(project_id: str) -> None:

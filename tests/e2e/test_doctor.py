@@ -204,7 +204,7 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                              (p / ".theurian/state").write_text("", encoding="utf-8")),
                                "sample: .theurian/state/ writable", "", "make"),
     "project root gone": (lambda i, p: shutil.rmtree(p), "sample: root", "does not exist",
-                          "restore it, or `theurian project unregister sample`"),
+                          "if the project moved, `theurian project register NEW_PATH --id sample`"),
     "token readable by others": (_chmod("state/mcp-token", 0o644), "access token", "others can read it",
                                  "`chmod 600 "),
     "secret readable by others": (_chmod("state/build-stamp.key", 0o640), "build-stamp secret", "others can read it",

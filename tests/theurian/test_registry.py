@@ -36,8 +36,8 @@ def test_an_id_that_is_not_kebab_case_is_a_usage_error(installation: Installatio
 
 @pytest.mark.parametrize(("refused", "suggested"), [
     ("Bad_Id", "bad-id"), ("___", registry.EXAMPLE_PROJECT_ID),
-    ("A" * (registry.MAX_PROJECT_ID_CHARS + 1), "a" * registry.MAX_PROJECT_ID_CHARS),
-], ids=["folded", "nothing to fold", "one past the bound"])
+    ("A" * (registry.MAX_PROJECT_ID_CHARS + 1), "a" * registry.MAX_PROJECT_ID_CHARS), ("proj\n", "proj"),
+], ids=["folded", "nothing to fold", "one past the bound", "a final newline"])
 def test_a_refused_id_names_a_kebab_case_id_to_pass_that_registers(
         installation: Installation, tmp_path: Path, refused: str, suggested: str) -> None:
     installation.cli("init", str(tmp_path), check=True)

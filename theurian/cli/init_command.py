@@ -10,7 +10,7 @@ import typer
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError
 from theurian.project import init_project
-from theurian.text import is_utf8, shell_word
+from theurian.text import shell_word
 
 
 def init(
@@ -40,10 +40,5 @@ def init(
 
 def _next_step(path: Path) -> str:
     """The command that registers `path`, written so that pasted into a shell it names this folder (a space, a
-    quote, a byte that is not UTF-8); for a path that is not UTF-8 text, which the registry cannot hold, the move
-    that has to come first."""
-    word = shell_word(str(path))
-    if is_utf8(str(path)):
-        return f"theurian project register {word}"
-    return (f"move {word} to a path that is UTF-8 text (the registry cannot hold this one), then "
-            "theurian project register NEW_PATH")
+    quote). `init_project` has refused a path that is not UTF-8 text, which the registry could not hold."""
+    return f"theurian project register {shell_word(str(path))}"

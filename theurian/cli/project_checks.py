@@ -21,6 +21,7 @@ from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
+from theurian.registry import moved_cure
 from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
 
@@ -42,21 +43,28 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     prefix = f"{project_id}: "
     if not root.is_dir():
         missing = "does not exist" if not os.path.lexists(root) else "is not a folder"
-        return [Check(prefix + "root", FAIL, f"{root} {missing}",
-                      f"restore it, or `theurian project unregister {project_id}`")]
+        return [Check(prefix + "root", FAIL, f"{root} {missing}", _moved_or_gone(project_id))]
     try:
         resolve_inside(root, THEURIAN_DIR)
         resolve_inside(root, STATE_DIR)
     except TheurianError as exc:
         return [Check(prefix + ".theurian/", FAIL, exc.message, "make .theurian/ a real folder inside the project")]
     if not (root / THEURIAN_DIR).is_dir():
-        return [Check(prefix + ".theurian/", FAIL, "absent", f"`theurian init {shell_word(str(root))}`")]
+        return [Check(prefix + ".theurian/", FAIL, "absent",
+                      f"`theurian init {shell_word(str(root))}`; or, if the project moved, {moved_cure(project_id)}")]
     try:
         checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _salt(root),
                   _findings(root), *_knowledge(root)]
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
     return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
+
+
+def _moved_or_gone(project_id: str) -> str:
+    """The cure of a registered root that is gone: the move first, since registering the new folder alone would
+    make a new id and leave this one, the one agents name, broken."""
+    return (f"if the project moved, {moved_cure(project_id)}; else restore it, or "
+            f"`theurian project unregister {shell_word(project_id)}`")
 
 
 def _unservable_store(reason: str) -> Check:

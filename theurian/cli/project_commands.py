@@ -11,6 +11,8 @@ from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError, ProjectError
+from theurian.text import shell_word
+from theurian.utf8_path import not_utf8_refusal
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -27,21 +29,47 @@ def register(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Register the project at PATH under an id agents name in every call; re-run with the same id and folder, it
-    changes nothing, says so and exits 0."""
+    changes nothing, says so and exits 0. A project moved here: --id its old id points that id at PATH (only when
+    its old folder holds no .theurian/), so agents keep naming it by that id."""
     root = path.resolve()
+    if project_id is not None:
+        registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
+    # Before the id is chosen: a folder name that is not UTF-8 would fold to an id its renamed folder may not.
+    refusal = not_utf8_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
+                                                                        if project_id else ""))
+    if refusal is not None:
+        raise ProjectError(refusal)
     chosen = project_id or registry.default_project_id(root)
     try:
-        registration = registry.register(root, chosen)
+        registered = registry.register(root, chosen)
     except AlreadyInPlaceError as exc:
         if as_json:
             echo_summary({"projectId": chosen, "rootPath": str(root), "changed": False, "message": exc.message})
         else:
             typer.echo(exc.message)
         return
+    registration, moved_from = registered.registration, registered.moved_from
+    # Registering a moved project's new folder under a new id leaves the old id (the one agents name) broken.
+    steps = [] if project_id or moved_from else _keep_an_id_instead(registration)
     if as_json:
-        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True})
+        echo_summary({"projectId": registration.project_id, "rootPath": str(registration.root), "changed": True,
+                      "movedFrom": None if moved_from is None else str(moved_from), "nextSteps": steps})
         return
-    typer.echo(f"registered {registration.project_id} -> {registration.root}")
+    was = "" if moved_from is None else f" (was {moved_from}, which holds no .theurian/ now)"
+    typer.echo(f"registered {registration.project_id} -> {registration.root}{was}")
+    for step in steps:
+        typer.echo(f"next: {step}")
+
+
+def _keep_an_id_instead(registration: registry.Registration) -> list[str]:
+    """For each id still registered at a folder that holds no `.theurian/` (a project moved or deleted): if the
+    folder just registered is that project moved, how to keep the id agents use; else how to remove it."""
+    word, new = shell_word(str(registration.root)), shell_word(registration.project_id)
+    return [f"if this folder is project {r.project_id!r} moved here (it was at {r.root}), keep that id: "
+            f"`theurian project unregister {new} && theurian project register {word} --id {r.project_id}`; "
+            f"else `theurian project unregister {shell_word(r.project_id)}`"
+            for r in registry.gone(registry.read())
+            if r.project_id != registration.project_id and registry.is_project_id(r.project_id)]
 
 
 @app.command("unregister")

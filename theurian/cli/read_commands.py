@@ -25,6 +25,7 @@ from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
 from theurian.text import shell_word
+from theurian.utf8_path import not_utf8_refusal
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
@@ -116,11 +117,23 @@ def registered_id(root: Path) -> str:
     Raises:
         ProjectError: no registration names this folder, so no agent can reach it.
     """
-    found = next((r for r in registry.read().registrations if r.root.resolve() == root), None)
-    if found is None:
-        raise ProjectError(f"{root} is not registered, so no agent can read it: run "
-                           f"`theurian project register {shell_word(str(root))}` first")
-    return found.project_id
+    snapshot = registry.read()
+    found = next((r for r in snapshot.registrations if r.root.resolve() == root), None)
+    if found is not None:
+        return found.project_id
+    refusal = not_utf8_refusal(root, "theurian project register {}")
+    if refusal is not None:
+        raise ProjectError(refusal)
+    register = f"`theurian project register {shell_word(str(root))}`"
+    # A project moved here is still registered at its old folder, under the id its agents name: keep that id.
+    gone = [r for r in registry.gone(snapshot) if registry.is_project_id(r.project_id)]
+    if len(gone) == 1:
+        raise ProjectError(f"{root} is not registered, so no agent can read it: if it is project "
+                           f"{gone[0].project_id!r} moved here from {gone[0].root}, run "
+                           f"{registry.moved_cure(gone[0].project_id, shell_word(str(root)))}; else {register}")
+    raise ProjectError(f"{root} is not registered, so no agent can read it: run {register} first"
+                       + ("" if not gone else "; or, if it is a project moved here, one `theurian project status` "
+                          "shows with no root, register it under that id with `--id`"))
 
 
 def answer_as_agent(tool: str, project: Path | None, arguments: dict[str, Any], json_out: bool = False,

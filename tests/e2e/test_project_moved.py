@@ -1,0 +1,113 @@
+"""A registered project whose folder was moved (`mv proj moved`): every command that then fails names a cure that,
+pasted, points the registered id at the new folder, so an agent configured with the id keeps working. They used to
+say "register it again from its folder", which made a new id and left the old one registered and broken."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from serve.errors import ToolRefusal
+from serve.local_call import call_locally
+from serve.tooling import ServeSettings
+from tests.support.installation import THEURIAN_BIN, Installation
+from theurian import registry
+from theurian.project import resolve_project
+
+
+@pytest.fixture
+def moved(installation: Installation, tmp_path: Path) -> Path:
+    """Project `proj` registered at tmp/proj, then its folder moved to tmp/moved (returned)."""
+    installation.new_project(tmp_path / "proj")
+    (tmp_path / "proj").rename(tmp_path / "moved")
+    return tmp_path / "moved"
+
+
+def _paste(installation: Installation, text: str, new_path: Path | None = None) -> None:
+    """The first backticked command in `text` run by bash as pasted, NEW_PATH typed as `new_path`."""
+    command = re.search(r"`([^`]+)`", text)
+    assert command is not None, text
+    line = command.group(1) if new_path is None else command.group(1).replace("NEW_PATH", str(new_path))
+    env = installation.env | {"PATH": f"{THEURIAN_BIN.parent}:{installation.env.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, (line, done.stderr)
+
+
+def _registrations(installation: Installation) -> list[tuple[str, Path]]:
+    with installation.in_process():
+        return [(r.project_id, r.root) for r in registry.read().registrations]
+
+
+@pytest.mark.parametrize("command", [("doctor", "--json"), ("project", "status", "--json")])
+def test_doctor_and_project_status_name_a_cure_for_the_moved_root_that_keeps_its_id(
+        installation: Installation, moved: Path, command: tuple[str, ...]) -> None:
+    document = json.loads(installation.cli(*command).stdout)["summary"]
+    checks = ({c["check"]: c for c in document["checks"]} if command[0] == "doctor"
+              else {f"proj: {name}": c for name, c in document["projects"][0]["state"].items()})
+    cure = checks["proj: root"]["cure"]
+    assert cure.startswith("if the project moved, `theurian project register NEW_PATH --id proj` (it keeps the id "
+                           "agents use); else restore it, or `theurian project unregister proj`"), cure
+    _paste(installation, cure, moved)
+    assert _registrations(installation) == [("proj", moved)]
+    assert json.loads(installation.cli("project", "status", "proj", "--json").stdout)["summary"]["projects"][0][
+        "state"]["root"]["level"] == "ok"
+
+
+def test_an_agent_calling_with_the_old_id_is_told_the_cure_that_keeps_it(
+        installation: Installation, moved: Path) -> None:
+    with installation.in_process(), pytest.raises(ToolRefusal) as refused:
+        call_locally("knowledge.search", {"projectId": "proj", "query": "x"}, ServeSettings("internal"))
+    assert refused.value.message == (
+        "project 'proj' is registered at a folder with no .theurian/ (moved or deleted?): if it moved, "
+        "`theurian project register NEW_PATH --id proj` (it keeps the id agents use); if it is gone, "
+        "`theurian project unregister proj`")
+    _paste(installation, refused.value.message, moved)
+    with installation.in_process():
+        assert resolve_project("proj").root == moved.resolve()
+
+
+def test_a_read_command_in_the_moved_folder_names_the_register_that_keeps_the_id(
+        installation: Installation, moved: Path) -> None:
+    refused = installation.cli("findings", "list", cwd=moved)
+    assert refused.returncode == 1
+    assert refused.stderr == (
+        f"theurian: {moved} is not registered, so no agent can read it: if it is project 'proj' moved here from "
+        f"{moved.parent / 'proj'}, run `theurian project register {moved} --id proj` (it keeps the id agents use); "
+        f"else `theurian project register {moved}`\n")
+    _paste(installation, refused.stderr)
+    assert _registrations(installation) == [("proj", moved)]
+
+
+def test_registering_the_moved_folder_under_a_new_id_says_how_to_keep_the_old_one_instead(
+        installation: Installation, moved: Path) -> None:
+    done = installation.cli("project", "register", str(moved), check=True)
+    assert done.stdout.splitlines() == [
+        f"registered moved -> {moved}",
+        f"next: if this folder is project 'proj' moved here (it was at {moved.parent / 'proj'}), keep that id: "
+        f"`theurian project unregister moved && theurian project register {moved} --id proj`; else "
+        "`theurian project unregister proj`"]
+    _paste(installation, done.stdout)
+    assert _registrations(installation) == [("proj", moved)]
+    again = installation.cli("project", "register", str(moved), "--id", "proj", "--json", check=True)
+    assert json.loads(again.stdout)["summary"]["changed"] is False
+
+
+def test_the_register_that_keeps_the_id_says_where_it_was_and_refuses_while_the_old_folder_is_still_a_project(
+        installation: Installation, moved: Path, tmp_path: Path) -> None:
+    done = installation.cli("project", "register", str(moved), "--id", "proj", "--json", check=True)
+    assert json.loads(done.stdout)["summary"] == {
+        "projectId": "proj", "rootPath": str(moved), "changed": True, "movedFrom": str(tmp_path / "proj"),
+        "nextSteps": []}
+    installation.new_project(tmp_path / "copy")  # a second project, still in place: its id is not taken over
+    refused = installation.cli("project", "register", str(moved), "--id", "copy")
+    assert (refused.returncode, refused.stderr) == (1, (
+        f"theurian: {moved} is already registered as 'proj'; to register it as 'copy' instead, run "
+        f"`theurian project unregister proj && theurian project register {moved} --id copy`\n"))
+    installation.cli("project", "unregister", "proj", check=True)
+    taken = installation.cli("project", "register", str(moved), "--id", "copy")
+    assert taken.returncode == 1 and f"({tmp_path / 'copy'}), which still holds .theurian/" in taken.stderr
+    assert _registrations(installation) == [("copy", tmp_path / "copy")]
