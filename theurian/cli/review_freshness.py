@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.lake_listing import scan_records
+from evidence.lake_listing import LakeEntry, scan_records
 from evidence.records import KINDS
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
@@ -30,9 +30,11 @@ from theurian.project import REVIEW_DIR
 # A repository's last run, in `review status` and `project status`, when no run manifest names it.
 NEVER_INGESTED: Final = "never ingested"
 
-def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | None:
+def lake_change_since(root: Path, folders: list[str], built_ns: int,
+                      entries: list[LakeEntry] | None = None) -> str | None:
     """The first change to the lake at or after `built_ns` (a time in ns, the store's mtime), named for an
-    operator, or None when none. `folders`: the lake's repository folders (`Lake.repository_folders`).
+    operator, or None when none. `folders`: the lake's repository folders (`Lake.repository_folders`); `entries`:
+    its listing with identities (`scan_records(identities=True)`), when the caller made one already.
 
     Raises:
         PathEscapeError: a folder of the lake resolves outside it (as a build would refuse it).
@@ -50,7 +52,8 @@ def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | No
             continue  # a kind folder never written; its repository folder's mtime says if one went away
         if changed:
             return f"a record was added, removed or renamed in {relative} since"
-    entries, _ = scan_records(root, identities=True)
+    if entries is None:
+        entries, _ = scan_records(root, identities=True)
     for entry in entries:
         if entry.identity is not None and entry.identity[3] >= built_ns:
             return f"{REVIEW_DIR}/{entry.relative} was changed since"
