@@ -31,7 +31,7 @@ from theurian.cli import (
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
 from theurian.errors import AlreadyInPlaceError, UsageError
 from theurian.project import REVIEW_DIR
@@ -276,6 +276,8 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         last = row["lastRun"]
         run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
                if last else NEVER_INGESTED)
+        if last and last.get("interrupted"):
+            run += f": {interrupted_next_step(last, root)}"
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         withheld = f"; {words}" if (words := withheld_words(row["withheld"])) else ""

@@ -26,6 +26,7 @@ from evidence.lake_listing import LakeEntry, scan_records
 from evidence.records import KINDS
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
+from theurian.text import shell_word
 
 # A repository's last run, in `review status` and `project status`, when no run manifest names it.
 NEVER_INGESTED: Final = "never ingested"
@@ -77,12 +78,37 @@ def ingest_running(root: Path) -> bool:
 
 def interrupted_runs(root: Path, runs: list[dict[str, Any]]) -> None:
     """Mark each summary of `runs` whose manifest says `running` with `interrupted`: true when no ingest holds
-    the lake (the run was killed), false while one does. The lake is probed once, and only if one says so."""
+    the lake (the run was killed), false while one does; an interrupted one also with `nextStep`, the command
+    that covers its window again (`resume_command`). The lake is probed once, and only if one says so."""
     running = [run for run in runs if run.get("status") == "running"]
     if running:
         held = ingest_running(root)
         for run in running:
             run["interrupted"] = not held
+            if not held:
+                run["nextStep"] = resume_command(run, root)
+
+
+def resume_command(run: dict[str, Any], root: Path) -> str:
+    """The command that covers an interrupted run's window again, with the options it ran under: a killed run is
+    never completed, so the next run of the same kind starts where the last completed one ended and converges on
+    what the killed one would have written (`ingest.run`; what it wrote stays, each page durable)."""
+    words = ["theurian review ingest"]
+    since = (run.get("window") or {}).get("since")
+    if run.get("mode") == "full":
+        words.append("--full")
+    elif run.get("mode") == "since" and since:
+        words.append(f"--since {shell_word(str(since))}")
+    if run.get("rescanOpen"):
+        words.append("--rescan-open")
+    words += [shell_word(str(run.get("repository"))), f"--project {shell_word(str(root))}"]
+    return " ".join(words)
+
+
+def interrupted_next_step(run: dict[str, Any], root: Path) -> str:
+    """What `review status` says after an interrupted run: what happened, and the commands that finish it."""
+    return (f"it was stopped before it finished (what it wrote is kept): `{resume_command(run, root)}` covers its "
+            f"window again, then `theurian review build --project {shell_word(str(root))}`")
 
 
 def run_state(run: dict[str, Any]) -> str:
