@@ -106,5 +106,5 @@ def manifest_cure(path: str, project_root: Path) -> str:
     """The command that mends a damaged run manifest at `path` (project-relative): it is a past run's record,
     which nothing fetches again; a full ingest records every record's run anew."""
     project = f" --project {shell_word(str(project_root))}"
-    return (f"`rm {shell_word(str(project_root / path))}` (every reader skips it), then `theurian review ingest --full{project}` "
-            "records a complete run again")
+    return (f"`rm {shell_word(str(project_root / path))}` (every reader skips it), then "
+            f"`theurian review ingest --full{project}` records a complete run again")

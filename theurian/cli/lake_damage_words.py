@@ -34,11 +34,6 @@ def cure(item: Damage, root: Path, names: Mapping[str, str | None], allowed: set
     return record_cure(names.get(item.folder), root, allowlisted=item.folder in allowed)
 
 
-def line(item: Damage, root: Path, names: Mapping[str, str | None], allowed: set[str]) -> str:
-    """One damaged file as `review status` prints it."""
-    return f"damaged: {one_line(item.path)}: {one_line(item.reason)} -> {cure(item, root, names, allowed)}"
-
-
 def summary(damage: Sequence[Damage]) -> str:
     """What doctor's lake row says of `damage` (not empty): how many, and the first with why."""
     first = damage[0]
