@@ -7,8 +7,8 @@ at any instant leaves every file whole (old or new), and a re-run finds the rewr
 Under `block` a record holding a secret is removed from the lake (named in the report); under `warn` and `off`
 nothing of its text is changed. A real scan gives each rewritten record's entry in the newest run manifest listing
 it the hash of its new bytes (so `evidence.lake_damage` does not call a policy applied an edit), then records the
-salt's fingerprint in every run manifest that has
-none (`evidence.salt_key`). It holds the lake like an ingest does, so the two never interleave.
+salt's fingerprint in every run manifest that has none (`evidence.salt_key`). It holds the lake like an ingest
+does, so the two never interleave.
 """
 
 from __future__ import annotations
