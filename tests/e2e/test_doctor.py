@@ -260,8 +260,8 @@ def test_a_record_a_build_skipped_or_one_edited_before_the_build_still_fails_the
     truncated, edited = sorted((project / ".theurian/review").glob("sha256-*/review-thread/*.json"))[:2]
     _truncate(truncated)
     edited.write_bytes(edited.read_bytes() + b"\n")
-    built = installation.cli("review", "build", "--project", str(project), check=True, timeout=300).stdout
-    assert f"`theurian review status --project {project}` names the command that mends each skipped file" in built
+    built = installation.cli("review", "build", "--project", str(project), check=True, timeout=300).stderr
+    assert f"note: `theurian review status --project {project}` names the command that mends each skipped file" in built
     code, checks = _doctor(installation)
     lake, store = checks["sample: evidence lake"], checks["sample: review store"]
     assert code == 1 and store["level"] == "ok", store  # the store is current with the lake: only the lake row sees it

@@ -43,8 +43,8 @@ def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOpti
         return
     typer.echo(summary.describe())
     if summary.skipped:  # a skipped file is damage only an ingest or a removal mends, never another build
-        typer.echo(f"`theurian review status --project {shell_word(str(root))}` names the command that mends each "
-                   "skipped file")
+        typer.echo(f"note: `theurian review status --project {shell_word(str(root))}` names the command that mends "
+                   "each skipped file", err=True)  # stderr: the summary's last line stays the `built` line
 
 
 def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> BuildSummary:
