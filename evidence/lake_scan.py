@@ -5,8 +5,10 @@ A lake can hold records from before the scanner, from a clone made under another
 and rewrites, in place, each one whose canonical bytes change — one durable replace per file, so a scan killed
 at any instant leaves every file whole (old or new), and a re-run finds the rewritten ones unchanged and goes on.
 Under `block` a record holding a secret is removed from the lake (named in the report); under `warn` and `off`
-nothing of its text is changed. A real scan then records the salt's fingerprint in every run manifest that has
-none (`evidence.salt_key`). It holds the lake like an ingest does, so the two never interleave.
+nothing of its text is changed. A real scan gives each rewritten record's entry in the newest run manifest listing
+it the hash of its new bytes (so `evidence.lake_damage` does not call a policy applied an edit), then records the
+salt's fingerprint in every run manifest that has none (`evidence.salt_key`). It holds the lake like an ingest
+does, so the two never interleave.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from evidence.errors import NotRegularFile
 from evidence.lake import Lake
 from evidence.lake_listing import kind_entries
 from evidence.lake_read import iter_records, key_of, read_entry_bytes
-from evidence.records import KINDS, canonical_bytes
+from evidence.records import KINDS, canonical_bytes, content_hash
 from evidence.redaction import REDACTIONS_FIELD, screen
 from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
 from evidence.validation import validate_record
@@ -70,6 +72,7 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
     review = resolve_inside(project_root, REVIEW_DIR)
     if not review.is_dir():
         return report
+    hashes: dict[str, str] = {}  # record path -> the sha256 of the bytes the scan rewrote it to
     with lake.writing():
         _sweep(review)
         for entry in iter_records(project_root):
@@ -77,10 +80,25 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
                 report.skipped.append(entry.record_path)
                 continue
             report.scanned += 1
-            _scan_one(review, entry.record_path, entry.record, policy, report)
+            _scan_one(review, entry.record_path, entry.record, policy, report, hashes)
+        if not dry_run and hashes:
+            _record_rewrites(lake, hashes)
         if not dry_run and policy.salt:
             report.manifests_stamped = _stamp_manifests(lake, salt_fingerprint(policy.salt))
     return report
+
+
+def _record_rewrites(lake: Lake, hashes: dict[str, str]) -> None:
+    """Give each rewritten record's entry in the newest manifest listing it the hash of its new bytes: that entry
+    is what says a file is as its lake wrote it (`evidence.lake_damage`), and a policy applied is no damage."""
+    manifests = lake.manifests()
+    newest = {listed["recordPath"]: index for index, manifest in enumerate(manifests)
+              for listed in manifest["records"] if listed["recordPath"] in hashes}
+    for index in sorted(set(newest.values())):
+        manifest = manifests[index]
+        records = [{**listed, "sha256": hashes[path]} if newest.get(path := listed["recordPath"]) == index
+                   else listed for listed in manifest["records"]]
+        lake.write_manifest({**manifest, "records": records})
 
 
 def _stamp_manifests(lake: Lake, fingerprint: str) -> int:
@@ -96,7 +114,7 @@ def _stamp_manifests(lake: Lake, fingerprint: str) -> int:
 
 
 def _scan_one(review: Path, relative: str, record: dict[str, Any], policy: ContentPolicy,
-              report: ScanReport) -> None:
+              report: ScanReport, hashes: dict[str, str]) -> None:
     screened = screen(record, policy)
     blocked = bool(screened.findings) and policy.secrets == SECRETS_BLOCK
     if screened.findings:
@@ -116,6 +134,7 @@ def _scan_one(review: Path, relative: str, record: dict[str, Any], policy: Conte
         report.rewritten.append(relative)
         if not report.dry_run:
             write_bytes_durably(path, data)
+            hashes[relative] = content_hash(data)
 
 
 def _sweep(review: Path) -> None:

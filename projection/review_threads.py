@@ -107,6 +107,18 @@ def load_concern(root: Path, concern_id: str, stores: VerifiedStores | None = No
     return StoredConcern(concern.concern_id, members)
 
 
+def stored_hashes(root: Path, stores: VerifiedStores | None = None) -> dict[str, str]:
+    """Record path (relative to `.theurian/review/`) -> the content hash of the file the verified store's build
+    read it from, for every record the store holds: what `theurian doctor` judges an unchanged file by, unread.
+
+    Raises:
+        PathEscapeError, ReviewStoreEscapeError: the store path escapes.
+        ReviewStoreUnavailable: the store cannot be served or read.
+    """
+    return {str(path): str(digest) for path, digest in
+            _rows(root, "SELECT record_path, content_sha256 FROM s.records", [], stores)}
+
+
 def _rows(root: Path, sql: str, params: list[object], stores: VerifiedStores | None) -> list[tuple[Any, ...]]:
     store = open_store(root, stores)
     cursor = store.cursor()

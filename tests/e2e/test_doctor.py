@@ -119,6 +119,10 @@ def _edit_lake_record_in_place(project: Path) -> None:
         file.write("\n")
 
 
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:50])
+
+
 def _link_kind_folder_out_of_the_lake(project: Path) -> None:
     """A kind folder swapped for a link out of the lake, its repository folder's mtime set back: only the listing
     finds it, and a build would refuse that lake."""
@@ -170,6 +174,15 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
     "a lake record edited in place since the build": (lambda i, p: _edit_lake_record_in_place(p),
                                                       "sample: review store", "was changed since: not current",
                                                       "`theurian review build`"),
+    # Damage the store row cannot show once a build has skipped it: the lake row names the file and its mend.
+    "a lake record truncated": (lambda i, p: _truncate(_lake_record(p)), "sample: evidence lake",
+                                "1 damaged file(s): .theurian/review/sha256-",
+                                "`theurian review ingest --full Acme/"),
+    "a lake record edited in place, still valid": (lambda i, p: _edit_lake_record_in_place(p), "sample: evidence lake",
+                                                   "edited since the newest run listing it wrote it",
+                                                   "`theurian review ingest --full Acme/"),
+    "a run manifest truncated": (lambda i, p: _truncate(sorted((p / ".theurian/review/runs").iterdir())[0]),
+                                 "sample: evidence lake", "damaged file(s): .theurian/review/runs/", "`rm "),
     "a kind folder linked out of the lake": (lambda i, p: _link_kind_folder_out_of_the_lake(p),
                                              "sample: review store", "the lake cannot be listed to compare (",
                                              "`theurian review build` names what is wrong"),
@@ -239,6 +252,30 @@ def test_each_broken_state_fails_its_check_and_names_the_cure(copy: tuple[Instal
     assert code == 1
     assert checks[name]["level"] == "fail", checks[name]
     assert state in checks[name]["state"] and checks[name]["cure"].startswith(cure), checks[name]
+
+
+def test_a_record_a_build_skipped_or_one_edited_before_the_build_still_fails_the_lake_row_with_its_cure(
+        copy: tuple[Installation, Path]) -> None:
+    installation, project = copy
+    truncated, edited = sorted((project / ".theurian/review").glob("sha256-*/review-thread/*.json"))[:2]
+    _truncate(truncated)
+    edited.write_bytes(edited.read_bytes() + b"\n")
+    built = installation.cli("review", "build", "--project", str(project), check=True, timeout=300).stderr
+    assert f"note: `theurian review status --project {project}` names the command that mends each skipped file" in built
+    code, checks = _doctor(installation)
+    lake, store = checks["sample: evidence lake"], checks["sample: review store"]
+    assert code == 1 and store["level"] == "ok", store  # the store is current with the lake: only the lake row sees it
+    assert lake["level"] == "fail" and "2 damaged file(s): " in lake["state"], lake
+    assert lake["cure"].startswith("`theurian review ingest --full Acme/"), lake
+    assert f"--project {project}`" in lake["cure"]
+    status = installation.cli("review", "status", "--project", str(project), check=True).stdout
+    relative = truncated.relative_to(project)
+    assert f"damaged: {relative}: unreadable: JSONDecodeError -> `theurian review ingest --full Acme/" in status
+    assert f"damaged: {edited.relative_to(project)}: edited since the newest run listing it wrote it" in status
+    document = json.loads(installation.cli("review", "status", "--json", "--project", str(project),
+                                           check=True).stdout)
+    assert [entry["path"] for entry in document["summary"]["damagedEntries"]] == sorted(
+        [str(relative), str(edited.relative_to(project))])
 
 
 def test_a_model_folder_without_its_manifest_fails_its_own_row_and_the_store_row_cures_the_config_not_a_build(
@@ -443,6 +480,11 @@ def test_a_run_left_running_reads_interrupted_unless_an_ingest_holds_the_lake(co
     rows = json.loads(installation.cli("review", "status", "--project", str(project), "--json", check=True).stdout)
     [last] = [r["lastRun"] for r in rows["summary"]["repositories"] if r["lastRun"]["runId"] == run_id]
     assert last["status"] == "running" and last["interrupted"] is True  # the manifest's word, and what it means
+    resume = f"theurian review ingest {last['repository']} --project {project}"
+    assert last["nextStep"] == resume
+    assert (f"last run {run_id} interrupted (no ingest is running) at {last['startedAt']}: it was stopped before it "
+            f"finished (what it wrote is kept): `{resume}` covers its window again, then `theurian review build "
+            f"--project {project}`") in text
     assert "last ingest interrupted (no ingest is running) " in installation.cli("project", "status").stdout
     with folder_held(project / ".theurian/review", wait=False):  # the lock an ingest holds for its whole run
         held = installation.cli("review", "status", "--project", str(project), check=True).stdout

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from theurian.cli.review_freshness import lake_change_since
+from theurian.cli.review_freshness import lake_change_since, resume_command
 
 FOLDER = "sha256-" + "0" * 64
 KIND = f".theurian/review/{FOLDER}/review-thread"
@@ -59,3 +59,15 @@ def test_a_project_copied_whole_keeps_its_mtimes_and_so_its_verdict(lake: tuple[
     copied = tmp_path / "copy"
     shutil.copytree(root / ".theurian", copied / ".theurian")  # every ctime now, every mtime kept
     assert lake_change_since(copied, [FOLDER], built) is None
+
+
+def test_an_interrupted_run_is_resumed_by_the_ingest_it_was_with_its_own_options(tmp_path: Path) -> None:
+    root = tmp_path / "my project"
+    base = {"repository": "Acme/Widgets", "rescanOpen": False, "window": {"since": None, "until": "x"}}
+    project = f"--project '{root}'"  # quoted: a path with a space, pasted, must name this folder
+    assert resume_command(base | {"mode": "incremental"}, root) == f"theurian review ingest Acme/Widgets {project}"
+    assert resume_command(base | {"mode": "full", "rescanOpen": True}, root) == (
+        f"theurian review ingest --full --rescan-open Acme/Widgets {project}")
+    since = base | {"mode": "since", "window": {"since": "2026-01-01T00:00:00+00:00", "until": "x"}}
+    assert resume_command(since, root) == (
+        f"theurian review ingest --since 2026-01-01T00:00:00+00:00 Acme/Widgets {project}")

@@ -15,6 +15,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
+from evidence.lake import Lake
+from evidence.lake_damage import damaged_manifests, damaged_records
+from evidence.lake_listing import FileIdentity, LakeEntry, scan_records
+from evidence.lake_runs import ManifestScan
+from evidence.records import repository_folder
+from theurian.cli.lake_damage_words import cure as damage_cure
+from theurian.cli.lake_damage_words import folder_names
+from theurian.cli.lake_damage_words import summary as damage_summary
 from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
 from theurian.embedding import embedding_model_fault, model_cure
@@ -89,7 +97,6 @@ def _state_writable(root: Path) -> Check:
 
 
 def _review(root: Path) -> list[Check]:
-    from evidence.lake import Lake
     from ingest import allowlist
     from projection.errors import ReviewStoreUnavailable
     from projection.review_store import open_store, store_path
@@ -114,8 +121,14 @@ def _review(root: Path) -> list[Check]:
             return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
         return [*checks, _orphan_store(root)] if present else checks
     records = sum(sum(lake.folder_record_counts(f).values()) for f in folders)
-    checks.append(Check("evidence lake", OK, f"{records} records in {len(folders)} repositor"
-                                              f"{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"))
+    scan = lake.scan_manifests()
+    manifests = scan.manifests
+    try:
+        listing: list[LakeEntry] | None = scan_records(root, identities=True)[0]
+    except (TheurianError, OSError):
+        listing = None  # the store row below names what is wrong with the listing
+    shown = f"{records} records in {len(folders)} repositor{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"
+    checks.append(_lake_row(root, lake, scan, listing, entries, shown))
     try:
         open_store(root)
         built_ns = store_path(root).stat().st_mtime_ns
@@ -124,7 +137,6 @@ def _review(root: Path) -> list[Check]:
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
     built = datetime.fromtimestamp(built_ns / 1e9, UTC)
-    manifests = lake.scan_manifests().manifests
     untimed = next((m for m in manifests if _run_time(m) is None), None)
     if untimed is not None:
         return [*checks, _untimed_run(untimed)]
@@ -133,7 +145,7 @@ def _review(root: Path) -> list[Check]:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {len(newer)} ingest run(s) "
                                                      "since", "`theurian review build`")]
     try:
-        changed = lake_change_since(root, folders, built_ns)
+        changed = lake_change_since(root, folders, built_ns, listing)
     except (TheurianError, OSError) as exc:
         reason = exc.message if isinstance(exc, TheurianError) else exc.strerror or type(exc).__name__
         return [*checks, Check("review store", FAIL, f"the lake cannot be listed to compare ({reason})",
@@ -142,6 +154,42 @@ def _review(root: Path) -> list[Check]:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {changed}: not current "
                                                      "with the lake", "`theurian review build`")]
     return [*checks, Check("review store", OK, f"built here {built:%Y-%m-%d %H:%M}Z, current with the lake")]
+
+
+def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntry] | None, allowlisted: list[str],
+              shown: str) -> Check:
+    """OK with `shown`, or FAIL naming the damaged files (`evidence.lake_damage`) and the cure of the first. The
+    files the last build read and recorded unchanged are judged by the hash its store holds, unread, so a doctor
+    over a lake built whole reads no record file."""
+    damage = damaged_manifests(scan)
+    if listing is not None:
+        damage += damaged_records(root, scan.manifests, entries=listing, vouched=_vouched(root))
+    if not damage:
+        return Check("evidence lake", OK, shown)
+    names = folder_names(lake, scan.manifests, allowlisted, damage)
+    allowed = {repository_folder(entry) for entry in allowlisted}
+    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage)}",
+                 damage_cure(damage[0], root, names, allowed))
+
+
+def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:
+    """Record path -> (identity, hash) of each file the review store's build read and recorded (its file record,
+    `projection.review_reuse`, and its rows' hashes); None when there is no store that verifies, or no record."""
+    from projection.errors import ReviewStoreUnavailable
+    from projection.review_reuse import recorded_files
+    from projection.review_store import open_store, publish_path
+    from projection.review_threads import stored_hashes
+    from theurian.installation import build_stamp_secret
+
+    try:
+        open_store(root)  # verified under this installation's secret, which therefore exists
+        recorded = recorded_files(publish_path(root), build_stamp_secret())
+        if recorded is None:
+            return None
+        hashes = stored_hashes(root)
+    except (ReviewStoreUnavailable, TheurianError):
+        return None
+    return {path: (identity, hashes[path]) for path, identity in recorded.files.items() if path in hashes}
 
 
 def _salt(root: Path) -> Check:

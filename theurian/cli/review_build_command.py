@@ -11,6 +11,7 @@ from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.errors import PathEscapeError
 from theurian.interrupts import import_duckdb_held
+from theurian.text import shell_word
 
 if TYPE_CHECKING:
     from projection.review_build import BuildSummary
@@ -35,11 +36,15 @@ def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOpti
     serving the old store keeps serving it until it next opens the store. A record whose file is unchanged since
     the last build (same device, inode, size, mtime and ctime) is taken over from the store it replaces.
     """
-    summary = run_build(project_root(project), jobs, full=full)
+    root = project_root(project)
+    summary = run_build(root, jobs, full=full)
     if as_json:
         echo_summary(build_document(summary))
-    else:
-        typer.echo(summary.describe())
+        return
+    typer.echo(summary.describe())
+    if summary.skipped:  # a skipped file is damage only an ingest or a removal mends, never another build
+        typer.echo(f"note: `theurian review status --project {shell_word(str(root))}` names the command that mends "
+                   "each skipped file", err=True)  # stderr: the summary's last line stays the `built` line
 
 
 def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> BuildSummary:

@@ -15,6 +15,8 @@ from typing import Annotated, Any
 import typer
 
 from evidence.lake import Lake
+from evidence.lake_damage import damaged_manifests, damaged_records
+from evidence.lake_runs import ManifestScan
 from evidence.lake_scan import content_counts
 from evidence.records import KINDS, repository_folder
 from ingest import allowlist
@@ -29,11 +31,12 @@ from theurian.cli import (
     review_similar_command,
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.lake_damage_words import cure as damage_cure
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
-from theurian.errors import AlreadyInPlaceError, UsageError
+from theurian.errors import AlreadyInPlaceError, TheurianError, UsageError
 from theurian.project import REVIEW_DIR
 from theurian.text import one_line
 from theurian.times import parse_date_or_rfc3339
@@ -266,8 +269,9 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
                      else lake.folder_record_counts(folder, unreadable), "lastRun": last,
                      "content": content_counts(root, folder).as_json(), "withheld": carried(runs)})
     interrupted_runs(root, [row["lastRun"] for row in rows if row["lastRun"]])
+    damaged = _damaged(root, scan, allowed, unreadable, names)
     if as_json:
-        echo_summary({"repositories": rows, "unreadableEntries": unreadable})
+        echo_summary({"repositories": rows, "unreadableEntries": unreadable, "damagedEntries": damaged})
         return
     if not rows:
         typer.echo("no repositories allowlisted or ingested (theurian review allow OWNER/NAME)")
@@ -276,6 +280,8 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         last = row["lastRun"]
         run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
                if last else NEVER_INGESTED)
+        if last and last.get("interrupted"):
+            run += f": {interrupted_next_step(last, root)}"
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         withheld = f"; {words}" if (words := withheld_words(row["withheld"])) else ""
@@ -283,6 +289,21 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
     for path in unreadable:
         typer.echo(f"unreadable entry skipped: {one_line(path)} (not a regular file or folder inside the evidence "
                    "lake, or too large to read)")
+    for item in damaged:
+        typer.echo(f"damaged: {one_line(item['path'])}: {one_line(item['reason'])} -> {item['cure']}")
+
+
+def _damaged(root: Path, scan: ManifestScan, allowed: set[str], unreadable: list[str],
+             names: dict[str, str | None]) -> list[dict[str, str]]:
+    """Every damaged file of the lake (`evidence.lake_damage`) not already named unreadable, with its cure. Every
+    record file is read, as `content_counts` reads them (status vouches for none: no store is opened)."""
+    damage = damaged_manifests(scan)
+    try:
+        damage += damaged_records(root, scan.manifests)
+    except (TheurianError, OSError):
+        pass  # a folder linked out of the lake, or one that cannot be listed: named unreadable above
+    return [{"path": item.path, "reason": item.reason, "cure": damage_cure(item, root, names, allowed)}
+            for item in damage if item.path not in unreadable]
 
 
 def _content_words(content: dict[str, Any]) -> str:

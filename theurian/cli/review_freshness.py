@@ -22,17 +22,20 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.lake_listing import scan_records
+from evidence.lake_listing import LakeEntry, scan_records
 from evidence.records import KINDS
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
+from theurian.text import shell_word
 
 # A repository's last run, in `review status` and `project status`, when no run manifest names it.
 NEVER_INGESTED: Final = "never ingested"
 
-def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | None:
+def lake_change_since(root: Path, folders: list[str], built_ns: int,
+                      entries: list[LakeEntry] | None = None) -> str | None:
     """The first change to the lake at or after `built_ns` (a time in ns, the store's mtime), named for an
-    operator, or None when none. `folders`: the lake's repository folders (`Lake.repository_folders`).
+    operator, or None when none. `folders`: the lake's repository folders (`Lake.repository_folders`); `entries`:
+    its listing with identities (`scan_records(identities=True)`), when the caller made one already.
 
     Raises:
         PathEscapeError: a folder of the lake resolves outside it (as a build would refuse it).
@@ -50,7 +53,8 @@ def lake_change_since(root: Path, folders: list[str], built_ns: int) -> str | No
             continue  # a kind folder never written; its repository folder's mtime says if one went away
         if changed:
             return f"a record was added, removed or renamed in {relative} since"
-    entries, _ = scan_records(root, identities=True)
+    if entries is None:
+        entries, _ = scan_records(root, identities=True)
     for entry in entries:
         if entry.identity is not None and entry.identity[3] >= built_ns:
             return f"{REVIEW_DIR}/{entry.relative} was changed since"
@@ -74,12 +78,37 @@ def ingest_running(root: Path) -> bool:
 
 def interrupted_runs(root: Path, runs: list[dict[str, Any]]) -> None:
     """Mark each summary of `runs` whose manifest says `running` with `interrupted`: true when no ingest holds
-    the lake (the run was killed), false while one does. The lake is probed once, and only if one says so."""
+    the lake (the run was killed), false while one does; an interrupted one also with `nextStep`, the command
+    that covers its window again (`resume_command`). The lake is probed once, and only if one says so."""
     running = [run for run in runs if run.get("status") == "running"]
     if running:
         held = ingest_running(root)
         for run in running:
             run["interrupted"] = not held
+            if not held:
+                run["nextStep"] = resume_command(run, root)
+
+
+def resume_command(run: dict[str, Any], root: Path) -> str:
+    """The command that covers an interrupted run's window again, with the options it ran under: a killed run is
+    never completed, so the next run of the same kind starts where the last completed one ended and converges on
+    what the killed one would have written (`ingest.run`; what it wrote stays, each page durable)."""
+    words = ["theurian review ingest"]
+    since = (run.get("window") or {}).get("since")
+    if run.get("mode") == "full":
+        words.append("--full")
+    elif run.get("mode") == "since" and since:
+        words.append(f"--since {shell_word(str(since))}")
+    if run.get("rescanOpen"):
+        words.append("--rescan-open")
+    words += [shell_word(str(run.get("repository"))), f"--project {shell_word(str(root))}"]
+    return " ".join(words)
+
+
+def interrupted_next_step(run: dict[str, Any], root: Path) -> str:
+    """What `review status` says after an interrupted run: what happened, and the commands that finish it."""
+    return (f"it was stopped before it finished (what it wrote is kept): `{resume_command(run, root)}` covers its "
+            f"window again, then `theurian review build --project {shell_word(str(root))}`")
 
 
 def run_state(run: dict[str, Any]) -> str:
