@@ -17,13 +17,14 @@ import anyio
 import anyio.to_thread
 import orjson
 
-from serve.errors import ToolRefusal
+from serve.errors import ToolRefusal, UnwritableRefusal
 from serve.gate import AdmissionGate
-from serve.refusal import INTERNAL_FAULT_REFUSAL, coded_refusal_text, refusal_result
-from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool
+from serve.refusal import INTERNAL_FAULT_REFUSAL, coded_refusal_text, refusal_result, unwritable_refusal
+from serve.tooling import CONTEXT_KEYS, Call, ServeSettings, Tool, ToolKind
+from theurian.disk_faults import project_write_text
 from theurian.errors import PathEscapeError, ProjectNotRegisteredError, RegistryError, TheurianError
 from theurian.places import path_escape_refusal
-from theurian.project import Project, resolve_project
+from theurian.project import PROPOSALS_DIR, Project, resolve_project
 
 logger = logging.getLogger("theurian.serve")
 
@@ -84,6 +85,10 @@ class Dispatcher:
             else:
                 async with gate.admit():
                     structured = await self._off_loop(name, run)
+        except UnwritableRefusal as refusal:  # the operator's to cure: the log names the place they can find
+            _mark(record, "refused")
+            logger.warning("tool %s wrote nothing: %s", name, refusal.operator_text)
+            return refusal_result(refusal.message)
         except ToolRefusal as refusal:
             _mark(record, "refused")
             return refusal_result(refusal.message)
@@ -107,13 +112,33 @@ def answer(tool: Tool, settings: ServeSettings, arguments: Mapping[str, Any],
     Raises:
         ToolRefusal: the tool refused the call, or a domain error left it; `message` is the refusal text a caller
             reads.
+        UnwritableRefusal: a write-intent tool's write met a folder the file system would not let it write.
     """
+    project = None
     try:
         project = _project_for(tool, arguments, record)
         handler_args = {key: value for key, value in arguments.items() if key not in CONTEXT_KEYS}
         return dict(tool.handler(Call(settings=settings, project=project), **handler_args))
     except TheurianError as exc:
         raise ToolRefusal(_domain_refusal(exc)) from None
+    except OSError as exc:
+        refusal = _unwritable(tool, project, exc)
+        if refusal is None:
+            raise
+        raise refusal from None
+
+
+def _unwritable(tool: Tool, project: Project | None, exc: OSError) -> UnwritableRefusal | None:
+    """The refusal of a write-intent tool's write the file system refused for an ordinary reason or a permission
+    (`theurian.disk_faults` words it); None for any other error, which stays a fault. Every write-intent tool
+    writes only a proposal (its draft facade reaches nothing else), so a write that names no path was one there."""
+    if tool.kind is not ToolKind.WRITE_INTENT or project is None:
+        return None
+    fault = project_write_text(exc, project.root, PROPOSALS_DIR)
+    if fault is None:
+        return None
+    operator = project_write_text(exc, project.root, PROPOSALS_DIR, relative=False) or fault
+    return UnwritableRefusal(unwritable_refusal(fault), operator)
 
 
 def _domain_refusal(exc: TheurianError) -> str:

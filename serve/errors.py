@@ -8,7 +8,9 @@
 
     Exception
     └── ToolRefusal            raised inside a tool to refuse a call: `message` is the refusal text the caller
-                               reads (the dispatcher sends it as is; `theurian.cli`'s read commands print it)
+        │                      reads (the dispatcher sends it as is; `theurian.cli`'s read commands print it)
+        └── UnwritableRefusal  a write-intent tool's write the file system refused (EACCES, EPERM, EROFS,
+                               ENOSPC, EDQUOT): `operator_text` names the place absolutely, for the daemon's log
 
 No caller sees a traceback: the dispatcher turns a ToolRefusal or a TheurianError into a refusal, and the CLI
 turns a start-up error into one line and exit 1.
@@ -41,3 +43,12 @@ class ToolRefusal(Exception):  # noqa: N818 - it names what the caller receives:
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+
+class UnwritableRefusal(ToolRefusal):
+    """A write-intent tool's write the file system refused for the operator to cure: `message` names the place
+    project-relative (for the agent), `operator_text` names it absolutely (for the daemon's log)."""
+
+    def __init__(self, message: str, operator_text: str) -> None:
+        super().__init__(message)
+        self.operator_text = operator_text

@@ -19,6 +19,15 @@ INTERNAL_FAULT_REFUSAL: Final = (
 )
 
 
+
+def unwritable_refusal(fault: str) -> str:
+    """A write-intent tool's refusal when the file system refused its write: `fault` is
+    `theurian.disk_faults.project_write_text`'s place, condition and cure (paths project-relative). Nothing is
+    left behind (a half-written proposal is removed), and only the operator can cure the folder."""
+    return (f"Nothing was written: {fault}. The operator must cure this folder (the commands run in the project's "
+            "root folder); then make the call again.")
+
+
 def coded_refusal_text(code: str, message: str, details: dict[str, Any]) -> str:
     """A refusal carrying a code from the contract's Errors table: the contract's error envelope as the text, so
     an agent can read the code and the details without parsing prose."""

@@ -6,6 +6,8 @@ left on device`) or their own code (SQLite: `SQLITE_FULL`, "database or disk is 
     storage_condition(exc) -> str | None      the condition in words, or None for anything else
     storage_fault_text(exc) -> str | None     "cannot write PLACE: CONDITION; CURE", one line, or None
     permission_text(exc) -> str | None        the same for a folder or file this user may not write (EACCES, EPERM)
+    project_write_text(exc, root, folder)     either, for a write inside a project: the place that refused, every
+                                              path relative to its root (for an agent, shown no absolute path)
 
 The condition is the operator's to cure (free space, raise the quota or the limit, remount, give the folder to
 this user), so the CLI names the place, the condition and the cure and exits 1 ("failed"), never "unexpected
@@ -20,6 +22,7 @@ import errno
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
@@ -68,49 +71,75 @@ def storage_condition(exc: BaseException) -> str | None:
     return None
 
 
-def storage_fault_text(exc: BaseException) -> str | None:
-    """`cannot write PLACE: CONDITION; CURE` for a write refused for an ordinary reason; None for anything else."""
+def storage_fault_text(exc: BaseException, shown: Callable[[Path], str] = str) -> str | None:
+    """`cannot write PLACE: CONDITION; CURE` for a write refused for an ordinary reason; None for anything else.
+    `shown` names a path in the place and the cure."""
     condition = storage_condition(exc)
     if condition is None:
         return None
     named = _named_path(exc)
     if named is None:
         return f"cannot write {_unnamed_place(exc)}: {condition}"
-    place, folder = written_place(named)
+    place, folder = written_place(named, shown)
     code = next((code for code, _, words in _CONDITIONS if words == condition), None)
-    cure = _CURES[code].format(folder=shell_word(str(folder))) if code in _CURES else None
+    cure = _CURES[code].format(folder=shell_word(shown(folder))) if code in _CURES else None
     return f"cannot write {place}: {condition}" + (f"; {cure}" if cure else "")
 
 
-def permission_text(exc: OSError) -> str | None:
+def permission_text(exc: OSError, shown: Callable[[Path], str] = str) -> str | None:
     """`cannot write PLACE: …; CURE` for a file system operation refused to this user (EACCES) or to anyone
     (EPERM: an immutable or append-only flag, which even root meets); None for any other error or one naming no
-    path. An absent path was being made, so it is its folder that refused."""
+    path. An absent path was being made, so it is its folder that refused. `shown` names a path."""
     if exc.errno not in (errno.EACCES, errno.EPERM) or not exc.filename:
         return None
     target = Path(os.fsdecode(exc.filename))
-    place, folder = written_place(target)
+    place, folder = written_place(target, shown)
     if exc.errno == errno.EPERM:  # the flag is on the file itself when it exists, else on the folder refusing it
-        flagged = shell_word(str(target if target.exists() and not _TEMP_BESIDE.fullmatch(target.name) else folder))
+        flagged = shell_word(shown(target if target.exists() and not _TEMP_BESIDE.fullmatch(target.name)
+                                   else folder))
         return (f"cannot write {place}: the operation is not permitted (an immutable or append-only flag refuses "
                 f"even root: `lsattr -d {flagged}` shows it); as root, `chattr -i -a {flagged}` clears it")
     user = _user()  # the whole folder: a write makes a temp file beside its target, so the folder must be writable
     return (f"cannot write {place}: permission denied to this user ({user}); as root or its owner, "
-            f"`chown -R {shell_word(user)} {shell_word(str(folder))}` gives it to this user (or run theurian as the "
-            "user who owns it)")
+            f"`chown -R {shell_word(user)} {shell_word(shown(folder))}` gives it to this user (or run theurian as "
+            "the user who owns it)")
 
 
-def written_place(path: Path) -> tuple[str, Path]:
-    """How a refusal names the place a write to `path` was for, and the folder it was in: for a temp file beside
-    its target, or a file inside a temp folder a build fills (`.review-store.duckdb.RANDOM.building/…`), the
-    target's name in that folder (never the temp's name); else `path` itself."""
+def project_write_text(exc: OSError, root: Path, folder: str, *, relative: bool = True) -> str | None:
+    """`storage_fault_text` or `permission_text` for a write inside the project at `root` into its `folder`
+    (project-relative), every path named relative to the root (so the cure's commands run in the project's root)
+    or, not `relative`, absolutely (for the operator's log); None for an error neither would name.
+
+    Nothing the write made outlives the refusal, so the place is the nearest part of the named path that exists
+    (the folder that refused, never a proposal id that was never made). A write through an open file names no
+    path, and one outside the project is not the agent's to be shown: either is named as `folder`."""
+    base = root.resolve()
+    named = _named_path(exc)
+    target = named if named is not None and named.is_relative_to(base) else base / folder
+    while target != base and not target.exists() and not _TEMP_BESIDE.fullmatch(target.name):
+        target = target.parent
+    located = OSError(exc.errno, exc.strerror, str(target))
+
+    def shown(path: Path) -> str:
+        if not relative:
+            return str(path)
+        return path.relative_to(base).as_posix() if path.is_relative_to(base) else folder
+
+    return storage_fault_text(located, shown) or permission_text(located, shown)
+
+
+def written_place(path: Path, shown: Callable[[Path], str] = str) -> tuple[str, Path]:
+    """How a refusal names the place a write to `path` was for (each path as `shown` names it), and the folder it
+    was in: for a temp file beside its target, or a file inside a temp folder a build fills
+    (`.review-store.duckdb.RANDOM.building/…`), the target's name in that folder (never the temp's name); else
+    `path` itself."""
     for part in (path, *path.parents):
         temp = _TEMP_BESIDE.fullmatch(part.name)
         if temp is not None:
-            return f"{temp.group('target')} in {part.parent}/", part.parent
+            return f"{temp.group('target')} in {shown(part.parent)}/", part.parent
     if path.is_dir():
-        return f"in {path}/", path
-    return str(path), path.parent
+        return f"in {shown(path)}/", path
+    return shown(path), path.parent
 
 
 def _named_path(exc: BaseException) -> Path | None:
