@@ -9,8 +9,8 @@
     Exception
     └── ToolRefusal            raised inside a tool to refuse a call: `message` is the refusal text the caller
         │                      reads (the dispatcher sends it as is; `theurian.cli`'s read commands print it)
-        └── UnwritableRefusal  a write-intent tool's write the file system refused (EACCES, EPERM, EROFS,
-                               ENOSPC, EDQUOT): `operator_text` names the place absolutely, for the daemon's log
+        └── UnwritableRefusal  a write-intent tool's write the file system refused (permission, flag, read-only,
+                               full, quota): `operator_text` names the place absolutely, for the daemon's log
 
 No caller sees a traceback: the dispatcher turns a ToolRefusal or a TheurianError into a refusal, and the CLI
 turns a start-up error into one line and exit 1.
