@@ -66,3 +66,22 @@ def test_an_error_that_is_no_storage_condition_is_left_to_its_own_handler() -> N
     assert storage_condition(OSError(13, "Permission denied")) is None
     assert storage_condition(ValueError("No space left on device")) is None  # only the engines' messages are read
     assert storage_fault_text(RuntimeError("boom")) is None
+
+
+def test_a_write_inside_a_project_is_named_relative_to_its_root_and_one_outside_as_the_folder(
+        tmp_path: Path) -> None:
+    import errno
+
+    from theurian.disk_faults import project_write_text
+
+    root = tmp_path / "p"
+    (root / ".theurian" / "proposals").mkdir(parents=True)
+    inside = OSError(errno.EROFS, "Read-only file system", str(root / ".theurian" / "proposals" / "01NEVERMADE"))
+    outside = OSError(errno.EROFS, "Read-only file system", str(tmp_path / "elsewhere"))
+    said = ("cannot write in .theurian/proposals/: the file system is read-only; remount it read-write (`findmnt -T "
+            ".theurian/proposals` names the mount), or work on a copy on a writable file system")
+    assert project_write_text(inside, root, ".theurian/proposals") == said
+    assert project_write_text(outside, root, ".theurian/proposals") == said
+    absolute = project_write_text(inside, root, ".theurian/proposals", relative=False)
+    assert absolute == said.replace(".theurian/proposals", str(root.resolve() / ".theurian/proposals"))
+    assert project_write_text(OSError(errno.ENOENT, "No such file", str(root)), root, ".theurian/proposals") is None
