@@ -19,7 +19,6 @@ INTERNAL_FAULT_REFUSAL: Final = (
 )
 
 
-
 def unwritable_refusal(fault: str) -> str:
     """A write-intent tool's refusal when the file system refused its write: `fault` is
     `theurian.disk_faults.project_write_text`'s place, condition and cure (paths project-relative). Nothing is
