@@ -1,6 +1,6 @@
-"""Damaged lake files (`evidence.lake_damage`) as `theurian doctor`, `review status` and `project status` show them: each with the
-command that mends it, the repository a record file's folder belongs to named from the manifests, the allowlist,
-or the records the folder holds (`Lake.repository_named_in`)."""
+"""Damaged lake files (`evidence.lake_damage`) as `theurian doctor`, `review status` and `project status` show
+them: each with the command that mends it, the repository a record file's folder belongs to named from the
+manifests, the allowlist, or the records the folder holds (`Lake.repository_named_in`)."""
 
 from __future__ import annotations
 
