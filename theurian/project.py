@@ -109,7 +109,7 @@ def resolve_project(project_id: str) -> Project:
         if project_id in snapshot.unreadable:
             raise ProjectUnreadableError(
                 f"project {quoted(project_id, 200)}'s registry entry names no absolute root path; "
-                f"run `theurian project unregister {project_id}` and register it again from its folder"
+                f"{registry.unreadable_cure(project_id)}"
             )
         raise registry.not_registered(project_id)
     root = registration.root

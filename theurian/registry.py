@@ -178,6 +178,14 @@ def moved_cure(project_id: str, new_root: str = "NEW_PATH") -> str:
     return f"set its `root` to the new folder in {installation.registry_path()} (a hand edit keeps the id)"
 
 
+def unreadable_cure(project_id: str) -> str:
+    """How the operator mends a registration that names no root folder (`RegistrySnapshot.unreadable`): point the
+    id at the project's folder, which keeps it (`register --id` takes over an entry with no root to serve), or
+    drop it. Unregistering and registering again would keep the id only when the folder's default id is the same."""
+    point = moved_cure(project_id, "PATH") + (", PATH being the project's folder" if is_project_id(project_id) else "")
+    return f"{point}; if it is gone, `theurian project unregister {shell_word(project_id)}`"
+
+
 def gone(snapshot: RegistrySnapshot) -> tuple[Registration, ...]:
     """The registrations whose root holds no `.theurian/` (moved or deleted): nothing can be served under them."""
     return tuple(r for r in snapshot.registrations if not holds_project(r.root))

@@ -266,6 +266,8 @@ def test_a_record_a_build_skipped_or_one_edited_before_the_build_still_fails_the
     lake, store = checks["sample: evidence lake"], checks["sample: review store"]
     assert code == 1 and store["level"] == "ok", store  # the store is current with the lake: only the lake row sees it
     assert lake["level"] == "fail" and "2 damaged file(s): " in lake["state"], lake
+    # doctor runs from anywhere: the command that names each file names the project
+    assert lake["state"].endswith(f" and 1 more (`theurian review status --project {project}` names each)"), lake
     assert lake["cure"].startswith("`theurian review ingest --full Acme/"), lake
     assert f"--project {project}`" in lake["cure"]
     status = installation.cli("review", "status", "--project", str(project), check=True).stdout
@@ -276,6 +278,13 @@ def test_a_record_a_build_skipped_or_one_edited_before_the_build_still_fails_the
                                            check=True).stdout)
     assert [entry["path"] for entry in document["summary"]["damagedEntries"]] == sorted(
         [str(relative), str(edited.relative_to(project))])
+    # project status names each one as review status does, from doctor's lake row (judged by the store's hashes)
+    text = installation.cli("project", "status", "sample", check=True).stdout
+    damaged = [line.removeprefix("  ") for line in text.splitlines() if line.startswith("  damaged: ")]
+    assert damaged == [line for line in status.splitlines() if line.startswith("damaged: ")] and len(damaged) == 2
+    [listed] = json.loads(installation.cli("project", "status", "sample", "--json", check=True).stdout)[
+        "summary"]["projects"]
+    assert listed["damagedEntries"] == document["summary"]["damagedEntries"]
 
 
 def test_a_model_folder_without_its_manifest_fails_its_own_row_and_the_store_row_cures_the_config_not_a_build(
@@ -485,7 +494,14 @@ def test_a_run_left_running_reads_interrupted_unless_an_ingest_holds_the_lake(co
     assert (f"last run {run_id} interrupted (no ingest is running) at {last['startedAt']}: it was stopped before it "
             f"finished (what it wrote is kept): `{resume}` covers its window again, then `theurian review build "
             f"--project {project}`") in text
-    assert "last ingest interrupted (no ingest is running) " in installation.cli("project", "status").stdout
+    status = installation.cli("project", "status", check=True).stdout  # the same next step, from the same owner
+    head = f"last ingest interrupted (no ingest is running) {last['startedAt']} "
+    [line] = [line for line in status.splitlines() if head in line]
+    assert line.endswith(f"): it was stopped before it finished (what it wrote is kept): `{resume}` covers its window "
+                         f"again, then `theurian review build --project {project}`"), line
+    [document] = json.loads(installation.cli("project", "status", "--json", check=True).stdout)["summary"]["projects"]
+    [ingest] = [r["lastIngest"] for r in document["repositories"] if r["lastIngest"]["runId"] == run_id]
+    assert (ingest["interrupted"], ingest["nextStep"]) == (True, resume)  # it said `theurian review ingest None`
     with folder_held(project / ".theurian/review", wait=False):  # the lock an ingest holds for its whole run
         held = installation.cli("review", "status", "--project", str(project), check=True).stdout
         assert f"last run {run_id} running at " in held

@@ -16,6 +16,7 @@ from serve.local_call import call_locally
 from serve.tooling import ServeSettings
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian import registry
+from theurian.installation import registry_path
 from theurian.project import resolve_project
 
 
@@ -27,11 +28,11 @@ def moved(installation: Installation, tmp_path: Path) -> Path:
     return tmp_path / "moved"
 
 
-def _paste(installation: Installation, text: str, new_path: Path | None = None) -> None:
-    """The first backticked command in `text` run by bash as pasted, NEW_PATH typed as `new_path`."""
+def _paste(installation: Installation, text: str, new_path: Path | None = None, placeholder: str = "NEW_PATH") -> None:
+    """The first backticked command in `text` run by bash as pasted, `placeholder` typed as `new_path`."""
     command = re.search(r"`([^`]+)`", text)
     assert command is not None, text
-    line = command.group(1) if new_path is None else command.group(1).replace("NEW_PATH", str(new_path))
+    line = command.group(1) if new_path is None else command.group(1).replace(placeholder, str(new_path))
     env = installation.env | {"PATH": f"{THEURIAN_BIN.parent}:{installation.env.get('PATH', '')}"}
     done = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, (line, done.stderr)
@@ -111,3 +112,25 @@ def test_the_register_that_keeps_the_id_says_where_it_was_and_refuses_while_the_
     taken = installation.cli("project", "register", str(moved), "--id", "copy")
     assert taken.returncode == 1 and f"({tmp_path / 'copy'}), which still holds .theurian/" in taken.stderr
     assert _registrations(installation) == [("copy", tmp_path / "copy")]
+
+
+def test_a_registration_that_names_no_root_folder_is_cured_by_the_register_that_keeps_its_id(
+        installation: Installation, tmp_path: Path) -> None:
+    """doctor and `project list` said "unregister it, then register it again", which keeps the id only when the
+    folder's default id happens to be the same one."""
+    project = tmp_path / "service"
+    installation.new_project_in_process(project, "proj")  # an id that is not the folder's default (`service`)
+    with installation.in_process():
+        registry_path().write_text('[projects.proj]\nroot = "service"\n', encoding="utf-8")  # a hand edit: relative
+    cure = "`theurian project register PATH --id proj` (it keeps the id agents use), PATH being the project's folder"
+    checks = {c["check"]: c for c in json.loads(installation.cli("doctor", "--json").stdout)["summary"]["checks"]}
+    row = checks["proj: registration"]
+    assert (row["state"], row["cure"]) == (
+        "names no root folder", f"{cure}; if it is gone, `theurian project unregister proj`")
+    listed = installation.cli("project", "list", check=True).stdout
+    assert listed == f"proj\t(no root path: {row['cure']})\n"
+    with installation.in_process(), pytest.raises(ToolRefusal) as refused:  # an agent calling with the id
+        call_locally("knowledge.search", {"projectId": "proj", "query": "x"}, ServeSettings("internal"))
+    assert refused.value.message.endswith(f"names no absolute root path; {row['cure']}")
+    _paste(installation, row["cure"], project, "PATH")
+    assert _registrations(installation) == [("proj", project)]

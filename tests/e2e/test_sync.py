@@ -256,3 +256,23 @@ def test_a_skipped_stage_carries_the_summary_of_what_is_in_place_in_its_commands
     assert again["migrate apply"]["summary"]["stateHash"] == built["migrate apply"]["summary"]["stateHash"]
     for name in ("review ingest", "review build", "findings build"):  # nothing in place: null
         assert again[name]["summary"] is None, name
+
+
+def test_a_file_the_build_stage_skips_is_followed_by_where_its_cure_is_named_as_review_build_says(
+        installation: Installation, tmp_path: Path) -> None:
+    """sync printed the build's `skipped` lines alone; `review build` adds where each one's cure is named."""
+    from tests.projection.review_records import copy_fixture_lake
+
+    root = installation.new_project_in_process(tmp_path / "p")
+    copy_fixture_lake(root)
+    record = sorted((root / ".theurian/review").glob("sha256-*/review-thread/*.json"))[0]
+    record.write_bytes(record.read_bytes()[:20])  # truncated: the build skips it
+    result = _sync(installation, root)
+    assert result.returncode == 0, result.stderr
+    note = f"note: `theurian review status --project {root}` names the command that mends each skipped file"
+    build = installation.cli("review", "build", "--project", str(root), check=True)
+    assert build.stderr == note + "\n"  # the one owner of the note, printed by both
+    lines = result.stdout.splitlines()
+    head = lines.index(next(line for line in lines if line.startswith("review build    done     skipped ")))
+    built = next(i for i, line in enumerate(lines) if i > head and line.lstrip().startswith("built "))
+    assert lines[built + 1] != note and lines[built + 1].lstrip() == note  # under the stage's line, indented

@@ -39,8 +39,7 @@ def _projects() -> list[Check]:
         snapshot = registry.read()
     except TheurianError:
         return []  # the registry check above already failed, with its cure
-    checks = [Check(f"{project_id}: registration", FAIL, "names no root folder",
-                    f"`theurian project unregister {project_id}`, then register it again")
+    checks = [Check(f"{project_id}: registration", FAIL, "names no root folder", registry.unreadable_cure(project_id))
               for project_id in snapshot.unreadable]
     for registration in snapshot.registrations:
         checks.extend(project_checks(registration.project_id, registration.root))

@@ -1,6 +1,6 @@
-"""Damaged lake files (`evidence.lake_damage`) as `theurian doctor` and `review status` show them: each with the
-command that mends it, the repository a record file's folder belongs to named from the manifests, the allowlist,
-or the records the folder holds (`Lake.repository_named_in`)."""
+"""Damaged lake files (`evidence.lake_damage`) as `theurian doctor`, `review status` and `project status` show
+them: each with the command that mends it, the repository a record file's folder belongs to named from the
+manifests, the allowlist, or the records the folder holds (`Lake.repository_named_in`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from evidence.lake import Lake
 from evidence.lake_damage import Damage, manifest_cure, record_cure
 from evidence.records import repository_folder
-from theurian.text import one_line
+from theurian.text import one_line, shell_word
 
 
 def folder_names(lake: Lake, manifests: Sequence[dict[str, Any]], allowlisted: Sequence[str],
@@ -34,8 +34,21 @@ def cure(item: Damage, root: Path, names: Mapping[str, str | None], allowed: set
     return record_cure(names.get(item.folder), root, allowlisted=item.folder in allowed)
 
 
-def summary(damage: Sequence[Damage]) -> str:
-    """What doctor's lake row says of `damage` (not empty): how many, and the first with why."""
+def entries(damage: Sequence[Damage], root: Path, names: Mapping[str, str | None],
+            allowed: set[str]) -> list[dict[str, str]]:
+    """Each damaged file as `review status` and `project status` show it (`damagedEntries`): path, why, cure."""
+    return [{"path": item.path, "reason": item.reason, "cure": cure(item, root, names, allowed)} for item in damage]
+
+
+def line(entry: Mapping[str, str]) -> str:
+    """One entry of `entries` as a status line."""
+    return f"damaged: {one_line(entry['path'])}: {one_line(entry['reason'])} -> {entry['cure']}"
+
+
+def summary(damage: Sequence[Damage], root: Path) -> str:
+    """What doctor's lake row says of `damage` (not empty): how many, and the first with why. The command that
+    names each carries `--project`: doctor runs from anywhere and covers every project."""
     first = damage[0]
-    more = f" and {len(damage) - 1} more (`theurian review status` names each)" if len(damage) > 1 else ""
+    status = f"theurian review status --project {shell_word(str(root))}"
+    more = f" and {len(damage) - 1} more (`{status}` names each)" if len(damage) > 1 else ""
     return f"{len(damage)} damaged file(s): {one_line(first.path)} ({one_line(first.reason)}){more}"

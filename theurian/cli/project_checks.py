@@ -20,7 +20,7 @@ from evidence.lake_damage import damaged_manifests, damaged_records
 from evidence.lake_listing import FileIdentity, LakeEntry, scan_records
 from evidence.lake_runs import ManifestScan
 from evidence.records import repository_folder
-from theurian.cli.lake_damage_words import cure as damage_cure
+from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import folder_names
 from theurian.cli.lake_damage_words import summary as damage_summary
 from theurian.cli.review_freshness import lake_change_since
@@ -44,6 +44,9 @@ class Check:
     level: str
     state: str
     cure: str = ""
+    # The files behind a failing row, each as `lake_damage_words.entries` gives it (the lake row's damaged files):
+    # `project status` lists them from the row doctor judged, so the lake is judged once (doctor shows the first).
+    files: tuple[dict[str, str], ...] = ()
 
 
 def project_checks(project_id: str, root: Path) -> list[Check]:
@@ -65,7 +68,7 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
                   _findings(root), *_knowledge(root)]
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
-    return [Check(prefix + c.name, c.level, c.state, c.cure) for c in checks]
+    return [Check(prefix + c.name, c.level, c.state, c.cure, c.files) for c in checks]
 
 
 def _moved_or_gone(project_id: str) -> str:
@@ -167,9 +170,8 @@ def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntr
     if not damage:
         return Check("evidence lake", OK, shown)
     names = folder_names(lake, scan.manifests, allowlisted, damage)
-    allowed = {repository_folder(entry) for entry in allowlisted}
-    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage)}",
-                 damage_cure(damage[0], root, names, allowed))
+    files = damage_entries(damage, root, names, {repository_folder(entry) for entry in allowlisted})
+    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage, root)}", files[0]["cure"], tuple(files))
 
 
 def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:

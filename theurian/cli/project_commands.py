@@ -109,4 +109,4 @@ def list_projects(
     for r in snapshot.registrations:
         typer.echo(f"{r.project_id}\t{r.root}")
     for project_id in snapshot.unreadable:
-        typer.echo(f"{project_id}\t(no root path: unregister it and register again)")
+        typer.echo(f"{project_id}\t(no root path: {registry.unreadable_cure(project_id)})")

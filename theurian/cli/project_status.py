@@ -10,11 +10,15 @@ import typer
 
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.lake_damage_words import line as damage_line
 from theurian.cli.project_checks import project_checks
-from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_runs, run_state
+from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 
 # What `project status` and `project list` say of an empty registry, and how to fill it.
 NO_PROJECTS_REGISTERED: Final = "no projects registered (theurian project register PATH)"
+
+# What `--json` shows of a repository's last run manifest (an interrupted one adds `interrupted` and `nextStep`).
+_LAST_INGEST_KEYS: Final = ("runId", "status", "mode", "startedAt", "finishedAt", "window", "error")
 
 
 def status(
@@ -45,6 +49,8 @@ def _document(project_id: str, root: Path) -> dict[str, Any]:
         "projectId": project_id, "root": str(root),
         "state": {c.name.removeprefix(prefix): {"level": c.level, "state": c.state, "cure": c.cure} for c in checks},
         "repositories": [], "proposals": {},
+        # Every damaged lake file, as `review status` names it, from the lake row above (judged once, cheaply).
+        "damagedEntries": [entry for c in checks for entry in c.files],
     }
     if root.is_dir() and (root / ".theurian").is_dir():
         document["repositories"] = _repositories(root)
@@ -60,15 +66,14 @@ def _repositories(root: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for folder in lake.repository_folders():
         runs = [m for m in manifests if m["repositoryFolder"] == folder]
-        last = runs[-1] if runs else None
-        rows.append({
-            "repository": last["repository"] if last else lake.repository_named_in(folder),
-            "records": lake.folder_record_counts(folder),
-            "lastIngest": None if last is None else {
-                key: last.get(key) for key in ("runId", "status", "mode", "startedAt", "finishedAt", "window",
-                                               "error")},
-        })
+        rows.append({"repository": runs[-1]["repository"] if runs else lake.repository_named_in(folder),
+                     "records": lake.folder_record_counts(folder), "lastIngest": dict(runs[-1]) if runs else None})
+    # Given the whole manifest: the resume command needs its repository, mode, window and options.
     interrupted_runs(root, [row["lastIngest"] for row in rows if row["lastIngest"]])
+    for row in rows:
+        if (last := row["lastIngest"]) is not None:
+            row["lastIngest"] = {key: last.get(key) for key in _LAST_INGEST_KEYS} | {
+                key: last[key] for key in ("interrupted", "nextStep") if key in last}
     return rows
 
 
@@ -89,7 +94,11 @@ def _print(document: dict[str, Any]) -> None:
         ingest = NEVER_INGESTED if last is None else (
             f"last ingest {run_state(last)} {last['finishedAt'] or last['startedAt']} ({last['mode']}, since "
             f"{(last.get('window') or {}).get('since') or 'the beginning'})")
+        if last is not None and last.get("interrupted"):
+            ingest += f": {interrupted_next_step(last['nextStep'], Path(document['root']))}"
         typer.echo(f"  {row['repository'] or '(repository unknown)'}: {records}; {ingest}")
+    for entry in document["damagedEntries"]:
+        typer.echo(f"  {damage_line(entry)}")
     for name, check in document["state"].items():
         mark = "" if check["level"] == "ok" else f"  [{check['level']}] -> {check['cure']}"
         typer.echo(f"  {name}: {check['state']}{mark}")

@@ -42,9 +42,17 @@ def build(project: ProjectOption = None, jobs: JobsOption = None, full: FullOpti
         echo_summary(build_document(summary))
         return
     typer.echo(summary.describe())
-    if summary.skipped:  # a skipped file is damage only an ingest or a removal mends, never another build
-        typer.echo(f"note: `theurian review status --project {shell_word(str(root))}` names the command that mends "
-                   "each skipped file", err=True)  # stderr: the summary's last line stays the `built` line
+    if (note := skipped_note(summary, root)) is not None:
+        typer.echo(note, err=True)  # stderr: the summary's last line stays the `built` line
+
+
+def skipped_note(summary: BuildSummary, root: Path) -> str | None:
+    """Where the cure of each file `summary` skipped is named, or None when it skipped none: a skipped file is
+    damage only an ingest or a removal mends, never another build. `review build` and `sync` both print it."""
+    if not summary.skipped:
+        return None
+    return (f"note: `theurian review status --project {shell_word(str(root))}` names the command that mends each "
+            "skipped file")
 
 
 def run_build(root: Path, jobs: int | None = None, *, full: bool = False) -> BuildSummary:

@@ -31,7 +31,8 @@ from theurian.cli import (
     review_similar_command,
 )
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.lake_damage_words import cure as damage_cure
+from theurian.cli.lake_damage_words import entries as damage_entries
+from theurian.cli.lake_damage_words import line as damage_line
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
@@ -281,7 +282,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         run = (f"last run {last['runId']} {run_state(last)} at {last['finishedAt'] or last['startedAt']}"
                if last else NEVER_INGESTED)
         if last and last.get("interrupted"):
-            run += f": {interrupted_next_step(last, root)}"
+            run += f": {interrupted_next_step(last['nextStep'], root)}"
         kept = "" if row["allowlisted"] else "; not allowlisted: kept in the lake (and the store built from it)"
         name = row["repository"] or f"{REVIEW_DIR}/{row['repositoryFolder']} (repository unknown)"
         withheld = f"; {words}" if (words := withheld_words(row["withheld"])) else ""
@@ -290,7 +291,7 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         typer.echo(f"unreadable entry skipped: {one_line(path)} (not a regular file or folder inside the evidence "
                    "lake, or too large to read)")
     for item in damaged:
-        typer.echo(f"damaged: {one_line(item['path'])}: {one_line(item['reason'])} -> {item['cure']}")
+        typer.echo(damage_line(item))
 
 
 def _damaged(root: Path, scan: ManifestScan, allowed: set[str], unreadable: list[str],
@@ -302,8 +303,7 @@ def _damaged(root: Path, scan: ManifestScan, allowed: set[str], unreadable: list
         damage += damaged_records(root, scan.manifests)
     except (TheurianError, OSError):
         pass  # a folder linked out of the lake, or one that cannot be listed: named unreadable above
-    return [{"path": item.path, "reason": item.reason, "cure": damage_cure(item, root, names, allowed)}
-            for item in damage if item.path not in unreadable]
+    return damage_entries([item for item in damage if item.path not in unreadable], root, names, allowed)
 
 
 def _content_words(content: dict[str, Any]) -> str:

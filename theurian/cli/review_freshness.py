@@ -105,10 +105,11 @@ def resume_command(run: dict[str, Any], root: Path) -> str:
     return " ".join(words)
 
 
-def interrupted_next_step(run: dict[str, Any], root: Path) -> str:
-    """What `review status` says after an interrupted run: what happened, and the commands that finish it."""
-    return (f"it was stopped before it finished (what it wrote is kept): `{resume_command(run, root)}` covers its "
-            f"window again, then `theurian review build --project {shell_word(str(root))}`")
+def interrupted_next_step(resume: str, root: Path) -> str:
+    """What `review status` and `project status` say after an interrupted run: what happened, and the commands
+    that finish it (`resume`: its `nextStep`, the `resume_command` `interrupted_runs` set)."""
+    return (f"it was stopped before it finished (what it wrote is kept): `{resume}` covers its window again, then "
+            f"`theurian review build --project {shell_word(str(root))}`")
 
 
 def run_state(run: dict[str, Any]) -> str:

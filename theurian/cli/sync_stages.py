@@ -92,7 +92,7 @@ def _ingest(root: Path, options: SyncOptions) -> StageOutcome:
 
 def _review_build(root: Path, options: SyncOptions) -> StageOutcome:
     from evidence.lake import Lake
-    from theurian.cli.review_build_command import build_document, run_build
+    from theurian.cli.review_build_command import build_document, run_build, skipped_note
     from theurian.containment import resolve_inside
     from theurian.interrupts import import_duckdb_held
 
@@ -107,8 +107,10 @@ def _review_build(root: Path, options: SyncOptions) -> StageOutcome:
         return StageOutcome(REVIEW_BUILD, "skipped", [
             "the evidence lake (.theurian/review/) holds no repository yet: nothing to build a review store from"])
     summary = run_build(root)
-    return StageOutcome(REVIEW_BUILD, "done", [one_line(line) for line in summary.describe().splitlines()],
-                        build_document(summary))
+    lines = [one_line(line) for line in summary.describe().splitlines()]
+    if (note := skipped_note(summary, root)) is not None:
+        lines.append(one_line(note))
+    return StageOutcome(REVIEW_BUILD, "done", lines, build_document(summary))
 
 
 def _findings_build(root: Path, options: SyncOptions) -> StageOutcome:
