@@ -39,7 +39,7 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
         module_installation.new_project_in_process(base / name, name)
     built = module_installation.cli("findings", "build", "--project", str(base / "demo"), check=True)
     other = Installation(base / "another-installation")
-    other.cli("findings", "build", "--project", str(base / "foreign"), check=True)
+    other.cli_in_process("findings", "build", "--project", str(base / "foreign"))
     escaped = module_installation.new_project_in_process(base / "escaped", "escaped")
     (escaped / ".theurian" / "state").mkdir()
     (base / "outside").mkdir()

@@ -101,7 +101,7 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     """Skipping it would publish a store without that repository's records over a good one."""
     root = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(root)
-    installation.cli("review", "build", "--project", str(root), check=True)
+    installation.cli_in_process("review", "build", "--project", str(root))
     store = root / ".theurian/state/review-store.duckdb"
     before = store.read_bytes()
     [folder] = [path for path in (root / ".theurian/review").iterdir() if path.name.startswith("sha256-")]
