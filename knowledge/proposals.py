@@ -89,8 +89,19 @@ class DraftFacade:
                     f"{', '.join(V1_DRAFT_KINDS)} (createItem and upsertRevision are knowledge.proposeChange's; "
                     "changeSensitivity and restoreItem are an operator's, written by hand)"
                 )
-        return _write(self._root, draft.slug, draft.author, draft.description, (), list(draft.operations),
-                      None, None, draft.evidence)
+        drafted = _write(self._root, draft.slug, draft.author, draft.description, (), list(draft.operations),
+                         None, None, draft.evidence)
+        drafted["nextSteps"] = [*drafted["nextSteps"][:1], ITEM_IDS_UNCHECKED_STEP, *drafted["nextSteps"][1:]]
+        return drafted
+
+
+# A draft's shape is checked, never the items it names: refusing an id a caller may not see, and not an absent one,
+# would tell the caller which hidden ids exist (SEC-13). So the answer says what was not checked, and where it is.
+ITEM_IDS_UNCHECKED_STEP: Final = (
+    "The item ids this draft names were not checked against the project's knowledge (a draft never says which "
+    "items exist); `theurian propose accept` checks them, and refuses the proposal, moving nothing, if one names "
+    "an item that does not exist."
+)
 
 
 def _write(root: Path, slug: str, author: str, description: str, depends_on: tuple[str, ...],

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from knowledge.proposals import ITEM_IDS_UNCHECKED_STEP
 from serve.refusal import coded_refusal_text
 from tests.knowledge.authoring import copy_sample
 from tests.support.daemon import RunningDaemon
@@ -78,3 +79,22 @@ def test_a_control_character_in_a_write_tools_field_is_refused_and_nothing_is_dr
     answer = call_tools(module_daemon.mcp_url, [("knowledge.proposeChange", arguments | {field: value})])[0]
     assert answer.is_error and f"`{field}` holds the control character U+00" in answer.text
     assert value not in answer.text and _proposals(projects) == []
+
+
+def test_a_migration_draft_naming_an_item_that_does_not_exist_says_item_ids_were_not_checked(
+        module_daemon: RunningDaemon, module_installation: Installation, tmp_path: Path) -> None:
+    """Drafted (a draft cannot reveal which hidden ids exist), and the answer says so and names where the ids are
+    checked; `propose accept` then refuses it."""
+    shop = copy_sample(tmp_path / "drafts")
+    module_installation.cli_in_process("project", "register", str(shop), "--id", "drafts")
+    module_installation.cli_in_process("migrate", "apply", "--project", str(shop))
+    [drafted] = call_tools(module_daemon.mcp_url, [
+        ("knowledge.generateMigrationDraft", {
+            "projectId": "drafts", "author": "agent-7", "description": "Alias a missing item",
+            "operations": [{"op": "addAlias", "alias": "missing", "itemId": "testing.no-such-item"}]}),
+    ])
+    payload = drafted.valid("proposal-response.schema.json")
+    assert ITEM_IDS_UNCHECKED_STEP in payload["nextSteps"]
+    accepted = module_installation.cli("propose", "accept", payload["proposalId"], "--project", str(shop))
+    assert accepted.returncode == 1
+    assert "item testing.no-such-item does not exist" in accepted.stderr and "nothing was moved" in accepted.stderr
