@@ -97,10 +97,12 @@ class DraftFacade:
 
 # A draft's shape is checked, never the items it names: refusing an id a caller may not see, and not an absent one,
 # would tell the caller which hidden ids exist (SEC-13). So the answer says what was not checked, and where it is.
+# The command is named unquoted: the CLI adds `--project` to every backticked command, and this one needs the id
+# the next line's gives.
 ITEM_IDS_UNCHECKED_STEP: Final = (
     "The item ids this draft names were not checked against the project's knowledge (a draft never says which "
-    "items exist); `theurian propose accept` checks them, and refuses the proposal, moving nothing, if one names "
-    "an item that does not exist."
+    "items exist); accepting it (theurian propose accept, next) checks them, and refuses the proposal, moving "
+    "nothing, if one names an item that does not exist."
 )
 
 
