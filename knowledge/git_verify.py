@@ -2,9 +2,9 @@
 thread's file path. Verified with git itself, never believed.
 
 The sha is a full 40- or 64-character hex, folded to lower case (`theurian.id_patterns.full_commit_sha`), before
-it reaches git, so it can never be read as an option or a revision expression. The thread's path is compared as a string with the paths git lists; it is data
-from the network and is never opened or passed to git. fsmonitor and hooks are switched off for every call:
-a repository's own config must not make verifying a commit run a program.
+it reaches git, so it can never be read as an option or a revision expression. The thread's path is compared as a
+string with the paths git lists; it is data from the network and is never opened or passed to git. fsmonitor and
+hooks are switched off for every call: a repository's own config must not make verifying a commit run a program.
 """
 
 from __future__ import annotations
