@@ -26,7 +26,7 @@ from tests.support.cli_app import invoke
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
-from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from theurian.places import FINDINGS_STORE_ESCAPE_CURE, PATH_ESCAPE_REFUSAL
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_gi
     escaped = projects["escaped_build"]
     # The project is not a git repository: reaching git first would have failed with git's own message.
     assert escaped.returncode == 1
-    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {FINDINGS_STORE_ESCAPE_CURE}"
     assert list((projects["base"] / "outside").iterdir()) == []
 
 
@@ -120,7 +120,7 @@ def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
     assert "between 1 and 9223372036854775807" in refusals[5].text
     assert refusals[6].text == UNDERIVED_FILTER_REFUSAL
     assert refusals[7].text == refusals[8].text == FINDINGS_UNAVAILABLE_REFUSAL
-    assert refusals[9].text == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    assert refusals[9].text == f"{PATH_ESCAPE_REFUSAL} {FINDINGS_STORE_ESCAPE_CURE}"
     capabilities = answers[13].structured
     assert capabilities is not None and capabilities["capabilities"]["reviewFindings"] is True
     assert "review.findings" in capabilities["tools"]
