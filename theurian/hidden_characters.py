@@ -33,8 +33,8 @@ _ZERO_WIDTH: Final = frozenset("\u180e\u200b\u200c\u200d\u2060\ufeff")
 def hidden_points() -> frozenset[str]:
     """Every code point any of the four classes holds: every format character (Cf) in this Python's Unicode
     database, plus U+180E, which Unicode moved out of Cf. The definition itself; it walks every code point
-    (~0.3 s), so `_any_hidden` reads its ranges from `HIDDEN_RANGES` where that holds this Python's Unicode
-    version (`scripts/hidden_ranges.py` writes them from here)."""
+    (0.13–0.2 s of CPU), so `_any_hidden` reads its ranges from `HIDDEN_RANGES` where that holds this Python's
+    Unicode version (`scripts/hidden_ranges.py` writes them from here)."""
     points = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
     return frozenset(points | BIDI_CONTROLS | _ZERO_WIDTH | {chr(c) for c in range(0xE0000, 0xE0080)})
 
