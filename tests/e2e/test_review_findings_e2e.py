@@ -45,7 +45,7 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     (base / "outside").mkdir()
     (escaped / STORE_RELATIVE).symlink_to(base / "outside" / "planted.sqlite")
     escaped_build = module_installation.cli("findings", "build", "--project", str(escaped))
-    return {"base": base, "shas": shas["demo"], "built": built, "escaped_build": escaped_build}
+    return {"base": base, "shas": shas["demo"], "built": built, "escaped": escaped, "escaped_build": escaped_build}
 
 
 def test_the_build_prints_its_summary_with_the_malformed_count(projects: dict[str, Any]) -> None:
@@ -63,7 +63,10 @@ def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_gi
     escaped = projects["escaped_build"]
     # The project is not a git repository: reaching git first would have failed with git's own message.
     assert escaped.returncode == 1
-    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    # Its cure named with the project the build was given (`theurian.cli.pasteable`).
+    cure = STATE_ESCAPE_CURE.replace("`theurian migrate apply`",
+                                     f"`theurian migrate apply --project {projects['escaped']}`")
+    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {cure}"
     assert list((projects["base"] / "outside").iterdir()) == []
 
 

@@ -23,6 +23,7 @@ from evidence.records import repository_folder
 from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import folder_names
 from theurian.cli.lake_damage_words import summary as damage_summary
+from theurian.cli.pasteable import with_project
 from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
 from theurian.embedding import embedding_model_fault, model_cure
@@ -68,7 +69,9 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
                   _findings(root), *_knowledge(root)]
     except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
         checks = [Check("checks", FAIL, exc.message)]
-    return [Check(prefix + c.name, c.level, c.state, c.cure, c.files) for c in checks]
+    # Doctor and project status run from anywhere, over every registered project: a command names the project.
+    return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files)
+            for c in checks]
 
 
 def _moved_or_gone(project_id: str) -> str:

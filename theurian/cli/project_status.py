@@ -11,6 +11,7 @@ import typer
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.lake_damage_words import line as damage_line
+from theurian.cli.pasteable import with_project
 from theurian.cli.project_checks import project_checks
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 
@@ -103,4 +104,5 @@ def _print(document: dict[str, Any]) -> None:
         mark = "" if check["level"] == "ok" else f"  [{check['level']}] -> {check['cure']}"
         typer.echo(f"  {name}: {check['state']}{mark}")
     pending = document["proposals"].get("pending", 0)
-    typer.echo(f"  proposals: {pending} pending" + (" (`theurian propose list`)" if pending else ""))
+    listed = with_project(" (`theurian propose list`)", Path(document["root"])) if pending else ""
+    typer.echo(f"  proposals: {pending} pending{listed}")
