@@ -26,7 +26,7 @@ from theurian.cli import (
     setup_commands,
     sync_command,
 )
-from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
+from theurian.cli.error_text import domain_text, escape_text, os_error_text, unexpected_text
 from theurian.cli.json_summary import echo_early_refusal, echo_refusal
 from theurian.cli.pasteable import given_project, named_command, takes_option, with_project
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
@@ -151,7 +151,7 @@ def _outcome() -> int:
     except PathEscapeError as exc:
         return _refused(escape_text(exc), exc.exit_code, exc)
     except TheurianError as exc:
-        return _refused(exc.message, exc.exit_code, exc)
+        return _refused(domain_text(exc), exc.exit_code, exc)
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort as exc:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from evidence.lake import Lake
 from evidence.lake_damage import damaged_manifests, damaged_records
 from evidence.lake_listing import FileIdentity, LakeEntry, scan_records
 from evidence.lake_runs import ManifestScan
 from evidence.records import repository_folder
+from theurian.cli.error_text import access_text, domain_text, os_error_text
 from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import folder_names
 from theurian.cli.lake_damage_words import summary as damage_summary
@@ -33,6 +35,9 @@ from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
 from theurian.registry import moved_cure
 from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
+
+if TYPE_CHECKING:
+    from projection.errors import ReviewStoreUnavailable
 
 OK: Final = "ok"
 WARN: Final = "warn"  # worth knowing, never a failure (the exit code ignores it)
@@ -64,14 +69,29 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     if not (root / THEURIAN_DIR).is_dir():
         return [Check(prefix + ".theurian/", FAIL, "absent",
                       f"`theurian init {shell_word(str(root))}`; or, if the project moved, {moved_cure(project_id)}")]
-    try:
-        checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _salt(root),
-                  _findings(root), *_knowledge(root)]
-    except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
-        checks = [Check("checks", FAIL, exc.message)]
+    checks = [Check("root", OK, str(root))]
+    for name, check in _CHECKS:
+        try:
+            done = check(root)
+        except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
+            done = Check(name, FAIL, domain_text(exc))
+        except OSError as exc:  # a file or folder under .theurian/ this user may not read: named, with its cure
+            problem, _, cure = os_error_text(exc).partition("; ")
+            done = Check(name, FAIL, problem, cure)
+        checks.extend(done if isinstance(done, list) else [done])
     # Doctor and project status run from anywhere, over every registered project: a command names the project.
     return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files)
             for c in checks]
+
+
+# Each question a project's checks answer, in the order a fix would go, named as its row is when it fails unforeseen.
+_CHECKS: Final[tuple[tuple[str, Callable[[Path], Check | list[Check]]], ...]] = (
+    (".theurian/state/ writable", lambda root: _state_writable(root)),
+    ("review store", lambda root: _review(root)),
+    ("review salt", lambda root: _salt(root)),
+    ("findings store", lambda root: _findings(root)),
+    ("knowledge state", lambda root: _knowledge(root)),
+)
 
 
 def _moved_or_gone(project_id: str) -> str:
@@ -81,9 +101,14 @@ def _moved_or_gone(project_id: str) -> str:
             f"`theurian project unregister {shell_word(project_id)}`")
 
 
-def _unservable_store(reason: str) -> Check:
-    """The review store row for a store the daemon would refuse: rebuilt, unless the model is what fails (a build
-    fails on it too), when the model is cured first."""
+def _unservable_store(exc: ReviewStoreUnavailable) -> Check:
+    """The review store row for a store the daemon would refuse: rebuilt, unless this user may not read it (a
+    rebuild over it would hide that) or the model is what fails (a build fails on it too), each cured first."""
+    reason = exc.reason
+    refused = access_text(exc)
+    if refused is not None:  # "cannot read PATH: permission denied to this user (U); CURE"
+        problem, _, cure = refused.partition("; ")
+        return Check("review store", FAIL, f"not servable ({problem})", cure)
     if embedding_model_fault() is not None:
         return Check("review store", FAIL, f"not servable ({reason})",
                      f"{model_cure()}; then `theurian review build`")
@@ -139,7 +164,7 @@ def _review(root: Path) -> list[Check]:
         open_store(root)
         built_ns = store_path(root).stat().st_mtime_ns
     except ReviewStoreUnavailable as exc:
-        return [*checks, _unservable_store(exc.reason)]
+        return [*checks, _unservable_store(exc)]
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
     built = datetime.fromtimestamp(built_ns / 1e9, UTC)
@@ -219,7 +244,7 @@ def _orphan_store(root: Path) -> Check:
     try:
         cursor = open_store(root).cursor()
     except ReviewStoreUnavailable as exc:
-        return _unservable_store(exc.reason)
+        return _unservable_store(exc)
     try:
         [(records,)] = cursor.execute("SELECT count(*) FROM s.records").fetchall()
     except READ_FAULTS:
@@ -277,6 +302,10 @@ def _knowledge(root: Path) -> list[Check]:
         status = migration_status(root)
         pointer = read_pointer(root)
     except TheurianError as exc:
+        refused = access_text(exc)  # a state this user may not read is not damaged: a rebuild would not reach it
+        if refused is not None:
+            problem, _, cure = refused.partition("; ")
+            return [Check("knowledge state", FAIL, problem, cure)]
         return [Check("knowledge state", FAIL, exc.message, "`theurian migrate apply`")]
     if status.edited:
         state = Check("knowledge state", FAIL, f"applied migration edited since: {status.edited[0]} "
