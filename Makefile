@@ -43,7 +43,8 @@ demo: install
 
 ## test: install, lint, type-check, and run the default test suite
 test: install inspector conformance lint
-# A module's tests share one worker (--dist loadfile), so its daemon starts once. Modules are handed out in the
+# A module's tests share one worker (--dist loadfile), so its daemon starts once (the two modules reading the one
+# demo build share one: tests/support/xdist_units). Modules are handed out in the
 # order they are collected (--no-loadscope-reorder): pytest-xdist would otherwise hand out the modules of most
 # tests first, which leaves the end-to-end modules of one long test (a README walk, a concurrent build) for last,
 # one worker running them while the other has nothing left; collected in order, tests/e2e comes first and the

@@ -1,13 +1,14 @@
 """The lake's run manifests, read by the lake's one reader's rules (`evidence.lake_read`): `read_manifests` reads
 every `runs/*.json` that is a regular file inside the lake and a valid manifest, oldest run first (run ids are
 ULIDs); every other entry is skipped with its reason, and those that could not be read at all are named
-project-relative, as `review status` shows them. `last_seen` dates each record path by the newest run listing it.
+project-relative, as `review status` shows them. `newest_manifests` gives the same manifests newest first, read one
+at a time. `last_seen` dates each record path by the newest run listing it.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,37 +49,71 @@ def read_manifests(project_root: Path) -> ManifestScan:
     Raises:
         PathEscapeError: `.theurian/review` or its `runs` folder resolves outside the project.
     """
-    review = resolve_inside(project_root, REVIEW_DIR)
-    folder = resolve_inside(project_root, f"{REVIEW_DIR}/{RUNS_DIR}")
     found: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     unreadable: list[str] = []
-    if not folder.is_dir():
-        return ManifestScan(found, skipped, unreadable)
-    names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and e.name[0] != ".")
+    review, names = _manifest_names(project_root)
     for name in names:
-        relative = f"{RUNS_DIR}/{name}"
-        try:
-            data = read_regular(review, relative, MAX_MANIFEST_FILE_BYTES)
-        except NotRegularFile as exc:
-            skipped.append((relative, exc.reason))
-            unreadable.append(f"{REVIEW_DIR}/{relative}")
-            continue
-        except OSError as exc:
-            skipped.append((relative, f"unreadable: {type(exc).__name__}"))
-            unreadable.append(f"{REVIEW_DIR}/{relative}")
-            continue
-        try:
-            manifest = orjson.loads(data)
-            validate_manifest(manifest, path=relative)
-        except orjson.JSONDecodeError as exc:
-            skipped.append((relative, f"unreadable: {type(exc).__name__}"))
-            continue
-        except RecordInvalidError as exc:
-            skipped.append((relative, exc.message))
-            continue
-        found.append(manifest)
+        read = _read_manifest(review, name)
+        if isinstance(read, _Skipped):
+            skipped.append((read.relative, read.reason))
+            if read.unreadable:
+                unreadable.append(f"{REVIEW_DIR}/{read.relative}")
+        else:
+            found.append(read)
     return ManifestScan(found, skipped, unreadable)
+
+
+def newest_manifests(project_root: Path) -> Iterator[dict[str, Any]]:
+    """The valid run manifests `read_manifests` gives, newest run first, each file read only when the iteration
+    reaches it: a question answered by the newest manifest that says something (which salt keyed the lake, a
+    repository's last completed run) stops before the old ones, whose `records` lists are what cost (the first full
+    run of a large repository lists every record it wrote).
+
+    Raises:
+        PathEscapeError: `.theurian/review` or its `runs` folder resolves outside the project.
+    """
+    review, names = _manifest_names(project_root)
+    for name in reversed(names):  # run ids are ULIDs: the names sort oldest first
+        read = _read_manifest(review, name)
+        if not isinstance(read, _Skipped):
+            yield read
+
+
+@dataclass(frozen=True)
+class _Skipped:
+    relative: str  # to `.theurian/review/`
+    reason: str
+    unreadable: bool  # not read at all (not a regular file inside the lake, or refused), as against invalid
+
+
+def _manifest_names(project_root: Path) -> tuple[Path, list[str]]:
+    """The lake's folder and the `runs/*.json` names in it, sorted (none when there is no `runs` folder)."""
+    review = resolve_inside(project_root, REVIEW_DIR)
+    folder = resolve_inside(project_root, f"{REVIEW_DIR}/{RUNS_DIR}")
+    if not folder.is_dir():
+        return review, []
+    return review, sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and e.name[0] != ".")
+
+
+def _read_manifest(review: Path, name: str) -> dict[str, Any] | _Skipped:
+    """The manifest `runs/NAME` holds, validated, or why it is skipped."""
+    relative = f"{RUNS_DIR}/{name}"
+    try:
+        data = read_regular(review, relative, MAX_MANIFEST_FILE_BYTES)
+    except NotRegularFile as exc:
+        return _Skipped(relative, exc.reason, unreadable=True)
+    except OSError as exc:
+        return _Skipped(relative, f"unreadable: {type(exc).__name__}", unreadable=True)
+    try:
+        manifest = orjson.loads(data)
+        validate_manifest(manifest, path=relative)
+    except orjson.JSONDecodeError as exc:
+        return _Skipped(relative, f"unreadable: {type(exc).__name__}", unreadable=False)
+    except RecordInvalidError as exc:
+        return _Skipped(relative, exc.message, unreadable=False)
+    result: dict[str, Any] = manifest
+    return result
 
 
 def last_seen(manifests: Sequence[dict[str, Any]]) -> dict[str, LastSeen]:

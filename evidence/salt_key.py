@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.lake_runs import read_manifests
+from evidence.lake_runs import newest_manifests
 
 SALT_FINGERPRINT_FIELD: Final = "saltFingerprint"
 _LABEL: Final = b"theurian review.salt fingerprint\x00"
@@ -38,19 +38,34 @@ class LakeKey:
 
 def lake_key(project_root: Path) -> LakeKey | None:
     """The salt the lake says it is keyed by (its newest run manifest recording a fingerprint), or None for a lake
-    that records none (empty, or written before fingerprints were recorded). Reads every valid manifest (as
-    `evidence.lake_runs.read_manifests` reads them; one it skips records nothing).
+    that records none (empty, or written before fingerprints were recorded). Reads the valid manifests newest first
+    and stops at the first recording one (`evidence.lake_runs.newest_manifests`; one it skips records nothing), so
+    the old runs' record lists are not read once a newer run has recorded the key.
 
     Raises:
         PathEscapeError: `.theurian/review` or its `runs` folder resolves outside the project.
     """
-    return key_of(read_manifests(project_root).manifests)
+    for manifest in newest_manifests(project_root):
+        key = _recorded(manifest)
+        if key is not None:
+            return key
+    return None
 
 
 def key_of(manifests: Sequence[Mapping[str, Any]]) -> LakeKey | None:
     """`lake_key` of manifests already read (valid ones, oldest run first, as `read_manifests` gives them)."""
     for manifest in reversed(manifests):  # oldest first: run ids are ULIDs
-        fingerprint = manifest.get(SALT_FINGERPRINT_FIELD)
-        if isinstance(fingerprint, str):
-            return LakeKey(fingerprint, str(manifest["runId"]))
+        key = _recorded(manifest)
+        if key is not None:
+            return key
     return None
+
+
+def records_key(manifest: Mapping[str, Any]) -> bool:
+    """Whether `manifest` records a salt fingerprint (so no older manifest decides `lake_key`)."""
+    return _recorded(manifest) is not None
+
+
+def _recorded(manifest: Mapping[str, Any]) -> LakeKey | None:
+    fingerprint = manifest.get(SALT_FINGERPRINT_FIELD)
+    return LakeKey(fingerprint, str(manifest["runId"])) if isinstance(fingerprint, str) else None

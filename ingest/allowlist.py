@@ -47,6 +47,17 @@ def parse_repository(text: str) -> str:
     return text
 
 
+def without_clone_suffix(repository: str) -> str | None:
+    """`repository` less a trailing `.git` (any case) when that leaves a well-formed OWNER/NAME, else None.
+
+    GitHub names no repository with the suffix a clone URL carries (it answers nothing for `Acme/Widgets.git`), so
+    an entry spelled so would fail every ingest; REPOSITORY_PATTERN admits it, as it is GitHub's character rule.
+    """
+    if repository[-4:].lower() != ".git" or not is_repository(repository[:-4]):
+        return None
+    return repository[:-4]
+
+
 def _config_path(project_root: Path) -> Path:
     return resolve_inside(project_root, CONFIG_FILE)
 
@@ -120,8 +131,15 @@ def allow(project_root: Path, repository: str) -> None:
     """Add `repository` to the allowlist.
 
     Raises:
+        UsageError: it ends in `.git`, which names a clone, never a repository: refused, not stripped, so what is
+            stored is what the operator typed.
         AlreadyInPlaceError: it is already there (in any spelling).
     """
+    if (bare := without_clone_suffix(repository)) is not None:
+        raise UsageError(
+            f"{repository} ends in .git, the suffix of a clone URL: GitHub names that repository {bare} and answers "
+            f"nothing for {repository}, so nothing was stored; run `theurian review allow {bare}`"
+        )
     with _config_lock(project_root):
         entries = read_allowlist(project_root)
         if (existing := find(entries, repository)) is not None:

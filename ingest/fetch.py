@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from evidence.records import fold_repository
 from ingest import queries
+from ingest.allowlist import without_clone_suffix
 from ingest.client import GitHubClient
 from ingest.errors import GitHubNotFoundError, IngestError, RepositoryRefusedError, reading_github
 from ingest.follow_ups import Caps, Follow, FollowUps, each_once, next_cursor
@@ -95,7 +96,8 @@ class Fetcher:
                 data = self._client.graphql(queries.load("pull_requests"), variables)
             except GitHubNotFoundError:
                 raise RepositoryRefusedError(
-                    f"GitHub does not answer {repository} (not found)", repository=repository
+                    f"GitHub does not answer {repository} (not found){_clone_suffix_hint(repository)}",
+                    repository=repository,
                 ) from None
             with reading_github(f"a page of pull requests of {repository}"):
                 repo = _require_public(repository, data.get("repository"), first_page=after is None)
@@ -201,13 +203,24 @@ def _in_pending_review(comment: Node) -> bool:
     return isinstance(review, dict) and review.get("state") == PENDING_REVIEW
 
 
+def _clone_suffix_hint(repository: str) -> str:
+    """For an allowlist entry stored ending in `.git` (before `review allow` refused one): the two commands that
+    mend it; else nothing."""
+    bare = without_clone_suffix(repository)
+    if bare is None:
+        return ""
+    return (f"; a repository is named without .git: run `theurian review disallow {repository}`, then "
+            f"`theurian review allow {bare}`")
+
+
 def _require_public(repository: str, repo: Node | None, *, first_page: bool) -> Node:
     # Checked on every page: what a later page refuses stops the run, and the pages before it, answered public,
     # stay written.
     written = ("nothing of it was written" if first_page else
                "the run stopped there; the pages GitHub answered as public before it stay written")
     if repo is None:
-        raise RepositoryRefusedError(f"GitHub does not answer {repository}", repository=repository)
+        raise RepositoryRefusedError(f"GitHub does not answer {repository}{_clone_suffix_hint(repository)}",
+                                     repository=repository)
     if fold_repository(repo["nameWithOwner"]) != fold_repository(repository):
         raise RepositoryRefusedError(
             f"GitHub answers {repository} as {repo['nameWithOwner']} (renamed?); allowlist that name instead; "

@@ -20,6 +20,7 @@ from ulid import ULID
 from evidence.batch import RecordBatch
 from evidence.content_policy import read_policy
 from evidence.lake import Lake, PutResult, last_completed
+from evidence.lake_runs import newest_manifests
 from evidence.merge import PullRequestRecords, merge_pull_request, pull_requests_not_seen
 from evidence.records import (
     KIND_PULL_REQUEST,
@@ -29,7 +30,7 @@ from evidence.records import (
     PROVIDER_GITHUB,
     repository_folder,
 )
-from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
+from evidence.salt_key import SALT_FINGERPRINT_FIELD, records_key, salt_fingerprint
 from ingest import mapping
 from ingest.client import GitHubClient, Spend
 from ingest.content_gate import ContentGate
@@ -62,6 +63,31 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+def manifests_needed(lake: Lake, repository: str) -> list[dict[str, Any]]:
+    """The lake's valid run manifests, oldest first, from the newest back to the newest one that records a salt
+    fingerprint, this repository's newest completed run and its newest run carrying a withheld list, whichever of
+    the three is oldest (all of them when one is never found). What a run asks of them — `key_of` for the salt,
+    `last_completed` and `carried` of this repository's — each ask for the newest manifest that says something, so
+    they answer over this list exactly as over every manifest, without reading the old runs' record lists.
+
+    Raises:
+        PathEscapeError: `.theurian/review` or its `runs` folder resolves outside the project.
+    """
+    folder = repository_folder(repository)
+    read: list[dict[str, Any]] = []
+    keyed = completed = withheld = False
+    for manifest in newest_manifests(lake.project_root):
+        read.append(manifest)
+        keyed = keyed or records_key(manifest)
+        if manifest["repositoryFolder"] == folder:
+            completed = completed or manifest["status"] == "completed"
+            withheld = withheld or MANIFEST_FIELD in manifest
+        if keyed and completed and withheld:
+            break
+    read.reverse()
+    return read
+
+
 class RepositoryRun:
     """Ingest one repository into `lake`; `run()` returns the final manifest."""
 
@@ -71,7 +97,8 @@ class RepositoryRun:
         # The client (and its spend) may serve several runs in one invocation: a run accounts for its own part.
         self._spend_at_start = replace(client.spend)
         self.fetcher = Fetcher(client, sizes)
-        manifests = lake.manifests()  # read once: the salt's check and this repository's runs both need them
+        # Read once, newest first and no further back than the salt's check and this repository's runs need.
+        manifests = manifests_needed(lake, repository)
         # Refused here, before any request or write, when the salt is lost or not the one the lake was keyed by.
         self.gate = ContentGate(read_policy(lake.project_root, rekey=options.rekey, manifests=manifests))
         self.progress = progress or (lambda _: None)

@@ -62,7 +62,7 @@ from knowledge.state_stamp import check_state, stamp_state
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_file
 from theurian.installation import build_stamp_secret
-from theurian.project import MIGRATIONS_DIR
+from theurian.project import KNOWLEDGE_STATE_PREFIX, MIGRATIONS_DIR
 from theurian.registry import default_project_id
 
 
@@ -189,7 +189,7 @@ def _apply_locked(root: Path, migrations: list[Migration]) -> ApplyOutcome:
 def _build(root: Path, migrations: list[Migration]) -> Pointer:
     folder = state_folder(root)
     folder.mkdir(parents=True, exist_ok=True)
-    name = f"knowledge-state-{ULID()}.sqlite"
+    name = f"{KNOWLEDGE_STATE_PREFIX}{ULID()}.sqlite"
     path = folder / name
     key = default_project_id(root) or "project"
     secret = build_stamp_secret()
@@ -212,7 +212,7 @@ def _build(root: Path, migrations: list[Migration]) -> Pointer:
         raise
     pointer = Pointer(name, digest, len(migrations), CANONICAL_SCHEMA_VERSION)
     write_pointer(root, pointer)
-    sweep(folder, STATE_FILE, "knowledge-state-", (name, _pointed_at(root)))
+    sweep(folder, STATE_FILE, KNOWLEDGE_STATE_PREFIX, (name, _pointed_at(root)))
     return pointer
 
 

@@ -30,12 +30,13 @@ from ulid import ULID
 from knowledge.candidate_trail import member_entry, pull_entry, thread_anchor, thread_entry
 from knowledge.drafts import MAX_ITEM_ID_CHARS, shown_id, slug
 from knowledge.errors import CandidateRefusedError, ItemNotAvailableError, StateMissingError
-from knowledge.git_verify import FULL_SHA, FixCommit, fix_commit_message, verify_fix_commit
+from knowledge.git_verify import FixCommit, fix_commit_message, verify_fix_commit
 from knowledge.promotion_gate import MET, Signal, generalizable, stored_signals, unmet_message
 from knowledge.proposals import ContentDraft, DraftFacade
 from knowledge.reading import get_item
 from knowledge.stored_thread import StoredThreadValue
 from knowledge.vocabulary import DEFAULT_SENSITIVITY, ITEM_KINDS
+from theurian.id_patterns import full_commit_sha
 from theurian.project import REVIEW_DIR, Project
 from theurian.stamped_store import VerifiedStores
 from theurian.text import quoted
@@ -87,6 +88,14 @@ class CandidateRequest:
     concern_id: str | None = None
     description: str | None = None
     evidence_trail: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # One spelling from here on (git's, the lower case), as review.findings folds `commitSha`: the gate's git
+        # question and the evidence trail then name the commit as `git log` does. Any other value is refused by
+        # its shape in check_request.
+        folded = full_commit_sha(self.fix_commit)
+        if folded is not None:
+            object.__setattr__(self, "fix_commit", folded)
 
 
 @dataclass(frozen=True)
@@ -247,10 +256,10 @@ def _check_shapes(kind: str, item_id: str, fix_commit: str) -> None:
             f"{TOOL_NAME}: itemId must be letters, digits, '.', '_' and '-' (starting with a letter or digit, at "
             f"most {MAX_ITEM_ID_CHARS} characters). Nothing was drafted."
         )
-    if not FULL_SHA.fullmatch(fix_commit):
+    if full_commit_sha(fix_commit) is None:
         raise CandidateRefusedError(
-            f"{TOOL_NAME}: fixCommit must be a full 40- or 64-character lowercase hex sha, never a short one or a "
-            "ref name. Nothing was drafted."
+            f"{TOOL_NAME}: fixCommit must be a full 40- or 64-character hex sha (either case), never a short one or "
+            "a ref name. Nothing was drafted."
         )
 
 

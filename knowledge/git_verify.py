@@ -1,15 +1,14 @@
 """`fixCommitPresent`: the caller's fix commit exists in the project's local git repository and touched the
 thread's file path. Verified with git itself, never believed.
 
-The sha must be a full 40- or 64-character lowercase hex before it reaches git, so it can never be read as an
-option or a revision expression. The thread's path is compared as a string with the paths git lists; it is data
-from the network and is never opened or passed to git. fsmonitor and hooks are switched off for every call:
-a repository's own config must not make verifying a commit run a program.
+The sha is a full 40- or 64-character hex, folded to lower case (`theurian.id_patterns.full_commit_sha`), before
+it reaches git, so it can never be read as an option or a revision expression. The thread's path is compared as a
+string with the paths git lists; it is data from the network and is never opened or passed to git. fsmonitor and
+hooks are switched off for every call: a repository's own config must not make verifying a commit run a program.
 """
 
 from __future__ import annotations
 
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Final
 from knowledge.errors import GitUnavailableError
 from knowledge.promotion_gate import FAILED, FIX_COMMIT_PRESENT, MET, Signal
 
-FULL_SHA: Final = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 GIT_TIMEOUT_SECONDS: Final = 30.0
 _SAFE_CONFIG: Final = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
 

@@ -44,7 +44,7 @@ from theurian.containment import resolve_inside
 from theurian.embedding import EmbeddingModel, load_model
 from theurian.errors import StoreFileFault
 from theurian.installation import build_stamp_secret
-from theurian.project import KNOWLEDGE_DIR, STATE_DIR
+from theurian.project import INDEX_FILE_PREFIX, KNOWLEDGE_DIR, STATE_DIR
 from theurian.stamp import STALE_PREFIX
 from theurian.stamped_store import (
     SQLITE_BUSY_SECONDS,
@@ -106,7 +106,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
     pointer = require_pointer(root, root.name)
     secret = build_stamp_secret()
     build_id = str(ULID())
-    name = f"knowledge-index-{build_id}.sqlite"
+    name = f"{INDEX_FILE_PREFIX}{build_id}.sqlite"
     path = folder / name
     try:
         with (
@@ -159,7 +159,7 @@ def _build_locked(root: Path, folder: Path, ceiling: str, raptor: bool, model: E
         raise
     publish_index_pointer(folder, published)
     current = read_index_pointer(root)
-    sweep(folder, INDEX_FILE, "knowledge-index-", (name, current.index_file if current else None))
+    sweep(folder, INDEX_FILE, INDEX_FILE_PREFIX, (name, current.index_file if current else None))
     return published
 
 
@@ -202,7 +202,7 @@ def open_verified_index(root: Path, pointer: IndexPointer, stores: VerifiedStore
         build_id = verified(stores, path, before, connection)
         meta = {str(key): str(value) for key, value in connection.execute("SELECT key, value FROM meta")}
         check_pointer(meta, _stated(pointer))
-        if build_id != pointer.build_id or pointer.index_file != f"knowledge-index-{build_id}.sqlite":
+        if build_id != pointer.build_id or pointer.index_file != f"{INDEX_FILE_PREFIX}{build_id}.sqlite":
             raise IndexDamagedError(NOT_THE_NAMED_BUILD)
     except sqlite3.DatabaseError as exc:
         connection.close()

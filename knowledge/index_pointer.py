@@ -25,10 +25,10 @@ from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.embedding import ModelIdentity
 from theurian.id_patterns import ULID_PATTERN
-from theurian.project import STATE_DIR
+from theurian.project import INDEX_FILE_PREFIX, STATE_DIR
+from theurian.project import INDEX_POINTER_NAME as INDEX_POINTER_NAME
 
-INDEX_POINTER_NAME: Final = "knowledge-index.json"
-INDEX_FILE: Final = re.compile(rf"^knowledge-index-{ULID_PATTERN.pattern}\.sqlite$")
+INDEX_FILE: Final = re.compile(rf"^{INDEX_FILE_PREFIX}{ULID_PATTERN.pattern}\.sqlite$")
 # The first pointer version read at all: a version-1 pointer names no channels (the search falls back with
 # `no-index`); a later one below INDEX_SCHEMA_VERSION (knowledge/index_stamp.py) is a superseded index.
 FIRST_READ_SCHEMA_VERSION: Final = 2

@@ -26,6 +26,7 @@ from knowledge.errors import DraftRefusedError, KnowledgeError
 from knowledge.migration_gate import controls_fault
 from knowledge.migrations import CONTENT_PREFIX, sha256_checksum, validate_document
 from knowledge.proposal_files import EVIDENCE_NAME, proposal_folder, relative_to_root, write_new
+from knowledge.proposal_hidden import HIDDEN_FIELD, hidden_in, hidden_step
 from knowledge.secret_gate import refuse_secrets
 from theurian.project import KNOWLEDGE_DIR, MIGRATIONS_DIR
 
@@ -89,8 +90,21 @@ class DraftFacade:
                     f"{', '.join(V1_DRAFT_KINDS)} (createItem and upsertRevision are knowledge.proposeChange's; "
                     "changeSensitivity and restoreItem are an operator's, written by hand)"
                 )
-        return _write(self._root, draft.slug, draft.author, draft.description, (), list(draft.operations),
-                      None, None, draft.evidence)
+        drafted = _write(self._root, draft.slug, draft.author, draft.description, (), list(draft.operations),
+                         None, None, draft.evidence)
+        drafted["nextSteps"] = [*drafted["nextSteps"][:1], ITEM_IDS_UNCHECKED_STEP, *drafted["nextSteps"][1:]]
+        return drafted
+
+
+# A draft's shape is checked, never the items it names: refusing an id a caller may not see, and not an absent one,
+# would tell the caller which hidden ids exist (SEC-13). So the answer says what was not checked, and where it is.
+# The command is named unquoted: the CLI adds `--project` to every backticked command, and this one needs the id
+# the next line's gives.
+ITEM_IDS_UNCHECKED_STEP: Final = (
+    "The item ids this draft names were not checked against the project's knowledge (a draft never says which "
+    "items exist); accepting it (theurian propose accept, next) checks them, and refuses the proposal, moving "
+    "nothing, if one names an item that does not exist."
+)
 
 
 def _write(root: Path, slug: str, author: str, description: str, depends_on: tuple[str, ...],
@@ -115,6 +129,7 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
     _refuse_controls(document, content, body)
     migration = _yaml(document)
     _refuse_secrets(root, file_name, migration, body, evidence)
+    hidden = _hidden(file_name, migration, body, evidence)
     folder, proposal_id = proposal_folder(root)
     try:
         if body is not None:
@@ -123,12 +138,12 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         # The migration's hash as drafted: accept refuses a migration edited since (the reviewer reads the draft).
         trail = {"proposalId": proposal_id, "migrationId": migration_id, "migrationFile": file_name,
                  "migrationSha256": sha256_checksum(migration), "createdAt": created_at, "author": author,
-                 "description": description, **evidence}
+                 "description": description, **evidence, HIDDEN_FIELD: hidden}
         write_new(folder, EVIDENCE_NAME, orjson.dumps(trail, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)  # a half-written draft is no draft
         raise
-    return payload(root, folder, proposal_id, file_name, document, content, body)
+    return payload(root, folder, proposal_id, file_name, document, content, body, hidden)
 
 
 def _refuse_controls(document: dict[str, Any], content: dict[str, Any], body: tuple[str, str] | None) -> None:
@@ -154,8 +169,19 @@ def _refuse_secrets(root: Path, file_name: str, migration: bytes, body: tuple[st
     refuse_secrets(root, texts, nothing_done="the draft was refused and nothing was written", make_salt=False)
 
 
+def _hidden(file_name: str, migration: bytes, body: tuple[str, str] | None,
+            evidence: dict[str, Any]) -> dict[str, list[str]]:
+    """The hidden characters in the draft's files as the reviewer will open them (the trail as the caller gave
+    it: the ids and hashes it gains hold none)."""
+    files = {f"knowledge/{body[0]}": body[1]} if body is not None else {}
+    files[file_name] = migration.decode("utf-8")
+    files[EVIDENCE_NAME] = orjson.dumps(evidence).decode("utf-8")
+    return hidden_in(files)
+
+
 def payload(root: Path, folder: Path, proposal_id: str, file_name: str, document: dict[str, Any],
-            content: dict[str, Any], body: tuple[str, str] | None) -> dict[str, Any]:
+            content: dict[str, Any], body: tuple[str, str] | None,
+            hidden: dict[str, list[str]]) -> dict[str, Any]:
     """The one proposal payload every drafting surface returns (the contract's twelve keys)."""
     directory = relative_to_root(root, folder)
     revision = next((op for op in document["operations"] if op["op"] == "upsertRevision"), None)
@@ -174,6 +200,7 @@ def payload(root: Path, folder: Path, proposal_id: str, file_name: str, document
         "nextSteps": [
             f"Read the draft under {directory}/ (the migration, {EVIDENCE_NAME}"
             + (", the body" if body else "") + ").",
+            *([step] if (step := hidden_step(hidden)) else []),
             f"Accept it with `theurian propose accept {proposal_id}` (moves the migration into {MIGRATIONS_DIR}/"
             + (f" and the body into {KNOWLEDGE_DIR}/" if body else "") + f"), or `theurian propose reject "
             f"{proposal_id}`.",

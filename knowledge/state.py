@@ -26,7 +26,7 @@ from theurian.containment import resolve_inside
 from theurian.durable import write_bytes_durably
 from theurian.errors import NotRegularFile, StoreFileFault
 from theurian.files import read_opened, regular_status
-from theurian.project import STATE_DIR
+from theurian.project import KNOWLEDGE_POINTER_NAME, KNOWLEDGE_STATE_PREFIX, STATE_DIR
 from theurian.stamp import stamp_table_sql
 from theurian.stamped_store import (
     SQLITE_WAL_SUFFIX,
@@ -36,8 +36,8 @@ from theurian.stamped_store import (
     refuse_write_ahead_log,
 )
 
-POINTER_NAME: Final = "knowledge-active.json"
-STATE_FILE: Final = re.compile(r"^knowledge-state-[0-9A-HJKMNP-TV-Z]{26}\.sqlite$")
+POINTER_NAME: Final = KNOWLEDGE_POINTER_NAME
+STATE_FILE: Final = re.compile(rf"^{KNOWLEDGE_STATE_PREFIX}[0-9A-HJKMNP-TV-Z]{{26}}\.sqlite$")
 # A reader waits this long for a lock; nothing writes a built state, so only a foreign process can hold one.
 READ_BUSY_SECONDS: Final = 10.0
 # A pointer is a few hundred bytes; anything far larger is not one this build wrote.

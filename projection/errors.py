@@ -12,6 +12,7 @@
     ├── GitHistoryError                   the project's history cannot be read through git (findings build)
     ├── ThreadNotAvailableError           no stored review thread under that repository and recordKey
     ├── ConcernNotAvailableError          no concern under that concernId in the store built now
+    ├── SituationWithoutWords             a review.findSimilar situation holds no word to compare by
     └── PathEscapeError (theurian.errors)
         └── ReviewStoreEscapeError        the review store's path resolves outside `.theurian/state/`
 
@@ -118,3 +119,11 @@ class ConcernNotAvailableError(TheurianError):
 
     def __init__(self) -> None:
         super().__init__(CONCERN_NOT_AVAILABLE_REFUSAL)
+
+
+class SituationWithoutWords(TheurianError):  # noqa: N818 - it names what the situation lacks, as the refusal does
+    """A situation holds no content word (`projection.review_similar.content_words`), or none the embedding model has a
+    vector for: nothing can be compared, and an empty answer would say that something was."""
+
+    def __init__(self) -> None:
+        super().__init__("the situation holds no word to compare by")

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_WARN, ContentPolicy, project_salt, read_policy
+from evidence.content_policy import SECRETS_BLOCK, SECRETS_OFF, SECRETS_WARN, ContentPolicy, lake_salt, read_policy
 from evidence.redaction import SECRET_ACTIONS, screen
 from projection.build_temp import building_file, sweep_leftovers
 from projection.findings_store import (
@@ -98,19 +98,27 @@ class SecretCounts:
 
 
 class _Screener:
-    """Each finding's reviewer and text as the project's policy keeps them; the salt is made only at a first hit."""
+    """Each finding's reviewer and text as the project's policy keeps them; the salt is read (made if there is none)
+    and checked against the lake's only at a first hit, so a history with no secret reads no run manifest."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.policy: ContentPolicy = read_policy(root, make_salt=False)
         self.counts = SecretCounts(self.policy.secrets)
+        self.keyed = False
 
     def kept(self, commit_sha: str, finding: Finding) -> tuple[str, str] | None:
-        """(reviewer, text) as stored, or None when the policy leaves the finding out."""
+        """(reviewer, text) as stored, or None when the policy leaves the finding out.
+
+        Raises:
+            SaltRefusedError: at the first secret, the salt is lost over a keyed lake or is not the lake's
+                (`evidence.content_policy.lake_salt`): a marker's fingerprint would be another salt's, and one an
+                operator acknowledged from it would never match the lake's.
+        """
         if self.policy.secrets == SECRETS_OFF:
             return finding.reviewer, finding.text
-        if not self.policy.salt and (scan_text(finding.reviewer) or scan_text(finding.text)):
-            self.policy = replace(self.policy, salt=project_salt(self.root))
+        if not self.keyed and (scan_text(finding.reviewer) or scan_text(finding.text)):
+            self.policy, self.keyed = replace(self.policy, salt=lake_salt(self.root)), True
         screened = screen({"reviewer": finding.reviewer, "findingText": finding.text}, self.policy)
         if screened.findings:
             self.counts.found += len(screened.findings)
@@ -135,6 +143,7 @@ def build_findings_store(root: Path) -> BuildSummary:
         PathEscapeError: `.theurian/state` or the store file resolves outside `root`.
         GitHistoryError: git cannot read the history.
         ConfigError: the installation's build-stamp secret is damaged.
+        SaltRefusedError: a trailer holds a secret and the salt is lost or not the lake's (nothing is written).
     """
     target = publish_path(root)
     secret = build_stamp_secret()

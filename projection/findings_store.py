@@ -25,7 +25,7 @@ from projection.trailers import REVIEWERS, SEVERITIES
 from theurian.containment import resolve_inside
 from theurian.errors import StampRejected, StoreFileFault
 from theurian.installation import build_stamp_secret
-from theurian.project import STATE_DIR
+from theurian.project import FINDINGS_STORE_NAME, STATE_DIR
 from theurian.stamp import ROWS_NOT_STAMPED, RowDigest, check_stamp_rows, select_stamp_sql, stamp_table_sql
 from theurian.stamped_store import (
     SQLITE_BUSY_SECONDS,
@@ -40,7 +40,7 @@ from theurian.stamped_store import (
 )
 from theurian.stamped_store import publish_path as shared_publish_path
 
-STORE_NAME: Final = "theurian-findings-local.sqlite"
+STORE_NAME: Final = FINDINGS_STORE_NAME
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 STORE_KIND: Final = "findings"
 FINDINGS_SCHEMA_VERSION: Final = 2  # 2: `built_from`, the commit the history was read from

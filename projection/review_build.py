@@ -8,7 +8,8 @@ digested as written, each file bulk-loaded by DuckDB while the next is written (
 docs/review-search.md has the measurements that chose this route). The file is stamped, fsynced and swapped in with
 `os.replace`: a reader holding the old store is never disturbed, and a failed build leaves the old store exactly as
 it was. A record whose file is unchanged since the store being replaced was built is taken over from it
-(`review_reuse`).
+(`review_reuse`), and meanwhile the concern clustering that the changed records make it redo runs on a thread of
+its own (`concern_ahead`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import duckdb
 from evidence.lake_listing import scan_records
 from evidence.lake_runs import last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.concern_ahead import ClusteringAhead, clustering_ahead
 from projection.concern_reuse import StoredClustering
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import ConcernsFound, build_concerns
@@ -66,6 +68,7 @@ class BuildSummary:
     records_reused: int = 0  # records taken over from the store it replaced, their files not read
     concerns: int = 0  # recurring concerns found (projection.review_concerns)
     clustering_reused: bool = False  # the concern clustering taken over from the store it replaced (concern_reuse)
+    clustering_ahead: bool = False  # the clustering formed while the unchanged records were taken over (concern_ahead)
 
     def describe(self) -> str:
         # A lake file's name is whatever the folder holds (a lake can arrive by clone): escaped, one line each.
@@ -74,7 +77,8 @@ class BuildSummary:
         if self.records_reused:
             lines.append(f"records: {self.records - self.records_reused} read from the lake, {self.records_reused} "
                          "unchanged taken over from the store it replaces")
-        reused = " (clustering unchanged, taken over from the store it replaces)" if self.clustering_reused else ""
+        reused = " (clustering unchanged, taken over from the store it replaces)" if self.clustering_reused else \
+            " (clustered while the unchanged records were taken over)" if self.clustering_ahead else ""
         lines.append(f"concerns: {self.concerns} recurring concerns found{reused}")
         lines.append(f"embeddings: {self.embedded} made, {self.reused} reused from the store it replaces")
         lines.append(
@@ -136,25 +140,32 @@ def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool
         embedding = _EmbeddingInputs(root, replaced)
         projected, bad, readers = read_records(lake, changed, seen, wanted if forking else 1, embedding.load)
         interrupts.check()  # a Ctrl-C that native code swallowed while the lake was read
-        reused = take_over(root, recorded, same, seen, replaced) if recorded is not None and same else []
-        del replaced  # closes it: the pages it read need not stay cached while the new store is written
-        if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
-            reused = []
-            rows, more, _ = read_records(lake, same, seen, 1)
-            projected += rows
-            bad += more
-        projected += reused
-        skipped += bad
-        projected.sort(key=lambda item: item.sort_key)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
-        sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
-        build_id = new_build_id()
         model, previous = embedding.loaded()
-        counts = Embedded()
-        embeddings = (vector_lines(projected, model, previous.vectors, counts), model_line(model.identity))
-        texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
-                                              model, lake, (counts.stored, previous.clustering, previous.facts))
+        with clustering_ahead() as ahead:
+            reused: list[Projected] | None = []
+            if recorded is not None and same:
+                read, words = list(projected), recorded.words
+                reused = take_over(root, recorded, same, seen, replaced,
+                                   lambda kept: ahead.start(read, kept, words, previous, model))
+            del replaced  # closes it: the pages it read need not stay cached while the new store is written
+            if reused is None:  # the store there is not the one recorded: its rows are not these files' rows
+                reused = []
+                rows, more, _ = read_records(lake, same, seen, 1)
+                projected += rows
+                bad += more
+            projected += reused
+            skipped += bad
+            projected.sort(key=lambda item: item.sort_key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
+            sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
+            build_id = new_build_id()
+            counts = Embedded()
+            embeddings = (vector_lines(projected, model, previous.vectors, counts, ahead.embedded()),
+                          model_line(model.identity))
+            texts, stamp, concerns = _write_store(target, projected, build_id, secret, interrupts, embeddings,
+                                                  model, lake, (counts.stored, previous.clustering, previous.facts),
+                                                  ahead)
     remember_files(target, build_id, stamp, secret, entries, {item.sort_key[3]: item.words for item in projected},
                    scan_started)
     skipped.sort()
@@ -201,7 +212,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
                  interrupts: Interrupts, embeddings: tuple[Iterable[bytes], bytes],
                  model: EmbeddingModel, lake: Path,
                  concern_inputs: tuple[dict[int, str], StoredClustering | None, dict[str, RecordFacts]],
-                 ) -> tuple[int, str, ConcernsFound]:
+                 ahead: ClusteringAhead) -> tuple[int, str, ConcernsFound]:
     with building_folder(target.parent, target.name) as temp:
         database = temp / "store.duckdb"
         digest = LineDigest()
@@ -217,7 +228,7 @@ def _write_store(target: Path, projected: list[Projected], build_id: str, secret
                 with loading(connection, interrupts) as loader:
                     text_count = write_rows(temp, projected, digest, loader, embeddings, texts_loaded)
                 rows_digested.set_result(None)
-                concerns = build_concerns(connection, held, projected, model, lake, *concern_inputs)
+                concerns = build_concerns(connection, held, projected, model, lake, *concern_inputs, ahead)
             held.release(digest)
             fields = StampFields(STORE_KIND, REVIEW_SCHEMA_VERSION, EVIDENCE_FORMAT_VERSION, build_id,
                                  len(projected), digest.hexdigest())

@@ -49,6 +49,11 @@ if TYPE_CHECKING:
     import numpy
     import numpy.typing
 
+    from projection.concern_ahead import ClusteringAhead
+
+    # A clustering, and the decoded vectors of its units it was clustered from.
+    Clustered = tuple[StoredClustering, numpy.typing.NDArray[numpy.float32]]
+
 CONCERN_SIMILARITY: Final = 0.34
 MIN_MEMBERS: Final = 3
 MIN_PULL_REQUESTS: Final = 3
@@ -78,28 +83,31 @@ def concern_id(repository: str, record_key: str) -> str:
 
 
 class ConcernsFound(NamedTuple):
-    """What the concern stage stored: how many concerns, and whether their clustering was taken over from the store
-    the build replaces (`concern_reuse`) rather than computed."""
+    """What the concern stage stored: how many concerns, whether their clustering was taken over from the store
+    the build replaces (`concern_reuse`) rather than computed, and whether it was computed ahead (`concern_ahead`)."""
 
     concerns: int
     clustering_reused: bool
+    clustering_ahead: bool = False
 
 
 def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, projected: Sequence[Projected],
                    model: EmbeddingModel, lake: Path, vectors: Mapping[int, str],
-                   previous: StoredClustering | None, kept: Mapping[str, RecordFacts]) -> ConcernsFound:
+                   previous: StoredClustering | None, kept: Mapping[str, RecordFacts],
+                   ahead: ClusteringAhead | None = None) -> ConcernsFound:
     """Cluster the loaded store's vectors into concerns, fill the concern tables, digest them.
 
     `lake` (resolved) is where a record an incremental build took over without reading is read for its facts.
     `vectors` is each embedded ordinal's stored vector text, as the build wrote it to `vectors` (so nothing is read
     back); `previous` the clustering of the store this build replaces, taken over when its input is this one's, and
-    `kept` the facts it kept, by content hash.
+    `kept` the facts it kept, by content hash; `ahead` a clustering started before the store was written
+    (`concern_ahead`), used when its input is this one's.
     """
     facts = _Facts(projected, lake, kept)
-    ordinals = [ordinal for ordinal in sorted(vectors) if _says_something(projected[ordinal].words)]
+    ordinals = concern_units(vectors, [item.words for item in projected])
     stored = [vectors[ordinal] for ordinal in ordinals]
     dimension = model.identity.dimension
-    clustering, matrix = _clustering(stored, dimension, previous)
+    clustering, matrix, early = _clustering(stored, dimension, previous, ahead)
     recurring = [positions for positions in clustering.clusters if _recurs([ordinals[at] for at in positions],
                                                                            projected)]
     units = _units(connection, [ordinals[at] for positions in recurring for at in positions])
@@ -117,18 +125,35 @@ def build_concerns(connection: duckdb.DuckDBPyConnection, digest: LineDigest, pr
     insert_clustering(connection, clustering)
     insert_facts(connection, facts.asked)
     _digest(connection, digest)
-    return ConcernsFound(len(found), matrix is None)
+    return ConcernsFound(len(found), matrix is None, early)
 
 
-def _clustering(stored: list[str], dimension: int, previous: StoredClustering | None
-                ) -> tuple[StoredClustering, numpy.typing.NDArray[numpy.float32] | None]:
+def concern_units(vectors: Mapping[int, str], words: Sequence[str]) -> list[int]:
+    """The ordinals the clustering reads, ascending: those embedded (`vectors`, by ordinal) whose words (`words`,
+    each ordinal's `Projected.words`) say something."""
+    return [ordinal for ordinal in sorted(vectors) if _says_something(words[ordinal])]
+
+
+def clustered(stored: list[str], dimension: int, digest: str | None = None) -> Clustered:
+    """The clusters of the units whose stored vectors are `stored` (of `digest`, its `input_digest` when known),
+    clustered afresh from the decoded vectors, and those vectors."""
+    matrix = decode_vectors(stored, dimension)
+    digest = digest or input_digest(stored, CONCERN_SIMILARITY)
+    return StoredClustering(digest, len(stored), cluster(matrix, CONCERN_SIMILARITY)), matrix
+
+
+def _clustering(stored: list[str], dimension: int, previous: StoredClustering | None, ahead: ClusteringAhead | None
+                ) -> tuple[StoredClustering, numpy.typing.NDArray[numpy.float32] | None, bool]:
     """The clusters of the units whose stored vectors are `stored`: `previous` when its input was this very one
-    (then no matrix: nothing was decoded), else clustered afresh from the decoded vectors."""
+    (then no matrix: nothing was decoded), `ahead`'s when its input was, else clustered afresh; and whether it was
+    `ahead`'s."""
     digest = input_digest(stored, CONCERN_SIMILARITY)
     if previous is not None and previous.reusable_for(digest, len(stored)):
-        return previous, None
-    matrix = decode_vectors(stored, dimension)
-    return StoredClustering(digest, len(stored), cluster(matrix, CONCERN_SIMILARITY)), matrix
+        return previous, None, False
+    found = ahead.clustering_for(digest, len(stored)) if ahead is not None else None
+    if found is not None:
+        return (*found, True)
+    return (*clustered(stored, dimension, digest), False)
 
 
 def _recurs(ordinals: list[int], projected: Sequence[Projected]) -> bool:

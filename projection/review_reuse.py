@@ -34,7 +34,7 @@ import contextlib
 import hashlib
 import hmac
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
@@ -145,11 +145,14 @@ def unchanged(entries: Sequence[LakeEntry], recorded: RecordedFiles | None) -> t
 
 
 def take_over(root: Path, recorded: RecordedFiles, entries: Sequence[LakeEntry], seen: dict[str, LastSeen],
-              stores: VerifiedStores | None = None) -> list[Projected] | None:
+              stores: VerifiedStores | None = None,
+              fields_read: Callable[[list[tuple[Any, ...]]], None] | None = None) -> list[Projected] | None:
     """The rows of `entries` rebuilt from the store they were recorded with; None when the store at the path is
     not that store (or cannot be verified, or lacks one of them): the caller reads them from the lake instead.
     `stores`: shared with the build's other reader of that store (`review_vectors.previous_store`), so it is
-    opened and verified once.
+    opened and verified once. `fields_read`: called with the wanted records' stored columns (ordinal, the
+    `STORED_FIELDS` values, `lead_position`), by ordinal, once they are read and before their texts are, for work
+    that can start on them (`concern_ahead`).
 
     The texts are read TEXT_BATCH ordinals at a time and each record rendered as its texts arrive, so the old
     store's texts are never all held beside the rows rendered from them."""
@@ -164,10 +167,12 @@ def take_over(root: Path, recorded: RecordedFiles, entries: Sequence[LakeEntry],
         if stamp != [(recorded.build_id, recorded.stamp)]:
             return None
         fields = [row for row in fetched_rows(cursor.execute(
-            f"SELECT ordinal, {', '.join(STORED_FIELDS)} FROM s.records ORDER BY ordinal"  # noqa: S608 - our own names
+            f"SELECT ordinal, {', '.join(STORED_FIELDS)}, lead_position FROM s.records ORDER BY ordinal"  # noqa: S608
         )) if row[1] in wanted]
         if len(fields) != len(wanted):
             return None
+        if fields_read is not None:
+            fields_read(fields)
         return _taken_over(fields, _text_groups(cursor, fields[-1][0] if fields else -1), seen, recorded.words)
     except READ_FAULTS:
         return None
@@ -186,9 +191,9 @@ def _text_groups(cursor: duckdb.DuckDBPyConnection, last: int) -> Iterator[tuple
 
 def _taken_over(fields: list[tuple[Any, ...]], groups: Iterator[tuple[int, Iterator[tuple[Any, ...]]]],
                 seen: dict[str, LastSeen], words: dict[str, str]) -> list[Projected]:
-    """Each wanted record (`fields`: its ordinal and `STORED_FIELDS` values, by ordinal, ascending) assembled with
-    its texts and its recorded `words` (None where the file record lacks them: `assemble` then derives them); a
-    record holding no text (a thread whose comments are all gone) has none."""
+    """Each wanted record (`fields`: its ordinal, `STORED_FIELDS` values and lead position, by ordinal, ascending)
+    assembled with its texts and its recorded `words` (None where the file record lacks them: `assemble` then
+    derives them); a record holding no text (a thread whose comments are all gone) has none."""
     rows = []
     pending = next(groups, None)
     for values in fields:
@@ -198,5 +203,5 @@ def _taken_over(fields: list[tuple[Any, ...]], groups: Iterator[tuple[int, Itera
         # A verified store's positions are 0, 1, ... as `assemble` numbered them: the order is all it needs.
         texts = [(channel, text) for _, channel, text in pending[1]] if pending is not None \
             and pending[0] == ordinal else []
-        rows.append(assemble(values[1:], texts, seen.get(values[1]), words=words.get(values[1])))
+        rows.append(assemble(values[1:-1], texts, seen.get(values[1]), words=words.get(values[1])))
     return rows

@@ -144,7 +144,7 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
         "lead_position": lead,
         "content_sha256": content_sha256,
     }
-    sort_key = (repository, pull_request, _KIND_ORDER[kind], record_path)
+    sort_key = record_sort_key(repository, pull_request, kind, record_path)
     joined = joined_texts(texts)
     # One fold and one split of the texts joined by a line break, not one of each text: a line break is whitespace
     # to str.split, so no word spans two texts and the set is the union of each text's own. str.split and q.split
@@ -153,6 +153,12 @@ def assemble(fields: Sequence[Any], texts: Sequence[tuple[str, str]], seen: Last
         words = "\x00".join(set(ascii_fold(joined).split()))
     return Projected(sort_key, _tail(row), _text_tails(texts), words, content_sha256, embedding_text(kind, joined),
                      facts)
+
+
+def record_sort_key(repository: str, pull_request: int, kind: str, record_path: str) -> tuple[str, int, int, str]:
+    """A record's place in the store's total order (`Projected.sort_key`): by pull request, its pull-request record
+    first, then its review submissions, then its threads, each by path."""
+    return repository, pull_request, _KIND_ORDER[kind], record_path
 
 
 def _text_tails(texts: Sequence[tuple[str, str]]) -> list[bytes]:

@@ -5,6 +5,10 @@ Ranking (docs/review-similar.md has the measurements that chose each figure, on 
 1. Dense: the situation is embedded by the installation's model (`theurian.embedding`) and compared by cosine with
    every stored vector matching the exact filters: an exact scan of one in-memory matrix (read through an int8
    copy whose error is bounded, `projection.review_scan`), loaded once per store file. The CANDIDATES nearest go on.
+   A situation with no content word (`content_words`: only punctuation, symbols, spaces or stop words), or with no
+   token the model has a vector for, is refused (`SituationWithoutWords`) before anything is compared: the mean of
+   punctuation tokens lands near some record by chance, just above the floor, and an empty answer would say a
+   comparison was made.
 2. "Nothing like this": when even the nearest candidate's cosine is below SIMILARITY_FLOOR, the answer is empty —
    not the least-bad few.
 3. Lexical: each candidate gains LEXICAL_WEIGHT × the share of the situation's content words its text holds. A
@@ -26,7 +30,7 @@ from typing import TYPE_CHECKING, Final
 import duckdb
 
 from evidence.records import KIND_REVIEW_SUBMISSION, KIND_REVIEW_THREAD
-from projection.errors import ReviewStoreUnavailable
+from projection.errors import ReviewStoreUnavailable, SituationWithoutWords
 from projection.review_query import StoredRecord, records_at
 from projection.review_scan import QuantisedMatrix
 from projection.review_store import READ_FAULTS, OpenStore, open_store
@@ -49,7 +53,8 @@ STOP_WORDS: Final = frozenset(
     "does from into then than but can will would should could has have had its their there here what which when who "
     "how all any each every one two up out about just only also more most some such own same other".split()
 )
-_WORD: Final = re.compile(r"[a-z0-9]+")
+# A run of letters or digits in any script (`\w` less the underscore): "ロック順序" and "Überlauf" are words too.
+_WORD: Final = re.compile(r"[^\W_]+")
 if TYPE_CHECKING:
     # numpy is imported where it is used: importing the tool registry (as `review build` does, for a refusal's words)
     # must start no BLAS thread, or the build could not fork its readers (`theurian.forked.fork_is_safe`).
@@ -200,18 +205,24 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
     """At most `limit` records nearest `situation` under `where`; empty when nothing is near enough.
 
     Raises:
+        SituationWithoutWords: `situation` holds no word to compare by (checked before the store is opened), or
+            none the model has a vector for.
         PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `open_store`.
     """
+    wanted = content_words(situation)
+    if not wanted:  # the one rule for what can be compared: the tool and `theurian review similar` both meet it
+        raise SituationWithoutWords
     store, index = similar_index(root, stores)
     model = load_model()
     if model.identity != index.model:
         # The installation config now names another model than the one this store was verified against.
         raise ReviewStoreUnavailable(OTHER_MODEL)
     query = model.embed([situation])[0]
-    nearest = index.nearest(query, where, CANDIDATES) if query.any() else []
+    if not query.any():  # no token of it is in the model's vocabulary: its words have no vector behind them
+        raise SituationWithoutWords
+    nearest = index.nearest(query, where, CANDIDATES)
     if not nearest or nearest[0][1] < SIMILARITY_FLOOR:
         return SimilarAnswer([], index.model, index.build_id)
-    wanted = content_words(situation)
     scored = []
     for ordinal, cosine in nearest:
         share = lexical_share(wanted, index.texts_of(ordinal))
@@ -234,7 +245,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
 
 
 def content_words(text: str) -> frozenset[str]:
-    """The folded words of `text` that say what it is about (letters and digits, no stop word)."""
+    """The folded words of `text` that say what it is about (runs of letters and digits, no stop word)."""
     return frozenset(word for word in _WORD.findall(ascii_fold(text)) if word not in STOP_WORDS)
 
 

@@ -30,14 +30,15 @@ from projection.review_verify import verify_attached
 from theurian.containment import resolve_inside
 from theurian.errors import PathEscapeError, StoreFileFault
 from theurian.installation import build_stamp_secret
-from theurian.project import STATE_DIR
+from theurian.places import REVIEW_STORE_ESCAPE_CURE
+from theurian.project import REVIEW_STORE_NAME, STATE_DIR
 from theurian.stamped_store import DUCKDB_WAL_SUFFIX, Shelf, VerifiedStores, refuse_write_ahead_log
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
 from theurian.stamped_store import wal_path as shared_wal_path
 from theurian.text import is_utf8
 
-STORE_NAME: Final = "review-store.duckdb"
+STORE_NAME: Final = REVIEW_STORE_NAME
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
 
 # Every way reading a store's values can fail besides DuckDB's own errors: a planted or damaged file can hold a
@@ -197,7 +198,5 @@ def file_identity(path: Path) -> tuple[int, ...]:
 
 REVIEW_STORE_ESCAPE_REFUSAL: Final = (
     f"REVIEW_STORE_ESCAPE_REFUSAL: the review store {STORE_NAME} does not resolve inside .theurian/state/, "
-    f"so nothing was read through it, and `theurian review build` meets the same refusal. Cure: remove it "
-    f"(`rm .theurian/state/{STORE_NAME}`; it is derived, so only the projection is lost), then run "
-    "`theurian review build`."
+    f"so nothing was read through it, and `theurian review build` meets the same refusal. {REVIEW_STORE_ESCAPE_CURE}"
 )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -117,24 +117,42 @@ class Embedded:
 
 
 def vector_lines(projected: Sequence[Projected], model: EmbeddingModel, previous: dict[str, str],
-                 counts: Embedded) -> Iterator[bytes]:
-    """The `vectors` rows of the sorted records, in ordinal order, embedding only what `previous` lacks."""
+                 counts: Embedded, made_ahead: Mapping[str, str] | None = None) -> Iterator[bytes]:
+    """The `vectors` rows of the sorted records, in ordinal order, embedding only what `previous` lacks.
+    `made_ahead`: content hash → stored vector this build already embedded (`embedded_ahead`), counted as embedded."""
+    ahead = made_ahead or {}
     wanted = [(ordinal, item) for ordinal, item in enumerate(projected) if item.embedding_text is not None]
     for start in range(0, len(wanted), _EMBED_BATCH):
         batch = wanted[start:start + _EMBED_BATCH]
-        fresh = [item for _, item in batch if item.content_sha256 not in previous]
+        fresh = [item for _, item in batch if item.content_sha256 not in previous and item.content_sha256 not in ahead]
         vectors = model.embed([str(item.embedding_text) for item in fresh]) if fresh else None
         made = iter(range(len(fresh)))
         for ordinal, item in batch:
             stored = previous.get(item.content_sha256)
             if stored is None:
-                assert vectors is not None
-                stored = encode_vector(vectors[next(made)])
+                stored = ahead.get(item.content_sha256)
+                if stored is None:
+                    assert vectors is not None
+                    stored = encode_vector(vectors[next(made)])
                 counts.embedded += 1
             else:
                 counts.reused += 1
             counts.stored[ordinal] = stored
             yield vector_line(ordinal, stored)
+
+
+def embedded_ahead(projected: Sequence[Projected], model: EmbeddingModel,
+                   previous: Mapping[str, str]) -> dict[str, str]:
+    """Content hash → stored vector of each of `projected` that `previous` lacks, embedded now (as `vector_lines`
+    embeds them: a text's vector does not depend on the texts embedded beside it)."""
+    fresh = {item.content_sha256: str(item.embedding_text) for item in projected
+             if item.embedding_text is not None and item.content_sha256 not in previous}
+    made: dict[str, str] = {}
+    hashes = list(fresh)
+    for start in range(0, len(hashes), _EMBED_BATCH):
+        batch = hashes[start:start + _EMBED_BATCH]
+        made.update(zip(batch, map(encode_vector, model.embed([fresh[sha] for sha in batch])), strict=True))
+    return made
 
 
 def vector_line(ordinal: int, stored: str) -> bytes:

@@ -14,9 +14,21 @@ from theurian.text import quoted
 # The serve tier's name for quoting a caller's string (`theurian.text.quoted` owns the rule and the wording).
 describe_value: Final = quoted
 
+# Why a search refuses a NUL in the text it searches for (review.search's filters, knowledge.search's `query`):
+# SQLite's matching stops at one, so "log\0zzz" would be answered as a search for "log" and "\0" as one for anything.
+SEARCHED_NUL_REASON: Final = ("; it is refused rather than repaired, because a search for a value the caller did "
+                              "not send would answer about it. Remove it.")
+
 INTERNAL_FAULT_REFUSAL: Final = (
     "The daemon failed while answering this call; nothing was changed. The daemon's log has the details."
 )
+
+
+def nul_refusal(tool: str, key: str, reason: str) -> str:
+    """The refusal of a string argument holding a NUL (U+0000): the one wording every tool gives it, `reason` (what
+    follows the parenthesis, its separator included) saying why that tool does not repair it. The value is never
+    shown: what follows the NUL is exactly what the refusal exists to keep from being misread."""
+    return f"{tool}: `{key}` contains a NUL (U+0000){reason}"
 
 
 def unwritable_refusal(fault: str) -> str:

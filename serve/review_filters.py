@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from serve.errors import ToolRefusal
-from serve.refusal import describe_value
+from serve.refusal import describe_value, nul_refusal
 from serve.validation import TOOLS_ANSWERING_SURROGATES
 from theurian.text import is_utf8
 
@@ -51,7 +51,7 @@ class FilterRules:
                 f"{describe_value(value, self.max_chars)} was sent. Shorten it or omit the filter."
             )
         if "\x00" in value:
-            raise ToolRefusal(f"{self.tool}: `{key}` contains a NUL (U+0000){self.nul_reason}")
+            raise ToolRefusal(nul_refusal(self.tool, key, self.nul_reason))
         if self.tool in TOOLS_ANSWERING_SURROGATES and not is_utf8(value):
             raise ToolRefusal(
                 f"{self.tool}: `{key}` contains a lone surrogate (U+D800-U+DFFF), which UTF-8 cannot encode "

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import xdist_units
 from tests.support.daemon import RunningDaemon, running_daemon
 from tests.support.installation import Installation
 from theurian.installation import HOME_OVERRIDE_ENV
@@ -37,6 +38,12 @@ def _cache_bytecode_outside_the_tree() -> None:
 
 
 _cache_bytecode_outside_the_tree()
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: absent under `-p no:xdist`
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    """`--dist loadfile` over tests/support/xdist_units' work units (the modules sharing the demo build as one)."""
+    return xdist_units.scheduler(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -6,6 +6,8 @@
                             folder's name (`sha256-<hex>`, `evidence.records.REPOSITORY_FOLDER_PATTERN`)
     SHA256_DIGEST_PATTERN   `sha256:` and that hex: a file's content hash (`evidence.records.content_hash`,
                             `knowledge.migrations.sha256_checksum`)
+    FULL_COMMIT_SHA_PATTERN a full git commit id a caller sends (SHA-1's 40 or SHA-256's 64 hex digits, either
+                            case); `full_commit_sha` folds one to the lower case git spells it in
 
 A schema is JSON and cannot import a constant: tests/test_schema_patterns.py fails when a schema's copy, or a
 regex anywhere in the code built around one, drifts from its owner here (and likewise for the record key, the
@@ -21,3 +23,10 @@ from typing import Final
 ULID_PATTERN: Final = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 SHA256_HEX_PATTERN: Final = re.compile(r"[0-9a-f]{64}")
 SHA256_DIGEST_PATTERN: Final = re.compile(r"sha256:" + SHA256_HEX_PATTERN.pattern)
+FULL_COMMIT_SHA_PATTERN: Final = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+
+
+def full_commit_sha(value: str) -> str | None:
+    """`value` in lower case when it is a full commit sha in either case, else None (a short sha, a ref name):
+    the hex digits mean the same in either case, and git prints, and stores compare, the lower."""
+    return value.lower() if FULL_COMMIT_SHA_PATTERN.fullmatch(value) else None

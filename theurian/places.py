@@ -11,6 +11,9 @@ name the same cure in the same words and neither borrows it from the other.
     .theurian/proposals/        source    source_escape_cure
     .theurian/config.toml       source    source_escape_cure (a file)
     .theurian/state/            derived   STATE_ESCAPE_CURE: remove it (nothing authored is lost), rebuild
+    a file Theurian derives     derived   derived_file_escape_cure: remove that file (with its family: the
+      in .theurian/state/                 knowledge state's pointer and databases, the index's), then the one
+                                          command that rebuilds it; every other derived file is kept
     a link inside a source      source    linked_inside_source_cure: replace that link with what it stands for
     any other path              —         UNPLACED_ESCAPE_CURE
 
@@ -26,10 +29,16 @@ from typing import Final
 
 from theurian.project import (
     CONFIG_FILE,
+    FINDINGS_STORE_NAME,
+    INDEX_FILE_PREFIX,
+    INDEX_POINTER_NAME,
     KNOWLEDGE_DIR,
+    KNOWLEDGE_POINTER_NAME,
+    KNOWLEDGE_STATE_PREFIX,
     MIGRATIONS_DIR,
     PROPOSALS_DIR,
     REVIEW_DIR,
+    REVIEW_STORE_NAME,
     STATE_DIR,
     THEURIAN_DIR,
 )
@@ -64,6 +73,48 @@ _SOURCE_PLACES: Final = {
 }
 
 
+# A file Theurian derives under `.theurian/state/`, linked out: removing the whole folder would cost every other
+# derived file its rebuild (the review store's takes minutes over a large lake) and is not one pasteable step. Each
+# cure removes what escaped — with the files it is rebuilt with, so the rebuild starts clean — and names the one
+# command that rebuilds them, in Theurian's own words: a ULID-named file is named by its family's glob, never by
+# the name a pointer held. `rm` removes a link, never what it points at; `-f` keeps an unmatched glob quiet.
+FINDINGS_STORE_ESCAPE_CURE: Final = (
+    f"Cure: remove it (`rm {STATE_DIR}/{FINDINGS_STORE_NAME}`; it is derived, so only the findings store is lost), "
+    "then run `theurian findings build`."
+)
+REVIEW_STORE_ESCAPE_CURE: Final = (
+    f"Cure: remove it (`rm {STATE_DIR}/{REVIEW_STORE_NAME}`; it is derived, so only the projection is lost), then "
+    "run `theurian review build`."
+)
+KNOWLEDGE_STATE_ESCAPE_CURE: Final = (
+    f"Cure: remove it with the knowledge state it belongs to (`rm -f {STATE_DIR}/{KNOWLEDGE_POINTER_NAME} "
+    f"{STATE_DIR}/{KNOWLEDGE_STATE_PREFIX}*.sqlite`; it is derived from the migrations, so nothing authored is "
+    "lost), then run `theurian migrate apply`."
+)
+INDEX_ESCAPE_CURE: Final = (
+    f"Cure: remove it with the retrieval index it belongs to (`rm -f {STATE_DIR}/{INDEX_POINTER_NAME} "
+    f"{STATE_DIR}/{INDEX_FILE_PREFIX}*.sqlite`; it is derived, so nothing authored is lost), then run "
+    "`theurian index build`."
+)
+_DERIVED_FILE_CURES: Final = {
+    FINDINGS_STORE_NAME: FINDINGS_STORE_ESCAPE_CURE,
+    REVIEW_STORE_NAME: REVIEW_STORE_ESCAPE_CURE,
+    KNOWLEDGE_POINTER_NAME: KNOWLEDGE_STATE_ESCAPE_CURE,
+    INDEX_POINTER_NAME: INDEX_ESCAPE_CURE,
+}
+# A ULID-named database belongs to the family its pointer heads.
+_DERIVED_FAMILIES: Final = {KNOWLEDGE_STATE_PREFIX: KNOWLEDGE_STATE_ESCAPE_CURE, INDEX_FILE_PREFIX: INDEX_ESCAPE_CURE}
+
+
+def derived_file_escape_cure(name: str) -> str | None:
+    """The cure for the derived file `name` (an entry of `.theurian/state/`) linked out of the project; None for a
+    name that is no file Theurian derives there."""
+    for prefix, cure in _DERIVED_FAMILIES.items():
+        if name.startswith(prefix) and name.endswith(".sqlite"):
+            return cure
+    return _DERIVED_FILE_CURES.get(name)
+
+
 # A path Theurian knows no fixed place for (one relative to a folder other than the project's root).
 UNPLACED_ESCAPE_CURE: Final = (
     "Cure: replace the symbolic link on that path with the file or folder it stands for, inside the project, then "
@@ -94,6 +145,10 @@ def escape_cure(relative: str) -> str:
         return THEURIAN_DIR_ESCAPE_CURE
     if _under(relative, REVIEW_DIR):
         return REVIEW_SOURCE_ESCAPE_CURE
+    if relative.startswith(f"{STATE_DIR}/") and "/" not in relative.removeprefix(f"{STATE_DIR}/"):
+        cure = derived_file_escape_cure(relative.removeprefix(f"{STATE_DIR}/"))
+        if cure is not None:
+            return cure
     if _under(relative, STATE_DIR):
         return STATE_ESCAPE_CURE
     for place in _SOURCE_PLACES:

@@ -30,6 +30,14 @@ CONFIG_FILE: Final = ".theurian/config.toml"
 MIGRATIONS_DIR: Final = f"{THEURIAN_DIR}/migrations"
 KNOWLEDGE_DIR: Final = f"{THEURIAN_DIR}/knowledge"
 PROPOSALS_DIR: Final = f"{THEURIAN_DIR}/proposals"
+# The derived files under STATE_DIR, named here so the place table (theurian.places) and the stage that writes
+# each file (its module takes the name from here) cannot disagree about it.
+FINDINGS_STORE_NAME: Final = "theurian-findings-local.sqlite"
+REVIEW_STORE_NAME: Final = "review-store.duckdb"
+KNOWLEDGE_POINTER_NAME: Final = "knowledge-active.json"
+KNOWLEDGE_STATE_PREFIX: Final = "knowledge-state-"  # then a ULID and `.sqlite`
+INDEX_POINTER_NAME: Final = "knowledge-index.json"
+INDEX_FILE_PREFIX: Final = "knowledge-index-"  # then a ULID and `.sqlite`
 
 INITIAL_CONFIG: Final = """\
 # Theurian project configuration.

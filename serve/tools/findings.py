@@ -10,7 +10,6 @@ derives none of them and a filter on one would match nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -23,6 +22,7 @@ from serve.refusal import describe_value
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
+from theurian.id_patterns import full_commit_sha
 from theurian.safety import SAFETY_TRIPLE
 from theurian.text import ascii_fold
 
@@ -43,7 +43,6 @@ UNDERIVED_FILTER_REFUSAL: Final = (
     "would match nothing. Omit them."
 )
 
-_SHA: Final = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
 FILTERS: Final = FilterRules(
     tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS, default_limit=DEFAULT_FINDINGS_LIMIT, max_limit=MAX_FINDINGS_LIMIT,
     nul_reason=", which no commit-message line can hold; remove it.", renders_numbers=True,
@@ -87,13 +86,14 @@ def review_findings(
 def _full_sha(value: str | None) -> str | None:
     if value is None:
         return None
-    if not _SHA.fullmatch(value):
+    folded = full_commit_sha(value)
+    if folded is None:
         raise ToolRefusal(
             f"review.findings: `commitSha` {describe_value(value, MAX_FILTER_CHARS)} is not a full 40- or "
             "64-character hex commit sha; a short sha is never expanded. Send the full sha or omit the "
             "filter."
         )
-    return value.lower()  # git spells shas in lower case; the hex digits mean the same in either
+    return folded
 
 
 def _shaped(row: StoredFinding) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from knowledge.retrieval import (
 from knowledge.vocabulary import parse_rfc3339
 from serve.errors import ToolRefusal
 from serve.gate import ADMISSION_WAIT_SECONDS, MAX_CONCURRENT_SEARCHES
+from serve.refusal import SEARCHED_NUL_REASON, nul_refusal
 from serve.tooling import Call, Tool
 from theurian.project import Project
 from theurian.text import quoted
@@ -33,6 +34,7 @@ KNOWLEDGE_SEARCH_CAPACITY_REFUSAL: Final = (
 # and the caller could not tell). The schema owns the check; tests pin that the two agree.
 MAX_QUERY_CHARS: Final = 2_000
 MAX_AS_OF_SHOWN: Final = 64
+QUERY_NUL_REFUSAL: Final = nul_refusal("knowledge.search", "query", SEARCHED_NUL_REASON)
 
 
 def _project(call: Call) -> Project:
@@ -48,6 +50,8 @@ def knowledge_search(
     maxTokens: int | None = None,  # noqa: N803
     asOf: str | None = None,  # noqa: N803
 ) -> Mapping[str, Any]:
+    if "\x00" in query:  # refused as review.search refuses one in `q`: no index or SQL match reads past it
+        raise ToolRefusal(QUERY_NUL_REFUSAL)
     moment = datetime.now(UTC)
     if asOf is not None:
         try:

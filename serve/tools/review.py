@@ -21,6 +21,7 @@ from projection.review_query import RecordFilter, StoredRecord, read_records
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
 from serve.gate import capacity_refusal
+from serve.refusal import SEARCHED_NUL_REASON
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from theurian.hidden_characters import labelled
@@ -45,8 +46,7 @@ REVIEW_SEARCH_CAPACITY_REFUSAL: Final = capacity_refusal("REVIEW_SEARCH_CAPACITY
 FILTERS: Final = FilterRules(
     tool=TOOL_NAME, max_chars=MAX_FILTER_CHARS,
     default_limit=DEFAULT_REVIEW_SEARCH_LIMIT, max_limit=MAX_REVIEW_SEARCH_LIMIT,
-    nul_reason=("; it is refused rather than repaired, because a search for a value the caller did not send would "
-                "answer about it. Remove it."),
+    nul_reason=SEARCHED_NUL_REASON,
     renders_numbers=False,
 )
 

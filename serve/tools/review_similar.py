@@ -3,7 +3,8 @@ described situation (`projection.review_similar`), in review.search's record sha
 
 Every argument is checked here after the schema has checked its type, by the checks review.search runs
 (`serve.review_filters`, worded by `FILTERS`): a value outside a bound or a vocabulary is refused naming the bound,
-never clamped. A store fault answers one constant
+never clamped. A situation with no word to compare by is refused (SITUATION_WITHOUT_WORDS_REFUSAL), not answered
+empty. A store fault answers one constant
 (FIND_SIMILAR_UNAVAILABLE_REFUSAL) whichever arm fired; a store escaping `.theurian/state/` is answered apart.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from evidence.records import THREAD_STATES
-from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable
+from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable, SituationWithoutWords
 from projection.review_concerns_query import concern_ids
 from projection.review_similar import (
     EMBEDDED_KINDS,
@@ -50,6 +51,14 @@ FIND_SIMILAR_UNAVAILABLE_REFUSAL: Final = (
     "embedding model). Run `theurian review build` in the project's folder, then call again. Nothing was compared, "
     "so this is not an empty answer."
 )
+# A situation with no word to compare by (`projection.review_similar.content_words`): its vector, if it has one, is the
+# mean of punctuation tokens, which lands near some record by chance, and an empty answer would claim a comparison.
+SITUATION_WITHOUT_WORDS_REFUSAL: Final = (
+    "review.findSimilar: `situation` holds no word to compare by: only punctuation, symbols or spaces, words as "
+    "common as \"the\" or \"is\", or words the installation's embedding model has no vector for. Nothing was "
+    "compared, so this is not an empty answer. Describe the situation in words: what you are about to do, or what "
+    "you saw."
+)
 FIND_SIMILAR_CAPACITY_REFUSAL: Final = capacity_refusal("FIND_SIMILAR_CAPACITY_REFUSAL", TOOL_NAME, "compared")
 
 
@@ -74,6 +83,8 @@ def review_find_similar(
     assert call.project is not None  # project-scoped: the dispatcher resolved it
     try:
         return answer_similar(call.project.root, situation, where, page, call.settings.stores)
+    except SituationWithoutWords:
+        raise ToolRefusal(SITUATION_WITHOUT_WORDS_REFUSAL) from None
     except ReviewStoreEscapeError:
         raise ToolRefusal(REVIEW_STORE_ESCAPE_REFUSAL) from None
     except ReviewStoreUnavailable:
@@ -85,7 +96,7 @@ def answer_similar(root: Path, situation: str, where: SimilarFilter, page: int,
     """The tool's answer for already-checked arguments (`theurian review similar` prints the same).
 
     Raises:
-        PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `find_similar`.
+        SituationWithoutWords, PathEscapeError, ReviewStoreEscapeError, ReviewStoreUnavailable: as `find_similar`.
     """
     stores = stores or VerifiedStores()  # the search and the concern lookup verify the store once between them
     answer = find_similar(root, situation, where, page, stores)

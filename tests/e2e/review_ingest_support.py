@@ -79,7 +79,7 @@ def registered_with_a_damaged_store(installation: Installation, template: Path, 
     `project_id`: what a tool and its CLI command must both refuse with the tool's own text."""
     copy_project(template, root)
     (root / STORE_RELATIVE).write_bytes(b"not a DuckDB database")
-    installation.cli("project", "register", str(root), "--id", project_id, check=True)
+    installation.cli_in_process("project", "register", str(root), "--id", project_id)
     return root
 
 

@@ -111,3 +111,17 @@ def test_a_gate_signal_or_capability_is_not_spellable_on_the_wire(module_daemon:
     assert "`category` must be one of" in answers[-1].text
     [capabilities] = call_tools(module_daemon.mcp_url, [("system.capabilities", {})])
     assert capabilities.structured is not None and capabilities.structured["capabilities"]["writeTools"] is True
+
+
+def test_an_upper_case_fix_commit_is_folded_as_review_findings_folds_a_commit_sha(
+        module_daemon: RunningDaemon, shop: dict[str, Any]) -> None:
+    root: Path = shop["root"]
+    record = _thread(module_daemon, "auto")
+    upper = shop["fix"].upper()
+    [drafted] = call_tools(module_daemon.mcp_url, [("review.generateKnowledgeCandidate",
+                                                    _candidate(record, upper, "reliability.upper-case-fix"))])
+    assert not drafted.is_error, drafted.text
+    assert drafted.structured is not None
+    trail = json.loads((root / drafted.structured["evidenceFile"]).read_text(encoding="utf-8"))
+    assert trail["fixCommit"]["sha"] == shop["fix"]  # recorded as git spells it
+    assert THREAD_FILE in trail["fixCommit"]["changedFiles"]

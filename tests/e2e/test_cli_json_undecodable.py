@@ -82,7 +82,7 @@ def test_a_project_whose_path_became_not_utf8_is_refused_by_register_and_review_
     """A project made before init refused such paths (or renamed since): `project register` said only "rename the
     folder", and `review search` named a `theurian project register` that register refused."""
     (tmp_path / "proj").mkdir()
-    installation.cli("init", str(tmp_path / "proj"), check=True)
+    installation.cli_in_process("init", str(tmp_path / "proj"))
     folder = os.fsencode(tmp_path) + b"/caf\xff"
     os.rename(tmp_path / "proj", folder)
     os.mkdir(os.fsencode(tmp_path) + b"/caf_")  # taken: the rename must not move the project into it

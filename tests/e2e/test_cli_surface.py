@@ -95,7 +95,7 @@ def test_ctrl_c_during_a_command_exits_130_not_0(installation: Installation) -> 
 
 
 def test_a_file_system_refusal_is_one_clear_line(installation: Installation, tmp_path: Path) -> None:
-    installation.cli("init", str(tmp_path), check=True)
+    installation.cli_in_process("init", str(tmp_path))
     (tmp_path / ".theurian/state").write_text("not a folder", encoding="utf-8")
     for command in (("review", "build"), ("migrate", "apply")):
         result = installation.cli(*command, "--project", str(tmp_path))
@@ -165,7 +165,7 @@ def test_an_existing_folder_whose_name_is_not_utf8_is_a_project_the_file_command
     store, which DuckDB cannot open through such a path, refuses in one line naming why."""
     root = tmp_path / "proj-\udcff"
     (tmp_path / "proj").mkdir()
-    installation.cli("init", str(tmp_path / "proj"), check=True)  # init refuses such a name; a rename after it does not
+    installation.cli_in_process("init", str(tmp_path / "proj"))  # init refuses such a name; a rename after it does not
     (tmp_path / "proj").rename(root)
 
     def cli(*arguments: str) -> subprocess.CompletedProcess[str]:  # its output names the path: bytes, not text

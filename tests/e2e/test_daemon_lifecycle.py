@@ -25,7 +25,7 @@ def test_a_second_daemon_on_the_same_port_exits_at_once_with_a_clear_message(ins
 
 
 def test_a_damaged_token_stops_the_daemon_at_start_up_with_one_timestamped_record(installation: Installation) -> None:
-    installation.cli("auth", "token", check=True)
+    installation.cli_in_process("auth", "token")
     (installation.state_dir / TOKEN_NAME).write_text("short\n", encoding="ascii")
     result = installation.cli("serve", "--port", str(free_port()), timeout=30)
     assert result.returncode == EXIT_FAILED

@@ -11,11 +11,12 @@ from typing import Any
 
 import pytest
 
-from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL, MAX_QUERY_CHARS
+from serve.tools.knowledge import KNOWLEDGE_SEARCH_CAPACITY_REFUSAL, MAX_QUERY_CHARS, QUERY_NUL_REFUSAL
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, ToolAnswer, call_tools, connected
+from theurian.errors import TheurianError
 from theurian.installation import INSTALLATION_CONFIG_NAME
 
 LOCKED_SEARCHES = 4  # MAX_CONCURRENT_SEARCHES: these hold every permit while the state is locked
@@ -93,6 +94,35 @@ def test_a_query_over_two_thousand_characters_is_refused_at_the_wire(module_daem
     assert "jjj" not in refused.text
     assert _valid("knowledge.search", accepted)["count"] == 0
     assert (_valid("knowledge.search", clamped)["limit"], clamped.structured["maxTokens"]) == (50, 100)  # type: ignore[index]
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_query_holding_a_nul_is_refused_as_review_search_refuses_one_not_searched(
+        module_daemon: RunningDaemon, project: Path, mode: Mode) -> None:
+    # Unrefused, "JWT\0zzz" was answered as a search for JWT (the hit below), and "\0" alone with no refusal.
+    cut, alone, nul_q, plain = call_tools(module_daemon.mcp_url, [
+        ("knowledge.search", {"projectId": "kb", "query": "JWT\u0000zzz"}),
+        ("knowledge.search", {"projectId": "kb", "query": "\u0000"}),
+        ("review.search", {"projectId": "kb", "q": "JWT\u0000zzz"}),
+        ("knowledge.search", {"projectId": "kb", "query": "JWT"}),
+    ], mode)
+    assert (cut.is_error, cut.text) == (True, QUERY_NUL_REFUSAL)
+    assert (alone.is_error, alone.text) == (True, QUERY_NUL_REFUSAL)
+    assert "zzz" not in cut.text
+    # review.search's words for its `q`, the same but for the tool and the key.
+    assert nul_q.is_error and nul_q.text == QUERY_NUL_REFUSAL.replace("knowledge.search", "review.search").replace(
+        "`query`", "`q`")
+    assert _valid("knowledge.search", plain)["count"] == 1
+
+
+def test_knowledge_search_at_the_command_line_refuses_a_nul_with_the_tools_words(
+        module_installation: Installation, project: Path) -> None:
+    # In process: no console script can be handed a NUL (an argv string ends at one), so this is the CLI's own
+    # path to the tool (`answer_as_agent`) and the error main.run would print as its one line.
+    with pytest.raises(AssertionError) as refused:
+        module_installation.cli_in_process("knowledge", "search", "JWT\x00zzz", "--project", str(project))
+    cause = refused.value.__cause__
+    assert isinstance(cause, TheurianError) and (cause.message, cause.exit_code) == (QUERY_NUL_REFUSAL, 1)
 
 
 def test_an_unregistered_project_is_refused_with_its_code(module_daemon: RunningDaemon) -> None:

@@ -126,7 +126,7 @@ def test_status_with_a_misspelt_key_fails_the_allowlist_row_and_still_checks_the
         installation: Installation, tmp_path: Path) -> None:
     project = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(project)
-    installation.cli("review", "build", "--project", str(project), check=True)
+    installation.cli_in_process("review", "build", "--project", str(project))
     _config(project, MISSPELT["redact_participant"][0])
     [document] = orjson.loads(installation.cli("project", "status", "p", "--json").stdout)["summary"]["projects"]
     state = document["state"]

@@ -67,7 +67,7 @@ def shop(module_installation: Installation, tmp_path_factory: pytest.TempPathFac
     """A registered project with every store built by `theurian sync`: review history from the fake, findings from
     its git history, the bundled sample knowledge applied and indexed."""
     root = new_project(module_installation, tmp_path_factory.mktemp("read") / PROJECT_ID, PUBLIC_REPOSITORY)
-    module_installation.cli("project", "register", str(root), check=True)
+    module_installation.cli_in_process("project", "register", str(root))
     for folder in ("migrations", "knowledge"):
         shutil.copytree(REPO / "fixtures/knowledge/sample/.theurian" / folder, root / ".theurian" / folder)
     git(root, "init", "-q")

@@ -26,7 +26,8 @@ from tests.support.cli_app import invoke
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
-from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from theurian.cli.pasteable import with_project
+from theurian.places import FINDINGS_STORE_ESCAPE_CURE, PATH_ESCAPE_REFUSAL
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +40,7 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
         module_installation.new_project_in_process(base / name, name)
     built = module_installation.cli("findings", "build", "--project", str(base / "demo"), check=True)
     other = Installation(base / "another-installation")
-    other.cli("findings", "build", "--project", str(base / "foreign"), check=True)
+    other.cli_in_process("findings", "build", "--project", str(base / "foreign"))
     escaped = module_installation.new_project_in_process(base / "escaped", "escaped")
     (escaped / ".theurian" / "state").mkdir()
     (base / "outside").mkdir()
@@ -64,8 +65,7 @@ def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_gi
     # The project is not a git repository: reaching git first would have failed with git's own message.
     assert escaped.returncode == 1
     # Its cure named with the project the build was given (`theurian.cli.pasteable`).
-    cure = STATE_ESCAPE_CURE.replace("`theurian migrate apply`",
-                                     f"`theurian migrate apply --project {projects['escaped']}`")
+    cure = with_project(FINDINGS_STORE_ESCAPE_CURE, projects["escaped"])
     assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {cure}"
     assert list((projects["base"] / "outside").iterdir()) == []
 
@@ -123,7 +123,7 @@ def test_a_real_client_is_served_and_refused_exactly_to_the_contract(
     assert "between 1 and 9223372036854775807" in refusals[5].text
     assert refusals[6].text == UNDERIVED_FILTER_REFUSAL
     assert refusals[7].text == refusals[8].text == FINDINGS_UNAVAILABLE_REFUSAL
-    assert refusals[9].text == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+    assert refusals[9].text == f"{PATH_ESCAPE_REFUSAL} {FINDINGS_STORE_ESCAPE_CURE}"
     capabilities = answers[13].structured
     assert capabilities is not None and capabilities["capabilities"]["reviewFindings"] is True
     assert "review.findings" in capabilities["tools"]

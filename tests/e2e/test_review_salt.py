@@ -12,9 +12,12 @@ from pathlib import Path
 
 from evidence.content_policy import SALT_FILE, project_salt
 from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
+from projection.findings_store import STORE_RELATIVE as FINDINGS_STORE
 from tests.e2e.review_ingest_support import copy_project, ingest, record_files
+from tests.e2e.test_findings_secrets_e2e import HISTORY as SECRET_HISTORY
 from tests.e2e.test_knowledge_secrets_e2e import BODY, _write_deploy
 from tests.knowledge.authoring import copy_sample
+from tests.projection.git_fixture import write_history
 from tests.support.fake_github import FakeGitHub
 from tests.support.installation import Installation
 from theurian.project import REVIEW_DIR
@@ -168,6 +171,23 @@ def test_migrate_apply_refuses_to_fingerprint_a_secret_with_a_lost_or_foreign_sa
     assert foreign.returncode == 1 and foreign.stderr == _foreign_line(
         salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]), manifest["runId"], root)
     assert not (root / ".theurian/state/knowledge-active.json").exists()
+
+
+def test_findings_build_refuses_to_fingerprint_a_trailer_secret_with_a_foreign_salt_as_the_ingest_refuses_it(
+        installation: Installation, ingested: Path, tmp_path: Path) -> None:
+    project = copy_project(ingested, tmp_path / "p")
+    own = (project / SALT_FILE).read_bytes()
+    write_history(project, SECRET_HISTORY)
+    salt = _foreign_salt(project)
+    (manifest,) = _manifests(project)
+    foreign = installation.cli("findings", "build", "--project", str(project))
+    assert (foreign.returncode, foreign.stdout) == (1, "")
+    assert foreign.stderr == _foreign_line(salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]),
+                                           manifest["runId"])
+    assert not (project / FINDINGS_STORE).exists() and (project / SALT_FILE).read_bytes() == salt.hex().encode() + b"\n"
+    (project / SALT_FILE).write_bytes(own)  # the lake's own salt: built, its marker keyed as the lake's are
+    built = installation.cli("findings", "build", "--project", str(project), check=True)
+    assert built.stdout.strip().endswith("; secrets (policy redact): 1 found in 1 findings, which was redacted")
 
 
 def test_doctor_and_project_status_fail_the_salt_check_of_a_keyed_lake_whose_salt_is_lost(

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 import schemas
-from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL
+from serve.tools.review_similar import FIND_SIMILAR_UNAVAILABLE_REFUSAL, SITUATION_WITHOUT_WORDS_REFUSAL
 from tests.e2e.review_ingest_support import (
     copy_project,
     ingested_and_built,
@@ -34,6 +34,9 @@ RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-find-simi
 # paths, gem versions and SQL. Show a generic page and keep the details server-side.").
 PARAPHRASE = "showing the raw stack trace to users when something goes wrong"
 EXPECTED_PATH = "app/controllers/application_controller.rb"
+# Situations with no word to compare by. On this store "..." and "[]" came back with five records each (the
+# nearest just above the floor) and "?!" with an empty answer, as though each had been compared.
+WORDLESS = ("...", "[]", "?!", "the ...", " \t ", "— «» —")
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +98,24 @@ def test_the_cli_answers_the_same_as_the_tool(module_installation: Installation,
     rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
     assert [row["recordPath"] for row in rows] == [record["recordPath"] for record in tool.structured["records"]]
     assert rows[0]["similarity"] == str(tool.structured["records"][0]["similarity"])  # whole, not rounded
+
+
+@pytest.mark.parametrize("mode", BOTH_ERAS)
+def test_a_real_client_sending_a_situation_with_no_word_is_refused_not_answered(
+        module_daemon: RunningDaemon, project: dict[str, Any], mode: Mode) -> None:
+    answers = call_tools(module_daemon.mcp_url, [
+        *[("review.findSimilar", {"projectId": "labelled", "situation": s}) for s in WORDLESS],
+        ("review.findSimilar", {"projectId": "labelled", "situation": "... the stack trace?!"}),
+    ], mode)
+    assert [(a.is_error, a.text) for a in answers[:-1]] == [(True, SITUATION_WITHOUT_WORDS_REFUSAL)] * len(WORDLESS)
+    assert answers[-1].is_error is False  # one content word among the punctuation is a situation
+
+
+def test_the_cli_refuses_a_situation_with_no_word_with_the_tools_words_exit_1(
+        module_installation: Installation, project: dict[str, Any]) -> None:
+    printed = module_installation.cli("review", "similar", "...", "--project", str(project["root"]))
+    assert (printed.returncode, printed.stdout) == (1, "")
+    assert printed.stderr.splitlines() == [f"theurian: {SITUATION_WITHOUT_WORDS_REFUSAL}"]
 
 
 def test_the_cli_says_so_when_nothing_came_near(module_installation: Installation, project: dict[str, Any]) -> None:

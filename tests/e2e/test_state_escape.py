@@ -1,7 +1,9 @@
 """SEC-7 end to end: `.theurian/state` linked outside the project root refuses every project-scoped tool; so does
 `.theurian` itself, with the cure for the link that escapes; and every CLI command names what escapes, with its cure."""
 
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,10 +13,14 @@ from serve.tools import registered_tools
 from tests.projection.review_records import copy_fixture_lake
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
-from tests.support.mcp_client import call_tools
+from tests.support.mcp_client import call_tool, call_tools
+from tests.support.sample_project import built_sample_project
 from tests.support.schema_values import minimal_arguments
 from theurian.cli.pasteable import with_project
 from theurian.places import (
+    FINDINGS_STORE_ESCAPE_CURE,
+    INDEX_ESCAPE_CURE,
+    KNOWLEDGE_STATE_ESCAPE_CURE,
     PATH_ESCAPE_REFUSAL,
     REVIEW_SOURCE_ESCAPE_CURE,
     STATE_ESCAPE_CURE,
@@ -102,7 +108,7 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     """Skipping it would publish a store without that repository's records over a good one."""
     root = installation.new_project_in_process(tmp_path / "p")
     copy_fixture_lake(root)
-    installation.cli("review", "build", "--project", str(root), check=True)
+    installation.cli_in_process("review", "build", "--project", str(root))
     store = root / ".theurian/state/review-store.duckdb"
     before = store.read_bytes()
     [folder] = [path for path in (root / ".theurian/review").iterdir() if path.name.startswith("sha256-")]
@@ -146,3 +152,59 @@ def test_every_command_names_what_escapes_with_the_cure_for_that_place(
     assert result.returncode == 1
     assert result.stderr.strip() == (f"theurian: {linked} resolves outside the root it must stay under. "
                                      f"{with_project(cure, root)}")
+
+
+@pytest.fixture(scope="module")
+def sample_template(module_installation: Installation, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project with every derived file built, by the module installation (so its daemon serves a copy)."""
+    return built_sample_project(module_installation, tmp_path_factory.mktemp("template") / "sample", "template")
+
+
+# Each derived file under `.theurian/state/` linked out, the tool that reads it, and the cure for that file alone.
+DERIVED_FILES = {
+    "findings-store": ("theurian-findings-local.sqlite", "review.findings", FINDINGS_STORE_ESCAPE_CURE),
+    "knowledge-pointer": ("knowledge-active.json", "knowledge.status", KNOWLEDGE_STATE_ESCAPE_CURE),
+    "knowledge-state": ("knowledge-state-*.sqlite", "knowledge.status", KNOWLEDGE_STATE_ESCAPE_CURE),
+    "index-pointer": ("knowledge-index.json", "knowledge.search", INDEX_ESCAPE_CURE),
+    "index-file": ("knowledge-index-*.sqlite", "knowledge.search", INDEX_ESCAPE_CURE),
+}
+
+
+@pytest.mark.parametrize("name", DERIVED_FILES)
+def test_a_derived_file_linked_out_is_refused_with_a_pasteable_cure_that_keeps_the_other_derived_files(
+    module_installation: Installation, module_daemon: RunningDaemon, sample_template: Path, tmp_path: Path,
+    name: str,
+) -> None:
+    """The cure names that file and the command that rebuilds it, never the whole of `.theurian/state`; pasted
+    as written, it mends the tool's answer and leaves every other derived file as it was."""
+    pattern, tool, cure = DERIVED_FILES[name]
+    root = shutil.copytree(sample_template, tmp_path / name, symlinks=True)
+    module_installation.cli("project", "register", str(root), "--id", name, check=True)
+    state = root / ".theurian/state"
+    [linked] = state.glob(pattern)
+    outside = tmp_path / "outside" / linked.name
+    outside.parent.mkdir()
+    shutil.move(linked, outside)
+    linked.symlink_to(outside)
+    arguments = {"projectId": name} | ({"query": "JWT"} if tool == "knowledge.search" else {})
+    refused = call_tool(module_daemon.mcp_url, tool, arguments)
+    assert refused.is_error and refused.text == f"{PATH_ESCAPE_REFUSAL} {cure}"
+    # Every derived file outside the escaping one's family (the knowledge state's pointer and databases, the
+    # index's) is kept byte for byte.
+    kept = {path.name: path.read_bytes() for path in state.iterdir() if _family(path.name) != _family(linked.name)}
+    [remove] = re.findall(r"`(rm [^`]+)`", cure)
+    [rebuild] = re.findall(r"then run `theurian ([^`]+)`", cure)
+    subprocess.run(remove, shell=True, cwd=root, check=True)  # the cure's own words, as pasted (a glob)
+    assert not linked.is_symlink() and outside.exists()  # the link went, never what it pointed at
+    assert {name: (state / name).read_bytes() for name in kept} == kept
+    module_installation.cli(*rebuild.split(), "--project", str(root), check=True)
+    served = call_tool(module_daemon.mcp_url, tool, arguments)
+    assert not served.is_error, served.text
+
+
+def _family(entry: str) -> str:
+    """The derived family a `.theurian/state/` entry belongs to: the knowledge state, the index, or itself."""
+    for family in ("knowledge-state-", "knowledge-index-"):
+        if entry.startswith(family):
+            return family
+    return {"knowledge-active.json": "knowledge-state-", "knowledge-index.json": "knowledge-index-"}.get(entry, entry)

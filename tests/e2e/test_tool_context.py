@@ -20,7 +20,7 @@ READ_TOOLS = [t for t in registered_tools()
               if "$ref" in schemas.load("mcp", t.input_schema) and t.kind is ToolKind.READ]
 # Arguments that reach real answers in the sample project (the minimal ones would ask for an item "a").
 SERVED = {"knowledge.get": {"itemId": "testing.flaky-retries"}, "knowledge.search": {"query": "retry"},
-          "review.search": {"q": "lock"}}
+          "review.search": {"q": "lock"}, "review.findSimilar": {"situation": "a lock held across a network call"}}
 CONTEXT = {"snapshotId": "01K00000000000000000000000", "agentId": "agent-7", "taskId": "task-42"}
 
 
@@ -43,9 +43,6 @@ def test_the_three_context_fields_change_nothing_in_an_answer(session: McpSessio
     with_context = session.call(tool.name, arguments | CONTEXT)
     assert not plain.is_error, plain.content
     assert with_context.model_dump() == plain.model_dump()
-
-
-
 
 
 @pytest.mark.parametrize("tool", ["review.search", "review.findings", "knowledge.search", "review.findSimilar"])

@@ -80,7 +80,7 @@ def test_a_project_folder_this_user_may_not_write_names_the_folder_and_the_chown
 
 def test_an_immutable_installation_folder_names_the_flag_and_the_chattr(installation: Installation) -> None:
     # Said before: "Operation not permitted: HOME/state/.mcp-token.k2x9_q0a.tmp".
-    installation.cli("auth", "rotate", check=True)
+    installation.cli_in_process("auth", "rotate")
     state = installation.state_dir
     said = _refused_in(installation, state, errno.EPERM, "auth", "rotate")
     assert said == (f"cannot write mcp-token in {state}/: the operation is not permitted (an immutable or "
@@ -106,7 +106,7 @@ def test_a_full_disk_names_the_target_folder_not_the_temp_file(installation: Ins
         "home": (installation.home / "config", ("project", "register", str(root.parent / "q")), "projects.toml"),
     }[where]
     (root.parent / "q").mkdir()
-    installation.cli("init", str(root.parent / "q"), check=True)
+    installation.cli_in_process("init", str(root.parent / "q"))
     said = _refused_in(installation, folder, errno.ENOSPC, *args)
     assert said == (f"cannot write {target} in {folder}/: no space left on the device; free space there (`df -h "
                     f"{folder}` shows what is left), then run the command again")

@@ -191,3 +191,18 @@ def test_a_spelling_the_rewrite_cannot_edit_is_left_unchanged_with_how_to_edit_i
     with pytest.raises(ConfigError, match="does not rewrite .* left unchanged; edit the list by hand") as raised:
         allowlist.allow(project, "Beta/Gadgets")
     assert "not valid TOML" not in raised.value.message and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("typed, bare", [("Acme/Widgets.git", "Acme/Widgets"), ("acme/w.GIT", "acme/w")])
+def test_a_name_ending_in_dot_git_is_refused_by_allow_naming_the_repository(project: Path, typed: str,
+                                                                             bare: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        allowlist.allow(project, typed)
+    assert f"run `theurian review allow {bare}`" in caught.value.message
+    assert allowlist.read_allowlist(project) == []
+
+
+@pytest.mark.parametrize("name", ["Acme/Widgets.github", "Acme/.git", "Acme/git"])
+def test_a_name_that_only_resembles_a_clone_suffix_is_allowed(project: Path, name: str) -> None:
+    allowlist.allow(project, name)
+    assert allowlist.read_allowlist(project) == [name]

@@ -24,6 +24,7 @@ from theurian.access_token import TOKEN_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "integrations" / "claude-code"
+PORT_ENV = "THEURIAN_PORT"  # the port the plugin's MCP entry connects to (.mcp.json)
 SCHEMA = json.loads((Path(__file__).with_name("claude_code_plugin.schema.json")).read_text(encoding="utf-8"))
 
 
@@ -92,23 +93,32 @@ def test_every_cli_command_the_slash_commands_and_hook_run_exists() -> None:
 def test_the_mcp_entry_with_the_token_from_the_environment_is_answered_by_the_daemon(
         module_daemon: RunningDaemon) -> None:
     entry = _json(".mcp.json")["mcpServers"]["theurian"]
-    assert entry["url"] == "http://127.0.0.1:7419/mcp"  # the default address; the test's daemon has its own port
-    # Expanded as Claude Code expands ${VAR} in a header, with the variable the docs tell the user to export.
-    environment = {TOKEN_ENV: module_daemon.token}
-    header = re.sub(r"\$\{(\w+)\}", lambda m: environment[m.group(1)], entry["headers"]["Authorization"])
-    assert header == f"Bearer {module_daemon.token}"
+    assert _expanded(entry["url"], {}) == "http://127.0.0.1:7419/mcp"  # the default address, THEURIAN_PORT unset
+    # Expanded as Claude Code expands ${VAR} and ${VAR:-default} in a URL and a header, with the variables the docs
+    # tell the user to export (the test's daemon has a port of its own).
+    environment = {TOKEN_ENV: module_daemon.token, PORT_ENV: str(module_daemon.port)}
+    url = _expanded(entry["url"], environment)
+    header = _expanded(entry["headers"]["Authorization"], environment)
+    assert url == module_daemon.mcp_url and header == f"Bearer {module_daemon.token}"
 
     async def listed() -> int:
-        async with connected(module_daemon.mcp_url, token=header.removeprefix("Bearer ")) as client:
+        async with connected(url, token=header.removeprefix("Bearer ")) as client:
             return len((await client.list_tools()).tools)
 
     assert asyncio.run(listed()) > 0
+
+
+def _expanded(text: str, environment: dict[str, str]) -> str:
+    """`text` with `${VAR}` and `${VAR:-default}` expanded as Claude Code expands them in .mcp.json."""
+    return re.sub(r"\$\{(\w+)(?::-([^}]*))?\}",
+                  lambda m: environment.get(m.group(1), m.group(2) if m.group(2) is not None else m.group(0)), text)
 
 
 def _hook(installation: Installation, **extra: str) -> subprocess.CompletedProcess[str]:
     command = _json("hooks/hooks.json")["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     env = installation.env | {"CLAUDE_PLUGIN_ROOT": str(PLUGIN), "PATH": f"{THEURIAN_BIN.parent}:/usr/bin:/bin"}
     env.pop(TOKEN_ENV, None)
+    env.pop(PORT_ENV, None)
     return subprocess.run(["bash", "-c", command], env=env | extra, capture_output=True, text=True, timeout=60)
 
 
@@ -121,7 +131,19 @@ def test_the_session_start_hook_says_what_to_do_when_the_daemon_is_down(installa
 
 def test_the_session_start_hook_reports_a_running_daemon(module_installation: Installation,
                                                          module_daemon: RunningDaemon) -> None:
-    result = _hook(module_installation, **{TOKEN_ENV: module_daemon.token})
+    result = _hook(module_installation, **{TOKEN_ENV: module_daemon.token, PORT_ENV: str(module_daemon.port)})
     assert result.returncode == 0
     assert result.stdout.strip() == ("Theurian: the daemon is running; its MCP tools (system.capabilities first) "
                                      "answer for registered projects.")
+
+
+def test_the_session_start_hook_names_the_port_when_the_daemon_runs_on_another(
+        module_installation: Installation, module_daemon: RunningDaemon) -> None:
+    """`theurian setup --port N` or `daemon start --port N` moves the daemon; the plugin's entry still connects to
+    THEURIAN_PORT (7419 unset): the hook says so and how to point the entry at it, not that all is well."""
+    result = _hook(module_installation, **{TOKEN_ENV: module_daemon.token})  # THEURIAN_PORT unset: 7419
+    assert result.returncode == 0
+    assert result.stdout.strip() == (
+        f"Theurian: the daemon is running at {module_daemon.mcp_url}, but this plugin connects to "
+        "http://127.0.0.1:7419/mcp, so its MCP tools will fail. Ask the user to run "
+        f"`export {PORT_ENV}={module_daemon.port}` before starting Claude Code.")

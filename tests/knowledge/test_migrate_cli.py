@@ -39,7 +39,7 @@ def test_apply_applies_pending_migrations_in_order_and_status_lists_them(install
 def test_status_of_a_state_edited_with_sqlite3_says_it_is_refused_not_only_pending(installation: Installation,
                                                                                   tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     pointer = json.loads((root / STATE / POINTER_NAME).read_text(encoding="utf-8"))
     with contextlib.closing(sqlite3.connect(root / STATE / pointer["stateFile"])) as connection, connection:
         connection.execute("UPDATE revisions SET body = 'Planted.'")
@@ -58,7 +58,7 @@ def test_status_of_a_state_edited_with_sqlite3_says_it_is_refused_not_only_pendi
 def test_a_second_apply_with_nothing_pending_exits_zero_and_changes_nothing(installation: Installation,
                                                                            tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     files = _state_files(root)
     again = installation.cli("migrate", "apply", "--project", str(root))
     assert again.returncode == 0 and again.stdout.startswith("nothing pending")
@@ -68,7 +68,7 @@ def test_a_second_apply_with_nothing_pending_exits_zero_and_changes_nothing(inst
 def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installation: Installation,
                                                                     tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     files = _state_files(root)
     edited = root / ".theurian/migrations/01K1A0000000000000000000M1-seed-knowledge.yaml"
     edited.write_text(edited.read_text(encoding="utf-8").replace("platform-team", "someone-else", 1),
@@ -93,7 +93,7 @@ def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installatio
 def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation: Installation,
                                                                    tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     files = _state_files(root)
     writer = MigrationWriter(root, created_at="2026-09-01T00:00:00Z")
     # The sample's second migration moved auth-policy past R1: a change still expecting R1 conflicts.
@@ -110,7 +110,7 @@ def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation
 def test_an_invalid_migration_names_file_operation_and_problem_and_changes_nothing(
         installation: Installation, tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    installation.cli("migrate", "apply", "--project", str(root), check=True)
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
     files = _state_files(root)
     writer = MigrationWriter(root)
     writer.item("decision.fine", "Fine.")
@@ -138,8 +138,8 @@ def test_a_body_whose_hash_does_not_match_is_refused_before_anything_applies(ins
 def test_index_build_publishes_a_build_id_and_the_state_hash_it_was_built_from(installation: Installation,
                                                                               tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
-    state_hash = json.loads(installation.cli("migrate", "apply", "--project", str(root), "--json",
-                                             check=True).stdout)["summary"]["stateHash"]
+    state_hash = json.loads(installation.cli_in_process("migrate", "apply", "--project", str(root),
+                                                        "--json").stdout)["summary"]["stateHash"]
     out = installation.cli("index", "build", "--project", str(root), check=True).stdout
     published = json.loads((root / STATE / "knowledge-index.json").read_text(encoding="utf-8"))
     assert out.strip() == (f"index {published['buildId']} built from state {state_hash} "
@@ -151,6 +151,6 @@ def test_index_build_publishes_a_build_id_and_the_state_hash_it_was_built_from(i
 def test_index_build_without_a_state_names_migrate_apply(installation: Installation, tmp_path: Path) -> None:
     root = tmp_path / "empty"
     root.mkdir()
-    installation.cli("init", str(root), check=True)
+    installation.cli_in_process("init", str(root))
     result = installation.cli("index", "build", "--project", str(root))
     assert result.returncode == 1 and "theurian migrate apply" in result.stderr

@@ -164,7 +164,7 @@ def test_an_annotated_tag_is_not_a_commit_even_though_it_names_one(tmp_path: Pat
 def test_a_short_sha_is_refused_before_git_is_asked(tmp_path: Path) -> None:
     shop = new_shop(tmp_path / "shop")
     text = refused(TOOL, candidate_arguments(shop, fixCommit=shop.fix_commit[:12]))
-    assert "full 40- or 64-character lowercase hex sha" in text
+    assert "full 40- or 64-character hex sha (either case)" in text
 
 
 def test_a_thread_with_no_file_anchor_is_refused_in_its_own_words(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def test_the_parent_alone_loads_the_previous_vectors_once_while_both_processes_r
     root = installation.new_project_in_process(tmp_path / "p")
     write_lake(root, [thread("Acme/Alpha", number, f"PRRT_{number}", bodies=(f"the cache lock {number}",))
                       for number in range(1, 7)] + [pull_request("Acme/Alpha", 9, "PR_9", body="retry it")])
-    installation.cli("review", "build", "--project", str(root), check=True)  # the store whose vectors are reused
+    installation.cli_in_process("review", "build", "--project", str(root))  # the store whose vectors are reused
     calls = tmp_path / "calls.txt"
     probe = subprocess.run([sys.executable, "-c", _PROBE, str(root), str(calls)], env=installation.env,
                            capture_output=True, text=True, timeout=120, encoding="utf-8", check=False)

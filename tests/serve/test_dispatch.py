@@ -19,8 +19,12 @@ from tests.serve.test_schemas import CONTRACT_TOOLS, NO_PROJECT
 from tests.support.installation import Installation
 from theurian.errors import PathEscapeError
 from theurian.places import (
+    FINDINGS_STORE_ESCAPE_CURE,
+    INDEX_ESCAPE_CURE,
+    KNOWLEDGE_STATE_ESCAPE_CURE,
     PATH_ESCAPE_REFUSAL,
     REVIEW_SOURCE_ESCAPE_CURE,
+    REVIEW_STORE_ESCAPE_CURE,
     STATE_ESCAPE_CURE,
     THEURIAN_DIR_ESCAPE_CURE,
     UNPLACED_ESCAPE_CURE,
@@ -138,7 +142,14 @@ def test_the_shared_context_fields_never_reach_a_handler(installation: Installat
 
 @pytest.mark.parametrize("relative, cure", [
     (".theurian/state", STATE_ESCAPE_CURE),
-    (".theurian/state/review-store.duckdb", STATE_ESCAPE_CURE),
+    (".theurian/state/review-store.duckdb", REVIEW_STORE_ESCAPE_CURE),
+    (".theurian/state/theurian-findings-local.sqlite", FINDINGS_STORE_ESCAPE_CURE),
+    (".theurian/state/knowledge-active.json", KNOWLEDGE_STATE_ESCAPE_CURE),
+    (".theurian/state/knowledge-state-01K1A0000000000000000000S1.sqlite", KNOWLEDGE_STATE_ESCAPE_CURE),
+    (".theurian/state/knowledge-index.json", INDEX_ESCAPE_CURE),
+    (".theurian/state/knowledge-index-01K1A0000000000000000000X1.sqlite", INDEX_ESCAPE_CURE),
+    (".theurian/state/knowledge-build.lock", STATE_ESCAPE_CURE),  # no derived store: the folder's cure
+    (".theurian/state/nested/review-store.duckdb", STATE_ESCAPE_CURE),  # not the store's own place
     (".theurian/review", REVIEW_SOURCE_ESCAPE_CURE),
     (".theurian/review/sha256-ab/review-thread/PRRT_planted.json", REVIEW_SOURCE_ESCAPE_CURE),
     (".theurian", THEURIAN_DIR_ESCAPE_CURE),

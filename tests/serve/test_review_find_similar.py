@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 import schemas
-from projection.review_similar import SIMILARITY_FLOOR
+from projection.review_similar import SIMILARITY_FLOOR, content_words
 from serve.dispatch import Dispatcher
 from serve.gate import MAX_CONCURRENT_SEARCHES
 from serve.tooling import ServeSettings
@@ -23,6 +23,7 @@ from serve.tools.review_similar import (
     FIND_SIMILAR_UNAVAILABLE_REFUSAL,
     MAX_FIND_SIMILAR_LIMIT,
     MAX_SITUATION_CHARS,
+    SITUATION_WITHOUT_WORDS_REFUSAL,
     TOOL_NAME,
     review_find_similar,
     review_similar_tools,
@@ -190,6 +191,34 @@ def test_filter_bounds_and_vocabularies_are_refused_naming_them(project: Path) -
         "review.findSimilar: `kind` 'pull-request' is not one of review-thread, review-submission")
     assert "NUL" in refusal(situation="lock\x00order")
     assert "NUL" in refusal(situation="lock", filePath="a\x00b")
+
+
+def test_a_word_is_a_run_of_letters_or_digits_in_any_script_and_not_a_stop_word() -> None:
+    wordless = ("...", "?!", " \t\n", "[] {}", "— «» …", "🙂", "_", "the is of")
+    worded = ("x", "42", "ロック順序", "Überlauf", "... the deadlock?!", "CVE-2024")
+    assert [content_words(s) for s in wordless] == [frozenset()] * len(wordless)
+    assert all(content_words(s) for s in worded)
+
+
+def test_a_situation_with_no_word_is_refused_before_the_store_is_opened(tmp_path: Path) -> None:
+    registered_empty_project(tmp_path / "bare", "p")  # no store: the situation is what is refused
+    assert refusal(situation="...") == SITUATION_WITHOUT_WORDS_REFUSAL
+
+
+def test_a_situation_in_another_script_is_compared_not_refused(project: Path) -> None:
+    assert answer(situation="ロックの順序が違うとデッドロックする")["count"] >= 0
+
+
+def test_a_situation_whose_every_word_the_model_lacks_is_refused_not_answered_empty(tmp_path: Path) -> None:
+    from tests.support.fake_model import write_fake_model
+    from theurian.installation import installation_config_path
+
+    config = installation_config_path()
+    config.parent.mkdir(parents=True)
+    config.write_text(f'embedding_model = "{write_fake_model(tmp_path / "fake")}"\n', encoding="utf-8")
+    built_project(tmp_path / "p", "p", [thread("o/r", 1, "PRRT_a", bodies=("a lock order",))])
+    assert answer(situation="lock order")["count"] == 1
+    assert refusal(situation="zebra crossing") == SITUATION_WITHOUT_WORDS_REFUSAL  # both [UNK]: a zero vector
 
 
 def test_a_project_without_a_store_is_refused_with_the_constant(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from tests.projection.git_fixture import (
 )
 from tests.serve.findings_support import dispatch, git_project, refusal_text, registered_and_built, served
 from theurian import registry
-from theurian.places import PATH_ESCAPE_REFUSAL, STATE_ESCAPE_CURE
+from theurian.places import FINDINGS_STORE_ESCAPE_CURE, PATH_ESCAPE_REFUSAL
 from theurian.safety import SAFETY_TRIPLE
 
 PROJECT = "findings-demo"
@@ -246,6 +246,6 @@ def test_a_store_linked_out_of_the_project_is_refused_as_a_path_escape_with_its_
     store.replace(planted)  # a well-formed store built here, reached through a link out of the tree
     store.symlink_to(planted)
     try:
-        assert refusal_text(dispatch(PROJECT)) == f"{PATH_ESCAPE_REFUSAL} {STATE_ESCAPE_CURE}"
+        assert refusal_text(dispatch(PROJECT)) == f"{PATH_ESCAPE_REFUSAL} {FINDINGS_STORE_ESCAPE_CURE}"
     finally:
         store.unlink()

@@ -59,7 +59,7 @@ def test_setup_writes_a_launchd_agent_that_runs_the_daemon_for_this_installation
 
 
 def test_uninstall_service_only_removes_the_unit_and_keeps_the_installation(installation: Installation) -> None:
-    installation.cli("setup", "--no-start", "--service", "launchd", check=True)
+    installation.cli_in_process("setup", "--no-start", "--service", "launchd")
     token = installation.token()
     dry = installation.cli("uninstall", "--service-only", "--service", "launchd", "--dry-run", check=True)
     assert f"would remove {installation.home / AGENT}" in dry.stdout and (installation.home / AGENT).exists()
@@ -74,7 +74,7 @@ def test_uninstall_service_only_removes_the_unit_and_keeps_the_installation(inst
 
 def test_uninstall_of_the_whole_installation_needs_yes_and_then_removes_its_folders(
         installation: Installation) -> None:
-    installation.cli("auth", "token", check=True)
+    installation.cli_in_process("auth", "token")
     refused = installation.cli("uninstall", "--service", "systemd")
     assert refused.returncode == EXIT_USAGE and "pass --yes" in refused.stderr
     assert installation.state_dir.exists()
@@ -86,7 +86,7 @@ def test_uninstall_of_the_whole_installation_needs_yes_and_then_removes_its_fold
 
 def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_filled_in(
         installation: Installation) -> None:
-    token = installation.cli("auth", "token", check=True).stdout.strip()
+    token = installation.cli_in_process("auth", "token").stdout.strip()
     for client in CLIENTS:
         printed = installation.cli("setup", "--client", client, "--port", "7777", check=True).stdout
         assert printed.rstrip("\n") == client_config(client, client_url(client, 7777), token)
@@ -95,7 +95,7 @@ def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_fille
 
 def test_setup_client_codex_says_on_stderr_which_variable_codex_reads_the_token_from(
         installation: Installation) -> None:
-    installation.cli("auth", "token", check=True)
+    installation.cli_in_process("auth", "token")
     result = installation.cli("setup", "--client", "codex", "--port", "7777", check=True)
     assert "--bearer-token-env-var THEURIAN_MCP_TOKEN" in result.stdout
     assert ('theurian: codex reads the token from THEURIAN_MCP_TOKEN in the environment it starts in: add '
@@ -140,7 +140,7 @@ def _steps(result: subprocess.CompletedProcess[str]) -> list[dict[str, object]]:
 
 def test_a_dry_run_of_uninstall_lists_every_step_the_real_one_takes_in_order_stopping_the_daemon_included(
         installation: Installation) -> None:
-    installation.cli("setup", "--no-start", "--service", "launchd", check=True)
+    installation.cli_in_process("setup", "--no-start", "--service", "launchd")
     config = installation.home / "config"
     config.mkdir(parents=True, exist_ok=True)
     where = ["--service", "launchd", "--json"]
@@ -162,7 +162,7 @@ def test_a_dry_run_of_uninstall_lists_every_step_the_real_one_takes_in_order_sto
 
 def test_a_dry_run_of_uninstall_with_nothing_installed_or_running_lists_only_what_the_real_one_does(
         installation: Installation) -> None:
-    installation.cli("auth", "token", check=True)
+    installation.cli_in_process("auth", "token")
     where = ["--service", "systemd", "--json"]
     dry = installation.cli("uninstall", "--dry-run", *where, check=True)
     real = installation.cli("uninstall", "--yes", *where, check=True)

@@ -37,7 +37,8 @@ def run_findings_build(root: Path) -> BuildSummary:
     `findings build` and `sync` both run this.
 
     Raises:
-        PathEscapeError: a cured message. GitHistoryError, ConfigError: as `build_findings_store` raises them.
+        PathEscapeError: a cured message. GitHistoryError, ConfigError, SaltRefusedError: as
+            `build_findings_store` raises them.
     """
     try:
         return build_findings_store(root)

@@ -96,4 +96,5 @@ def build_document(summary: BuildSummary) -> dict[str, Any]:
         "vectorsReused": summary.reused,
         "concerns": summary.concerns,
         "clusteringReused": summary.clustering_reused,
+        "clusteringAhead": summary.clustering_ahead,
     }
