@@ -8,7 +8,6 @@ findings store, a migration not yet applied, an index built over another state.
 
 from __future__ import annotations
 
-import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,8 +31,7 @@ from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
-from theurian.registry import moved_cure
-from theurian.text import shell_word
+from theurian.registry import Registration, gone_because, gone_cure
 from theurian.times import NOT_RFC3339, parse_rfc3339
 
 if TYPE_CHECKING:
@@ -59,16 +57,14 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     """Every check of one project, in the order a fix would go (a missing root makes the rest moot)."""
     prefix = f"{project_id}: "
     if not root.is_dir():
-        missing = "does not exist" if not os.path.lexists(root) else "is not a folder"
-        return [Check(prefix + "root", FAIL, f"{root} {missing}", _moved_or_gone(project_id))]
+        return [Check(prefix + "root", FAIL, f"{root} {gone_because(root)}", gone_cure(Registration(project_id, root)))]
     try:
         resolve_inside(root, THEURIAN_DIR)
         resolve_inside(root, STATE_DIR)
     except TheurianError as exc:
         return [Check(prefix + ".theurian/", FAIL, exc.message, "make .theurian/ a real folder inside the project")]
     if not (root / THEURIAN_DIR).is_dir():
-        return [Check(prefix + ".theurian/", FAIL, "absent",
-                      f"`theurian init {shell_word(str(root))}`; or, if the project moved, {moved_cure(project_id)}")]
+        return [Check(prefix + ".theurian/", FAIL, "absent", gone_cure(Registration(project_id, root)))]
     checks = [Check("root", OK, str(root))]
     for name, check in _CHECKS:
         try:
@@ -92,13 +88,6 @@ _CHECKS: Final[tuple[tuple[str, Callable[[Path], Check | list[Check]]], ...]] = 
     ("findings store", lambda root: _findings(root)),
     ("knowledge state", lambda root: _knowledge(root)),
 )
-
-
-def _moved_or_gone(project_id: str) -> str:
-    """The cure of a registered root that is gone: the move first, since registering the new folder alone would
-    make a new id and leave this one, the one agents name, broken."""
-    return (f"if the project moved, {moved_cure(project_id)}; else restore it, or "
-            f"`theurian project unregister {shell_word(project_id)}`")
 
 
 def _unservable_store(exc: ReviewStoreUnavailable) -> Check:

@@ -96,17 +96,21 @@ def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.
 def list_projects(
     as_json: JsonSummaryOption = False,
 ) -> None:
-    """List registered projects, and entries that name no root folder."""
+    """List registered projects (one whose folder is gone flagged, with its cure), and entries that name no root
+    folder."""
     snapshot = registry.read()
+    gone = set(registry.gone(snapshot))  # moved or deleted: doctor fails its row, and the list names its cure
     if as_json:
         echo_summary({
-            "projects": [{"projectId": r.project_id, "rootPath": str(r.root)} for r in snapshot.registrations],
+            "projects": [{"projectId": r.project_id, "rootPath": str(r.root), "gone": r in gone,
+                          "cure": registry.gone_cure(r) if r in gone else ""} for r in snapshot.registrations],
             "unreadable": list(snapshot.unreadable),
         })
         return
     if not snapshot.registrations and not snapshot.unreadable:
         typer.echo(project_status.NO_PROJECTS_REGISTERED)
     for r in snapshot.registrations:
-        typer.echo(f"{r.project_id}\t{r.root}")
+        flag = f"\t(gone: it {registry.gone_because(r.root)}; {registry.gone_cure(r)})" if r in gone else ""
+        typer.echo(f"{r.project_id}\t{r.root}{flag}")
     for project_id in snapshot.unreadable:
         typer.echo(f"{project_id}\t(no root path: {registry.unreadable_cure(project_id)})")
