@@ -23,6 +23,7 @@ from evidence.records import repository_folder
 from theurian.cli.error_text import access_text, domain_text, os_error_text
 from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import folder_names
+from theurian.cli.lake_damage_words import listed as damage_listed
 from theurian.cli.lake_damage_words import summary as damage_summary
 from theurian.cli.pasteable import with_project
 from theurian.cli.review_freshness import lake_change_since
@@ -51,6 +52,8 @@ class Check:
     # The files behind a failing row, each as `lake_damage_words.entries` gives it (the lake row's damaged files):
     # `project status` lists them from the row doctor judged, so the lake is judged once (doctor shows the first).
     files: tuple[dict[str, str], ...] = ()
+    # What the row says once those files are listed apart, each with its cure: the first is not named twice.
+    listed_state: str = ""
 
 
 def project_checks(project_id: str, root: Path) -> list[Check]:
@@ -76,8 +79,8 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
             done = Check(name, FAIL, problem, cure)
         checks.extend(done if isinstance(done, list) else [done])
     # Doctor and project status run from anywhere, over every registered project: a command names the project.
-    return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files)
-            for c in checks]
+    return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files,
+                  with_project(c.listed_state, root)) for c in checks]
 
 
 # Each question a project's checks answer, in the order a fix would go, named as its row is when it fails unforeseen.
@@ -188,7 +191,8 @@ def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntr
         return Check("evidence lake", OK, shown)
     names = folder_names(lake, scan.manifests, allowlisted, damage)
     files = damage_entries(damage, root, names, {repository_folder(entry) for entry in allowlisted})
-    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage, root)}", files[0]["cure"], tuple(files))
+    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage, root)}", files[0]["cure"], tuple(files),
+                 f"{shown}; {damage_listed(damage)}")
 
 
 def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:
