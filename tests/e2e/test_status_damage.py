@@ -44,3 +44,22 @@ def test_project_status_names_each_damaged_lake_file_once(installation: Installa
     doctor = {c["check"]: c for c in json.loads(installation.cli("doctor", "--json").stdout)["summary"]["checks"]}
     assert document["state"]["evidence lake"] == {key: doctor["p: evidence lake"][key]
                                                   for key in ("level", "state", "cure")}
+
+
+def test_over_a_damaged_lake_the_status_commands_report_and_exit_0_and_doctor_fails(
+        installation: Installation, tmp_path: Path) -> None:
+    """Decided (docs/decisions.md): `review status` and `project status` are reports, so damage they name is
+    data (`damagedEntries`), exit 0 and `ok` true; `doctor` is the check a script gates on, and fails (exit 1)."""
+    damaged = _damaged_project(installation, tmp_path / "p")
+    for command in (("review", "status", "--project", str(tmp_path / "p")), ("project", "status", "p")):
+        text = installation.cli(*command)
+        assert (text.returncode, text.stderr) == (0, ""), command
+        assert sum(line.lstrip().startswith("damaged: ") for line in text.stdout.splitlines()) == 2, text.stdout
+        result = installation.cli(*command, "--json")
+        document = json.loads(result.stdout)
+        assert (result.returncode, document["ok"]) == (0, True), command
+        entries = document["summary"].get("damagedEntries") or document["summary"]["projects"][0]["damagedEntries"]
+        assert sorted(entry["path"] for entry in entries) == damaged
+    doctor = installation.cli("doctor", "--json")
+    checks = {c["check"]: c for c in json.loads(doctor.stdout)["summary"]["checks"]}
+    assert doctor.returncode == 1 and checks["p: evidence lake"]["level"] == "fail"
