@@ -20,7 +20,8 @@ from theurian.text import shell_word
 @pytest.mark.parametrize("name", ["what?", "back\\slash"])
 def test_a_project_path_duckdb_misreads_is_refused_by_build_and_search_in_one_line(
         installation: Installation, tmp_path: Path, name: str) -> None:
-    root = installation.new_project_in_process(tmp_path / name)
+    made = installation.new_project_in_process(tmp_path / "made")  # init refuses such a path; a rename after it cannot
+    root = made.rename(tmp_path / name)
     copy_fixture_lake(root)
     result = installation.cli("review", "build", "--project", str(root))
     assert result.returncode == 1

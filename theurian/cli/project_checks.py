@@ -32,7 +32,9 @@ from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
-from theurian.registry import Registration, gone_because, gone_cure
+from theurian.project_path import path_problem, rename_cure
+from theurian.registry import Registration, gone_because, gone_cure, is_project_id, moved_cure
+from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
 
 if TYPE_CHECKING:
@@ -61,6 +63,9 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
     prefix = f"{project_id}: "
     if not root.is_dir():
         return [Check(prefix + "root", FAIL, f"{root} {gone_because(root)}", gone_cure(Registration(project_id, root)))]
+    problem = path_problem(root)
+    if problem is not None:  # registered before `register` refused such a path: the rename comes before all else
+        return [Check(prefix + "root", FAIL, f"{shell_word(str(root))} {problem}", _rename_cure(project_id, root))]
     try:
         resolve_inside(root, THEURIAN_DIR)
         resolve_inside(root, STATE_DIR)
@@ -91,6 +96,14 @@ _CHECKS: Final[tuple[tuple[str, Callable[[Path], Check | list[Check]]], ...]] = 
     ("findings store", lambda root: _findings(root)),
     ("knowledge state", lambda root: _knowledge(root)),
 )
+
+
+def _rename_cure(project_id: str, root: Path) -> str:
+    """The rename that gives a registered `root` a path a project may have, then the registration that follows it
+    under the same id (`register --id` takes over an id whose folder holds no `.theurian/`)."""
+    if is_project_id(project_id):
+        return f"`{rename_cure(root, f'theurian project register {{}} --id {project_id}')}`"
+    return f"`{rename_cure(root, None)}`, then {moved_cure(project_id)}"  # a hand-written key: a hand edit keeps it
 
 
 def _unservable_store(exc: ReviewStoreUnavailable) -> Check:

@@ -11,8 +11,8 @@ from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError, ProjectError
+from theurian.project_path import project_path_refusal
 from theurian.text import shell_word
-from theurian.utf8_path import not_utf8_refusal
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -35,7 +35,7 @@ def register(
     if project_id is not None:
         registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
     # Before the id is chosen: a folder name that is not UTF-8 would fold to an id its renamed folder may not.
-    refusal = not_utf8_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
+    refusal = project_path_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
                                                                         if project_id else ""))
     if refusal is not None:
         raise ProjectError(refusal)

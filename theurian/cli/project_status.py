@@ -88,8 +88,8 @@ def _proposals(root: Path) -> dict[str, int]:
     return counts
 
 
-def _print(document: dict[str, Any], listed: dict[str, str]) -> None:
-    """`document` as text; `listed`: the state each row whose files the `damaged:` lines name says instead."""
+def _print(document: dict[str, Any], listed_states: dict[str, str]) -> None:
+    """`document` as text; `listed_states`: the state each row whose files the `damaged:` lines name says instead."""
     typer.echo(f"{document['projectId']}  {document['root']}")
     for row in document["repositories"]:
         records = ", ".join(f"{n} {kind}" for kind, n in row["records"].items())
@@ -103,8 +103,8 @@ def _print(document: dict[str, Any], listed: dict[str, str]) -> None:
     for entry in document["damagedEntries"]:
         typer.echo(f"  {damage_line(entry)}")
     for name, check in document["state"].items():
-        if name in listed:  # its cure is each file's, on that file's line
-            typer.echo(f"  {name}: {listed[name]}  [{check['level']}]")
+        if name in listed_states:  # its cure is each file's, on that file's line
+            typer.echo(f"  {name}: {listed_states[name]}  [{check['level']}]")
             continue
         mark = "" if check["level"] == "ok" else f"  [{check['level']}] -> {check['cure']}"
         typer.echo(f"  {name}: {check['state']}{mark}")

@@ -25,8 +25,8 @@ from theurian.cli.read_output import as_csv, as_table, terminal_width
 from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
+from theurian.project_path import project_path_refusal
 from theurian.text import shell_word
-from theurian.utf8_path import not_utf8_refusal
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
@@ -122,7 +122,7 @@ def registered_id(root: Path) -> str:
     found = next((r for r in snapshot.registrations if r.root.resolve() == root), None)
     if found is not None:
         return found.project_id
-    refusal = not_utf8_refusal(root, "theurian project register {}")
+    refusal = project_path_refusal(root, "theurian project register {}")
     if refusal is not None:
         raise ProjectError(refusal)
     register = f"`theurian project register {shell_word(str(root))}`"
