@@ -74,7 +74,6 @@ def store_path(root: Path) -> Path:
     return path
 
 
-
 def publish_path(root: Path) -> Path:
     """Where a build puts the store (`theurian.stamped_store.publish_path`: the state folder's own entry, so a
     link planted at the store's name is replaced, never its target).

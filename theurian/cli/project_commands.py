@@ -34,9 +34,9 @@ def register(
     root = path.resolve()
     if project_id is not None:
         registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
-    # Before the id is chosen: a folder name that is not UTF-8 would fold to an id its renamed folder may not.
+    # Before the id is chosen: a folder name at fault would fold to an id its renamed folder may not.
     refusal = project_path_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
-                                                                        if project_id else ""))
+                                                                           if project_id else ""))
     if refusal is not None:
         raise ProjectError(refusal)
     chosen = project_id or registry.default_project_id(root)
