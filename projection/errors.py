@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import Final
 
 from theurian.errors import PathEscapeError, TheurianError
+from theurian.project_path import DUCKDB_MISREADS
 
 
 class ReviewStoreUnavailable(TheurianError):  # noqa: N818 - it names a state, as the refusal does
@@ -51,8 +52,7 @@ class ReviewStorePathUnsupported(ReviewStoreUnavailable):
     def __init__(self) -> None:
         super().__init__("unreadable: DuckDB cannot open a path holding ?, a backslash or bytes not UTF-8")
         self.message = (
-            "the project's path holds `?`, `\\` or bytes that are not UTF-8, which DuckDB cannot open a database "
-            "through (it misreads the path), so the review store cannot be built or served here; move the project "
+            f"the project's path holds `?`, `\\` or bytes that are not UTF-8, {DUCKDB_MISREADS}; move the project "
             "to a folder whose path has none of them, then run `theurian review build`"
         )
 

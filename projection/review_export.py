@@ -36,14 +36,15 @@ import duckdb
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.errors import ReviewExportUnwritable, ReviewStoreUnavailable
 from projection.review_layout import RECORD_COLUMNS, REVIEW_SCHEMA_VERSION
-from projection.review_store import _DUCKDB_PATH_BREAKERS, READ_FAULTS, open_store
+from projection.review_store import READ_FAULTS, open_store
 from projection.review_verify import stored_model
 from theurian.disk_faults import storage_condition
 from theurian.durable import fsync_directory
 from theurian.errors import TheurianError, UsageError
 from theurian.project import THEURIAN_DIR
+from theurian.project_path import duckdb_misreads
 from theurian.stamp import STAMP_TABLE
-from theurian.text import ASCII_LOWER, ASCII_UPPER, is_utf8, one_line
+from theurian.text import ASCII_LOWER, ASCII_UPPER, one_line
 
 PARTITION_COLUMN: Final = "repository_folder"
 KV_BUILD_ID: Final = "theurian.build_id"
@@ -132,7 +133,7 @@ def _checked_target(root: Path, target: Path) -> Path:
     theurian = (root / THEURIAN_DIR).resolve()
     if resolved == theurian or theurian in resolved.parents:
         raise UsageError(f"{target} is inside {THEURIAN_DIR}/, which only Theurian writes: export elsewhere")
-    if any(c in str(resolved) for c in _DUCKDB_PATH_BREAKERS) or not is_utf8(str(resolved)):
+    if duckdb_misreads(str(resolved)):
         raise UsageError(f"{target}: DuckDB cannot write through a path holding ?, a backslash or bytes not UTF-8")
     if os.path.lexists(resolved):
         if os.path.islink(resolved) or not resolved.is_dir():

@@ -32,11 +32,11 @@ from theurian.errors import PathEscapeError, StoreFileFault
 from theurian.installation import build_stamp_secret
 from theurian.places import REVIEW_STORE_ESCAPE_CURE
 from theurian.project import REVIEW_STORE_NAME, STATE_DIR
+from theurian.project_path import duckdb_misreads
 from theurian.stamped_store import DUCKDB_WAL_SUFFIX, Shelf, VerifiedStores, refuse_write_ahead_log
 from theurian.stamped_store import file_identity as shared_file_identity
 from theurian.stamped_store import publish_path as shared_publish_path
 from theurian.stamped_store import wal_path as shared_wal_path
-from theurian.text import is_utf8
 
 STORE_NAME: Final = REVIEW_STORE_NAME
 STORE_RELATIVE: Final = f"{STATE_DIR}/{STORE_NAME}"
@@ -69,14 +69,9 @@ def store_path(root: Path) -> Path:
         path = resolve_inside(state, STORE_NAME)
     except PathEscapeError as exc:
         raise ReviewStoreEscapeError(exc.message, relative=STORE_RELATIVE) from exc
-    if any(character in str(path) for character in _DUCKDB_PATH_BREAKERS) or not is_utf8(str(path)):
+    if duckdb_misreads(str(path)):
         raise ReviewStorePathUnsupported
     return path
-
-
-# Characters DuckDB mishandles in a database path (measured with DuckDB 2.0: every other printable character,
-# tab and newline included, round-trips): the build's temp folder and the store share the state folder's path.
-_DUCKDB_PATH_BREAKERS: Final = ("?", "\\")
 
 
 def publish_path(root: Path) -> Path:

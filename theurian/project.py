@@ -20,8 +20,8 @@ from theurian.errors import (
     ProjectUnreadableError,
     StateEscapeError,
 )
+from theurian.project_path import project_path_refusal
 from theurian.text import quoted, shell_word
-from theurian.utf8_path import not_utf8_refusal
 
 THEURIAN_DIR: Final = ".theurian"
 STATE_DIR: Final = ".theurian/state"
@@ -68,7 +68,8 @@ def init_project(root: Path) -> Path:
     Raises:
         AlreadyInPlaceError: `.theurian/config.toml` already exists (nothing is changed).
         ProjectError: the folder does not exist, is not a folder, lies inside a `.theurian` folder, or its path is
-            not UTF-8 text (nothing is created: such a project could be neither registered nor served).
+            not UTF-8 text or holds `?` or `\\` (`theurian.project_path`; nothing is created: such a project could
+            be neither registered nor served).
     """
     _check_project_folder(root)
     theurian_dir = resolve_inside(root, THEURIAN_DIR)
@@ -87,7 +88,8 @@ def _check_project_folder(root: Path) -> None:
     """Refuse a `root` init cannot make a project of, naming the cure.
 
     Raises:
-        ProjectError: it does not exist, is not a folder, is (inside) a `.theurian` folder, or is not UTF-8 text.
+        ProjectError: it does not exist, is not a folder, is (inside) a `.theurian` folder, or its path is one no
+            project may have (`theurian.project_path`).
     """
     if THEURIAN_DIR in root.parts:
         # `init proj/.theurian` would make `.theurian/.theurian`: a project nobody's commands would ever find.
@@ -98,7 +100,7 @@ def _check_project_folder(root: Path) -> None:
         raise ProjectError(f"{root} does not exist; create the folder first, or name an existing one")
     if not root.is_dir():
         raise ProjectError(f"{root} is not a folder")
-    refusal = not_utf8_refusal(root, "theurian init {}")
+    refusal = project_path_refusal(root, "theurian init {}")
     if refusal is not None:
         raise ProjectError(refusal)
 

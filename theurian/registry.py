@@ -11,6 +11,7 @@ to fix.
 from __future__ import annotations
 
 import fcntl
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -184,6 +185,25 @@ def unreadable_cure(project_id: str) -> str:
     drop it. Unregistering and registering again would keep the id only when the folder's default id is the same."""
     point = moved_cure(project_id, "PATH") + (", PATH being the project's folder" if is_project_id(project_id) else "")
     return f"{point}; if it is gone, `theurian project unregister {shell_word(project_id)}`"
+
+
+def gone_because(root: Path) -> str | None:
+    """Why nothing can be served at a registered `root` ("does not exist", "is not a folder", "holds no
+    .theurian/"), as doctor's row says it; None when it holds a project."""
+    if not root.is_dir():
+        return "does not exist" if not os.path.lexists(root) else "is not a folder"
+    return None if holds_project(root) else "holds no .theurian/"
+
+
+def gone_cure(registration: Registration) -> str:
+    """The cure doctor's row names for a registration `gone` lists. A folder that is gone: the move first, since
+    registering the new folder alone would make a new id and leave this one, the one agents name, broken. A folder
+    still there with no `.theurian/`: `init` there, or the move."""
+    project_id, root = registration.project_id, registration.root
+    if root.is_dir():
+        return f"`theurian init {shell_word(str(root))}`; or, if the project moved, {moved_cure(project_id)}"
+    return (f"if the project moved, {moved_cure(project_id)}; else restore it, or "
+            f"`theurian project unregister {shell_word(project_id)}`")
 
 
 def gone(snapshot: RegistrySnapshot) -> tuple[Registration, ...]:

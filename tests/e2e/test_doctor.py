@@ -21,6 +21,7 @@ from tests.support.installation import Installation
 from theurian import registry
 from theurian.embedding import MODEL_MANIFEST
 from theurian.installation import INSTALLATION_CONFIG_NAME
+from theurian.text import shell_word
 
 
 @pytest.fixture(scope="module")
@@ -163,17 +164,18 @@ def _chmod(path: str, mode: int) -> Callable[[Installation, Path], None]:
 
 
 BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = {
-    # what is broken: (how, the check that fails, what it says, its cure)
+    # what is broken: (how, the check that fails, what it says, its cure: PROJECT the project's root, one shell word)
     "review store removed": (lambda i, p: (p / ".theurian/state/review-store.duckdb").unlink(),
-                             "sample: review store", "not servable (absent)", "`theurian review build`"),
+                             "sample: review store", "not servable (absent)",
+                             "`theurian review build --project PROJECT`"),
     "an ingest since the build": (lambda i, p: _newer_run(p), "sample: review store", "1 ingest run(s) since",
-                                  "`theurian review build`"),
+                                  "`theurian review build --project PROJECT`"),
     "a lake record deleted since the build": (lambda i, p: _delete_lake_record(p), "sample: review store",
                                               "a record was added, removed or renamed in .theurian/review/sha256-",
-                                              "`theurian review build`"),
+                                              "`theurian review build --project PROJECT`"),
     "a lake record edited in place since the build": (lambda i, p: _edit_lake_record_in_place(p),
                                                       "sample: review store", "was changed since: not current",
-                                                      "`theurian review build`"),
+                                                      "`theurian review build --project PROJECT`"),
     # Damage the store row cannot show once a build has skipped it: the lake row names the file and its mend.
     "a lake record truncated": (lambda i, p: _truncate(_lake_record(p)), "sample: evidence lake",
                                 "1 damaged file(s): .theurian/review/sha256-",
@@ -185,32 +187,35 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                                  "sample: evidence lake", "damaged file(s): .theurian/review/runs/", "`rm "),
     "a kind folder linked out of the lake": (lambda i, p: _link_kind_folder_out_of_the_lake(p),
                                              "sample: review store", "the lake cannot be listed to compare (",
-                                             "`theurian review build` names what is wrong"),
+                                             "`theurian review build --project PROJECT` names what is wrong"),
     "a commit since the findings build": (lambda i, p: _new_commit(p), "sample: findings store",
-                                          "HEAD names another commit than the one", "`theurian findings build`"),
+                                          "HEAD names another commit than the one",
+                                          "`theurian findings build --project PROJECT`"),
     # A repository with no commit yet is still one: `findings build` builds its (empty) store there.
     "a repository with no commit and no findings store": (
         lambda i, p: (shutil.rmtree(p / ".git"), subprocess.run(["git", "init", "-q", str(p)], check=True),
                       (p / ".theurian/state/theurian-findings-local.sqlite").unlink()),
-        "sample: findings store", "not servable (absent)", "`theurian findings build`"),
+        "sample: findings store", "not servable (absent)", "`theurian findings build --project PROJECT`"),
     "findings store removed": (lambda i, p: (p / ".theurian/state/theurian-findings-local.sqlite").unlink(),
-                               "sample: findings store", "not servable (absent)", "`theurian findings build`"),
+                               "sample: findings store", "not servable (absent)",
+                               "`theurian findings build --project PROJECT`"),
     "an applied migration edited": (lambda i, p: _edit_applied_migration(p), "sample: knowledge state",
                                     "MIGRATION_CHECKSUM_MISMATCH", "restore the applied file as it was"),
     "knowledge state removed": (lambda i, p: (p / ".theurian/state/knowledge-active.json").unlink(),
-                                "sample: knowledge state", "2 migration(s) pending", "`theurian migrate apply`"),
+                                "sample: knowledge state", "2 migration(s) pending",
+                                "`theurian migrate apply --project PROJECT`"),
     # Not "N migration(s) pending": every migration was applied, into a state this installation cannot vouch for.
     "knowledge state edited with sqlite3": (lambda i, p: _edit_state_with_sqlite3(p), "sample: knowledge state",
                                             "not this installation's build, or is damaged",
-                                            "`theurian migrate apply` (rebuilds it"),
+                                            "`theurian migrate apply --project PROJECT` (rebuilds it"),
     "index removed": (lambda i, p: (p / ".theurian/state/knowledge-index.json").unlink(),
-                      "sample: retrieval index", "not built", "`theurian index build`"),
+                      "sample: retrieval index", "not built", "`theurian index build --project PROJECT`"),
     "index file damaged": (lambda i, p: _damage_index_file(p), "sample: retrieval index", ": unreadable (damaged",
-                           "`theurian index build`"),
+                           "`theurian index build --project PROJECT`"),
     "index postings altered": (lambda i, p: _alter_index_postings(p), "sample: retrieval index",
-                               ": unreadable (damaged", "`theurian index build`"),
+                               ": unreadable (damaged", "`theurian index build --project PROJECT`"),
     "lake removed": (lambda i, p: shutil.rmtree(p / ".theurian/review"), "sample: evidence lake", "empty",
-                     "`theurian review ingest`"),
+                     "`theurian review ingest --project PROJECT`"),
     "allowlist unreadable": (lambda i, p: (p / ".theurian/config.toml").write_text("[review\n", encoding="utf-8"),
                              "sample: allowlist", "not valid TOML", "fix .theurian/config.toml"),
     "state folder is a file": (lambda i, p: (shutil.rmtree(p / ".theurian/state"),
@@ -251,6 +256,7 @@ def test_each_broken_state_fails_its_check_and_names_the_cure(copy: tuple[Instal
     code, checks = _doctor(installation)
     assert code == 1
     assert checks[name]["level"] == "fail", checks[name]
+    cure = cure.replace("PROJECT", shell_word(str(project)))
     assert state in checks[name]["state"] and checks[name]["cure"].startswith(cure), checks[name]
 
 
@@ -299,7 +305,7 @@ def test_a_model_folder_without_its_manifest_fails_its_own_row_and_the_store_row
     assert model["level"] == "fail" and model["state"].endswith(f"is not a model folder: it has no {MODEL_MANIFEST}")
     assert model["cure"].startswith(f"fix `embedding_model` in {config} or the model folder it names")
     assert store["level"] == "fail" and f"it has no {MODEL_MANIFEST}" in store["state"]
-    assert store["cure"] == f"{model['cure']}; then `theurian review build`"
+    assert store["cure"] == f"{model['cure']}; then `theurian review build --project {project}`"
     built = installation.cli("review", "build", "--project", str(project), timeout=120)
     assert built.returncode == 1 and MODEL_MANIFEST in built.stderr  # why the build alone is no cure
     config.unlink()  # the cure the rows name: the bundled model again, and the store it built is served
@@ -365,7 +371,8 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
     assert document["proposals"] == {}
     _newer_run(project)
     text = installation.cli("project", "status", check=True).stdout
-    assert "review store: built" in text and "1 ingest run(s) since  [fail] -> `theurian review build`" in text
+    assert "review store: built" in text
+    assert f"1 ingest run(s) since  [fail] -> `theurian review build --project {project}`" in text
     unknown = installation.cli("project", "status", "nope")
     assert unknown.returncode == 1 and unknown.stderr == "theurian: no project is registered under id 'nope'\n"
 
@@ -383,7 +390,7 @@ def test_index_status_tells_current_stale_and_not_built_apart(copy: tuple[Instal
     assert stale["summary"]["state"] == "stale" and stale["summary"]["indexedState"] == "0" * 64
     pointer.unlink()
     result = installation.cli("index", "status", "--project", str(project))
-    assert result.returncode == 1 and result.stdout.strip() == "not built (`theurian index build`)"
+    assert result.returncode == 1 and result.stdout.strip() == f"not built (`theurian index build --project {project}`)"
 
 
 def _search_fallback(installation: Installation, project: Path) -> str | None:
@@ -404,7 +411,8 @@ def test_index_status_calls_an_index_unreadable_exactly_when_knowledge_search_fa
     assert result.returncode == 1 and document["ok"] is False and document["summary"]["state"] == "unreadable"
     text = installation.cli("index", "status", "--project", str(project))
     assert text.returncode == 1 and ": unreadable (damaged, or not the build its pointer names: " in text.stdout
-    assert text.stdout.rstrip().endswith("); knowledge.search falls back to substring search (`theurian index build`)")
+    assert text.stdout.rstrip().endswith(
+        f"); knowledge.search falls back to substring search (`theurian index build --project {project}`)")
     [status] = json.loads(installation.cli("project", "status", "sample", "--json").stdout)["summary"]["projects"]
     assert status["state"]["retrieval index"]["level"] == "fail"
     installation.cli("index", "build", "--project", str(project), check=True, timeout=300)
@@ -424,7 +432,7 @@ def test_project_status_calls_the_review_store_stale_once_a_lake_record_is_delet
     assert _review_store_row(installation)["level"] == "ok"
     _delete_lake_record(project)
     row = _review_store_row(installation)
-    assert row["level"] == "fail" and row["cure"] == "`theurian review build`"
+    assert row["level"] == "fail" and row["cure"] == f"`theurian review build --project {project}`"
     assert "a record was added, removed or renamed in .theurian/review/sha256-" in row["state"]
     installation.cli("review", "build", "--project", str(project), check=True, timeout=300)
     row = _review_store_row(installation)
@@ -439,7 +447,7 @@ def test_project_status_names_a_review_store_with_no_lake_behind_it(copy: tuple[
         shutil.rmtree(folder)  # the lake gone, the store built from it kept (or a store copied from elsewhere)
     row = _review_store_row(installation)
     assert row["level"] == "fail" and row["state"].startswith("built from a lake that is no longer here")
-    assert row["cure"].startswith("`theurian review build`")
+    assert row["cure"].startswith(f"`theurian review build --project {project}`")
     text = installation.cli("project", "status", "sample").stdout
     assert "  review store: built from a lake that is no longer here" in text
     installation.cli("review", "build", "--project", str(project), check=True, timeout=300)

@@ -104,7 +104,7 @@ def test_a_refused_index_is_named_by_index_status_and_knowledge_search_falls_bac
     assert status.returncode == 1 and json.loads(status.stdout)["summary"]["state"] == state
     described = module_installation.cli("index", "status", "--project", str(root))
     assert described.returncode == 1 and says in described.stdout
-    assert described.stdout.strip().endswith("(`theurian index build`)")
+    assert described.stdout.strip().endswith(f"(`theurian index build --project {root}`)")
     refused = _search(module_daemon, project_id, mode, "auth")
     assert refused["retrieval"]["indexed"] is False and refused["retrieval"]["fallbackReason"] == "index-unreadable"
     assert refused["count"] >= 1 and PLANTED not in json.dumps(refused)  # the substring search over the state

@@ -134,3 +134,27 @@ def test_a_registration_that_names_no_root_folder_is_cured_by_the_register_that_
     assert refused.value.message.endswith(f"names no absolute root path; {row['cure']}")
     _paste(installation, row["cure"], project, "PATH")
     assert _registrations(installation) == [("proj", project)]
+
+
+def test_project_list_flags_a_registration_whose_folder_is_gone_with_the_cure_doctor_names(
+        installation: Installation, moved: Path, tmp_path: Path) -> None:
+    """`project list` showed a moved project's id and old folder like any other: only doctor said it was gone."""
+    installation.new_project(tmp_path / "kept")
+    installation.new_project(tmp_path / "emptied")
+    (tmp_path / "emptied/.theurian/config.toml").unlink()
+    (tmp_path / "emptied/.theurian/.gitignore").unlink()
+    (tmp_path / "emptied/.theurian").rmdir()  # the folder is there; the project in it is not
+    checks = {c["check"]: c for c in json.loads(installation.cli("doctor", "--json").stdout)["summary"]["checks"]}
+    gone, emptied = checks["proj: root"]["cure"], checks["emptied: .theurian/"]["cure"]
+    listed = installation.cli("project", "list", check=True).stdout
+    assert listed.splitlines() == [
+        f"emptied\t{tmp_path / 'emptied'}\t(gone: it holds no .theurian/; {emptied})",
+        f"kept\t{tmp_path / 'kept'}",
+        f"proj\t{tmp_path / 'proj'}\t(gone: it does not exist; {gone})"]
+    document = json.loads(installation.cli("project", "list", "--json", check=True).stdout)["summary"]
+    assert document["projects"] == [
+        {"projectId": "emptied", "rootPath": str(tmp_path / "emptied"), "gone": True, "cure": emptied},
+        {"projectId": "kept", "rootPath": str(tmp_path / "kept"), "gone": False, "cure": ""},
+        {"projectId": "proj", "rootPath": str(tmp_path / "proj"), "gone": True, "cure": gone}]
+    _paste(installation, listed.splitlines()[2].split("; ", 1)[1], moved)
+    assert installation.cli("project", "list", check=True).stdout.splitlines()[2] == f"proj\t{moved}"

@@ -229,4 +229,7 @@ def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
     [tool] = call_tools(module_daemon.mcp_url, [("review.listConcerns", {"projectId": "damaged-concerns"})])
     assert (tool.is_error, tool.text) == (True, LIST_CONCERNS_UNAVAILABLE_REFUSAL)
     printed = module_installation.cli("review", "concerns", "--project", str(damaged))
-    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {LIST_CONCERNS_UNAVAILABLE_REFUSAL}"])
+    # The tool's words, its cure carrying the project the command was given (`theurian.cli.pasteable`).
+    refusal = LIST_CONCERNS_UNAVAILABLE_REFUSAL.replace("`theurian review build`",
+                                                        f"`theurian review build --project {damaged}`")
+    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {refusal}"])

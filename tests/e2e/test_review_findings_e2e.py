@@ -26,6 +26,7 @@ from tests.support.cli_app import invoke
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools, list_tools
+from theurian.cli.pasteable import with_project
 from theurian.places import FINDINGS_STORE_ESCAPE_CURE, PATH_ESCAPE_REFUSAL
 
 
@@ -45,7 +46,7 @@ def projects(module_installation: Installation, tmp_path_factory: pytest.TempPat
     (base / "outside").mkdir()
     (escaped / STORE_RELATIVE).symlink_to(base / "outside" / "planted.sqlite")
     escaped_build = module_installation.cli("findings", "build", "--project", str(escaped))
-    return {"base": base, "shas": shas["demo"], "built": built, "escaped_build": escaped_build}
+    return {"base": base, "shas": shas["demo"], "built": built, "escaped": escaped, "escaped_build": escaped_build}
 
 
 def test_the_build_prints_its_summary_with_the_malformed_count(projects: dict[str, Any]) -> None:
@@ -63,7 +64,9 @@ def test_the_build_meets_the_path_escape_refusal_with_its_cure_before_reading_gi
     escaped = projects["escaped_build"]
     # The project is not a git repository: reaching git first would have failed with git's own message.
     assert escaped.returncode == 1
-    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {FINDINGS_STORE_ESCAPE_CURE}"
+    # Its cure named with the project the build was given (`theurian.cli.pasteable`).
+    cure = with_project(FINDINGS_STORE_ESCAPE_CURE, projects["escaped"])
+    assert escaped.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {cure}"
     assert list((projects["base"] / "outside").iterdir()) == []
 
 

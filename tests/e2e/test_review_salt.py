@@ -23,7 +23,8 @@ from tests.support.installation import Installation
 from theurian.project import REVIEW_DIR
 
 FIXTURE_LAKE = Path(__file__).resolve().parents[2] / "fixtures" / "evidence"
-REKEY = "`theurian review ingest --rekey`"
+# Every refusal here is of a command run with --project, so its cure names that project (`theurian.cli.pasteable`).
+REKEY = "`theurian review ingest --rekey --project {project}`"
 RESTORE = ("restore it from the backup or the clone the lake came from (a new salt would give the same people new "
            "pseudonyms and the same secrets new fingerprints)")
 
@@ -38,16 +39,16 @@ def _lake_bytes(project: Path) -> dict[str, bytes]:
     return {str(p.relative_to(review)): p.read_bytes() for p in sorted(review.rglob("*")) if p.is_file()}
 
 
-def _lost_line(fingerprint: str, run_id: object) -> str:
+def _lost_line(fingerprint: str, run_id: object, project: Path) -> str:
     return (f"theurian: {SALT_FILE} is missing, but the lake was keyed by a salt (fingerprint {fingerprint}, "
-            f"recorded by run {run_id}): {RESTORE}; to key the lake by a new salt deliberately, {REKEY}; nothing "
-            "was written\n")
+            f"recorded by run {run_id}): {RESTORE}; to key the lake by a new salt deliberately, "
+            f"{REKEY.format(project=project)}; nothing was written\n")
 
 
-def _foreign_line(own: str, fingerprint: str, run_id: object) -> str:
+def _foreign_line(own: str, fingerprint: str, run_id: object, project: Path) -> str:
     return (f"theurian: {SALT_FILE} is not the salt the lake was keyed by (its fingerprint is {own}; run {run_id} "
             f"recorded {fingerprint}): restore the project's own salt from the backup; to key the lake by this one "
-            f"from now on, {REKEY}; nothing was written\n")
+            f"from now on, {REKEY.format(project=project)}; nothing was written\n")
 
 
 def _foreign_salt(project: Path) -> bytes:
@@ -71,7 +72,7 @@ def test_an_ingest_over_a_keyed_lake_whose_salt_is_lost_refuses_asks_nothing_and
     for args in ((), ("--full",)):
         result = ingest(installation, project, fake, *args)
         assert result.returncode == 1 and result.stderr == _lost_line(str(manifest[SALT_FINGERPRINT_FIELD]),
-                                                                      manifest["runId"])
+                                                                      manifest["runId"], project)
     assert fake.requests == 0 and not (project / SALT_FILE).exists() and _lake_bytes(project) == before
 
 
@@ -84,7 +85,7 @@ def test_an_ingest_with_another_projects_salt_refuses_and_leaves_that_salt_alone
     result = ingest(installation, project, fake)
     assert result.returncode == 1
     assert result.stderr == _foreign_line(salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]),
-                                          manifest["runId"])
+                                          manifest["runId"], project)
     assert fake.requests == 0 and project_salt(project) == salt and _lake_bytes(project) == before
 
 
@@ -133,7 +134,7 @@ def test_review_scan_of_the_bundled_lake_makes_a_salt_records_it_then_refuses_on
     run_id = _manifests(project)[0]["runId"]
     for args in (("--dry-run",), ()):
         result = installation.cli("review", "scan", *args, "--project", str(project))
-        assert result.returncode == 1 and result.stderr == _lost_line(fingerprint, run_id)
+        assert result.returncode == 1 and result.stderr == _lost_line(fingerprint, run_id, project)
     assert not (project / SALT_FILE).exists() and _lake_bytes(project) == before
     _foreign_salt(project)
     assert installation.cli("review", "scan", "--project", str(project)).stderr.startswith(
@@ -168,7 +169,7 @@ def test_migrate_apply_refuses_to_fingerprint_a_secret_with_a_lost_or_foreign_sa
     (manifest,) = _manifests(root)
     foreign = installation.cli("migrate", "apply", "--project", str(root))
     assert foreign.returncode == 1 and foreign.stderr == _foreign_line(
-        salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]), manifest["runId"])
+        salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]), manifest["runId"], root)
     assert not (root / ".theurian/state/knowledge-active.json").exists()
 
 

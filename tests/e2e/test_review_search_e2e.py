@@ -18,6 +18,7 @@ from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
 from tests.support.mcp_client import BOTH_ERAS, Mode, call_tools
 from theurian import registry
+from theurian.cli.pasteable import with_project
 from theurian.project import init_project
 
 RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-search-response.schema.json"))
@@ -56,7 +57,9 @@ def test_the_build_reports_the_corrupt_file_by_path_and_how_many_it_skipped(proj
 def test_the_build_meets_the_store_escape_refusal_before_reading_evidence(projects: dict[str, Any]) -> None:
     escaped = projects["escaped_build"]
     assert escaped.returncode == 1
-    assert escaped.stderr.strip() == f"theurian: {REVIEW_STORE_ESCAPE_REFUSAL}"
+    # The daemon's words, each command in them carrying the project the build was given (`theurian.cli.pasteable`).
+    refusal = with_project(REVIEW_STORE_ESCAPE_REFUSAL, projects["base"] / "escaped")
+    assert escaped.stderr.strip() == f"theurian: {refusal}"
     assert list((projects["base"] / "outside").iterdir()) == []
 
 
@@ -66,7 +69,8 @@ def test_every_command_that_reads_the_store_refuses_an_escaped_one_with_the_daem
         projects: dict[str, Any], module_installation: Installation, command: list[str]) -> None:
     base = projects["base"]
     done = module_installation.cli(*[word.format(base=base) for word in command], "--project", str(base / "escaped"))
-    assert (done.returncode, done.stderr.strip()) == (1, f"theurian: {REVIEW_STORE_ESCAPE_REFUSAL}")
+    refusal = with_project(REVIEW_STORE_ESCAPE_REFUSAL, base / "escaped")
+    assert (done.returncode, done.stderr.strip()) == (1, f"theurian: {refusal}")
     assert list((base / "outside").iterdir()) == [] and not (base / "export").exists()
 
 

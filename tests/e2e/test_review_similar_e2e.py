@@ -160,4 +160,7 @@ def test_the_cli_answers_a_damaged_store_with_the_tools_refusal(
                                                                         "situation": PARAPHRASE})])
     assert (tool.is_error, tool.text) == (True, FIND_SIMILAR_UNAVAILABLE_REFUSAL)
     printed = module_installation.cli("review", "similar", PARAPHRASE, "--project", str(damaged))
-    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {FIND_SIMILAR_UNAVAILABLE_REFUSAL}"])
+    # The tool's words, its cure carrying the project the command was given (`theurian.cli.pasteable`).
+    refusal = FIND_SIMILAR_UNAVAILABLE_REFUSAL.replace("`theurian review build`",
+                                                       f"`theurian review build --project {damaged}`")
+    assert (printed.returncode, printed.stderr.splitlines()) == (1, [f"theurian: {refusal}"])

@@ -16,6 +16,7 @@ from tests.support.installation import Installation
 from tests.support.mcp_client import call_tool, call_tools
 from tests.support.sample_project import built_sample_project
 from tests.support.schema_values import minimal_arguments
+from theurian.cli.pasteable import with_project
 from theurian.places import (
     FINDINGS_STORE_ESCAPE_CURE,
     INDEX_ESCAPE_CURE,
@@ -65,7 +66,7 @@ def test_a_symlinked_review_lake_gets_the_source_cure_not_the_state_cure(
     assert PATH_ESCAPE_REFUSAL in result.stderr
     assert STATE_ESCAPE_CURE not in result.stderr  # what escaped is the evidence lake, not derived state
     assert ("Cure: .theurian/review is source; replace the link with the evidence folder itself (or remove it "
-            "and ingest again), then run `theurian review build`.") in result.stderr
+            f"and ingest again), then run `theurian review build --project {root}`.") in result.stderr
     assert list(outside.iterdir()) == []
 
 
@@ -117,7 +118,7 @@ def test_a_repository_or_kind_folder_linked_out_of_the_lake_stops_the_build_with
     moved.symlink_to(outside, target_is_directory=True)
     result = installation.cli("review", "build", "--project", str(root))
     assert result.returncode == 1
-    assert result.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {REVIEW_SOURCE_ESCAPE_CURE}"
+    assert result.stderr.strip() == f"theurian: {PATH_ESCAPE_REFUSAL} {with_project(REVIEW_SOURCE_ESCAPE_CURE, root)}"
     assert store.read_bytes() == before  # the old store kept
 
 
@@ -149,7 +150,8 @@ def test_every_command_names_what_escapes_with_the_cure_for_that_place(
     place.symlink_to(outside, target_is_directory=outside.is_dir())
     result = installation.cli(*command, "--project", str(root))
     assert result.returncode == 1
-    assert result.stderr.strip() == f"theurian: {linked} resolves outside the root it must stay under. {cure}"
+    assert result.stderr.strip() == (f"theurian: {linked} resolves outside the root it must stay under. "
+                                     f"{with_project(cure, root)}")
 
 
 @pytest.fixture(scope="module")

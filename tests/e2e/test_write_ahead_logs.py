@@ -24,6 +24,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
 from tests.support.mcp_client import call_tool
+from theurian.cli.pasteable import with_project
 from theurian.stamped_store import DUCKDB_WAL_SUFFIX, SQLITE_WAL_SUFFIX, WAL_BESIDE, wal_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +56,8 @@ def _pointed(root: Path, pointer: str, key: str) -> Path:
 
 
 def _cli_refusal(installation: Installation, root: Path, *words: str) -> str:
+    """The one line the command run with `--project ROOT` refuses with: a tool's refusal, its cures carrying the
+    project (`theurian.cli.pasteable`)."""
     printed = installation.cli(*words, "--project", str(root))
     assert printed.returncode == 1 and printed.stdout == ""
     [line] = printed.stderr.splitlines()
@@ -85,7 +88,7 @@ def test_a_wal_beside_a_review_side_store_is_refused_by_its_tool_and_its_command
     wal.write_bytes(b"")  # an empty log changes no row: the findings store was served as it was before the refusal
     refused = _call(module_daemon, tool, root)
     assert refused.is_error and refused.text == refusal
-    assert _cli_refusal(module_installation, root, *words) == refusal
+    assert _cli_refusal(module_installation, root, *words) == with_project(refusal, root)
     wal.unlink()
     assert not _call(module_daemon, tool, root).is_error
 
@@ -99,7 +102,8 @@ def test_a_wal_beside_the_knowledge_state_is_refused_by_every_knowledge_tool_and
                _call(module_daemon, "knowledge.search", root, query="retry"),
                _call(module_daemon, "knowledge.get", root, itemId="architecture.auth-policy")]
     assert [(answer.is_error, answer.text) for answer in answers] == [(True, STATE_UNREADABLE)] * 3
-    assert _cli_refusal(module_installation, root, "knowledge", "search", "retry") == STATE_UNREADABLE
+    assert _cli_refusal(module_installation, root, "knowledge", "search", "retry") == with_project(STATE_UNREADABLE,
+                                                                                                   root)
     applied = module_installation.cli("migrate", "apply", "--project", str(root), "--json", check=True)
     assert json.loads(applied.stdout)["summary"]["rebuilt"] is True  # a state with a log beside it is not kept
     assert not _call(module_daemon, "knowledge.status", root).is_error

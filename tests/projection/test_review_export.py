@@ -214,7 +214,9 @@ def test_the_cli_exports_and_refuses_a_non_empty_folder_in_one_line(tmp_path: Pa
     bare = new_project(tmp_path / "bare")
     absent = installation.cli("review", "export", "--parquet", str(tmp_path / "exports" / "e2"), "--project", str(bare))
     assert absent.returncode != 0 and "Traceback" not in absent.stderr
-    assert "the review store cannot be served (absent); run `theurian review build`" in absent.stderr
+    # Its cure pasteable from where the operator stands (`theurian.cli.pasteable`): the project they named.
+    assert ("the review store cannot be served (absent); run "
+            f"`theurian review build --project {bare.resolve()}`") in absent.stderr
 
 
 def test_a_link_in_the_folders_place_is_refused_even_to_an_empty_folder(tmp_path: Path) -> None:

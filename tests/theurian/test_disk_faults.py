@@ -85,3 +85,46 @@ def test_a_write_inside_a_project_is_named_relative_to_its_root_and_one_outside_
     absolute = project_write_text(inside, root, ".theurian/proposals", relative=False)
     assert absolute == said.replace(".theurian/proposals", str(root.resolve() / ".theurian/proposals"))
     assert project_write_text(OSError(errno.ENOENT, "No such file", str(root)), root, ".theurian/proposals") is None
+
+
+def test_a_refused_read_is_named_not_readable_with_the_owner_and_mode_commands(tmp_path: Path) -> None:
+    import errno
+
+    from theurian.disk_faults import permission_text
+
+    store = tmp_path / "my state" / "review-store.duckdb"
+    refused = PermissionError(errno.EACCES, "Permission denied", str(store))
+    said = permission_text(refused, reading=True)
+    assert said is not None and said.startswith(f"cannot read {store}: permission denied to this user (")
+    assert f"`ls -ld '{store}'` shows its owner and mode" in said
+    assert f"`chown -R {_user()} '{store}' && chmod -R u+rwX '{store}'`" in said
+
+
+def test_a_duckdb_permission_refusal_under_a_store_refusal_is_found_and_worded_as_a_read() -> None:
+    """DuckDB's words, as it refused an ATTACH of a file chmod 000 (seen under setpriv: root bypasses it); the
+    chain as `projection.review_store` raises it. tests/e2e/test_unreadable_files.py meets the real refusal."""
+    import duckdb
+
+    from projection.errors import ReviewStoreUnavailable
+    from theurian.cli.error_text import unexpected_text
+    from theurian.disk_faults import access_fault
+
+    path = "/srv/p/.theurian/state/review-store.duckdb"
+    engine = duckdb.IOException(f'IO Error: Cannot open file "{path}": Permission denied')
+    try:
+        try:
+            raise engine
+        except duckdb.Error as exc:
+            raise ReviewStoreUnavailable("unreadable: IOException") from exc
+    except ReviewStoreUnavailable as exc:
+        found = access_fault(exc)
+    assert found is not None and (found.errno, found.filename) == (13, path)
+    assert access_fault(duckdb.IOException('IO Error: Cannot open file "/x": No such file')) is None
+    said = unexpected_text(engine)  # one that escaped a command: its place, never "unexpected failure"
+    assert said.startswith("cannot ") and path in said and "permission denied to this user" in said
+
+
+def _user() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name

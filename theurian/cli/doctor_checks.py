@@ -164,10 +164,14 @@ def github_checks(online: bool) -> list[Check]:
 
 
 def _github_online() -> Check:
-    from ingest.client import GitHubClient, api_url_from
+    from ingest.client import API_URL_ENV, GitHubClient, api_url_from
     from ingest.credentials import credentials_from
 
-    url = api_url_from(None, os.environ)
+    try:
+        url = api_url_from(None, os.environ)
+    except TheurianError as exc:  # refused before any request: the URL is the fault, not the token
+        return Check("github api", FAIL, exc.message, f"set {API_URL_ENV} to an https:// URL (GitHub Enterprise: "
+                                                      "https://HOST/api/v3), or unset it for https://api.github.com")
     try:
         client = GitHubClient(token=credentials_from(os.environ), api_url=url, max_wait=0)
         try:

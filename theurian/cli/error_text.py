@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from theurian.disk_faults import permission_text, storage_fault_text
-from theurian.errors import PathEscapeError
+from theurian.disk_faults import access_fault, permission_text, storage_fault_text
+from theurian.errors import PathEscapeError, TheurianError
 
 
 def escape_text(exc: PathEscapeError) -> str:
@@ -26,10 +26,25 @@ def os_error_text(exc: OSError) -> str:
     return f"{exc.strerror or type(exc).__name__}{where}"
 
 
+def domain_text(exc: TheurianError) -> str:
+    """A domain error as the CLI shows it: its message, unless it was raised over a permission refusal (a store
+    "cannot be served", a state "damaged", when this user may only not read it): then that refusal, named with its
+    cure, since the message's cure (rebuild it, delete it) would not reach the cause."""
+    return access_text(exc) or exc.message
+
+
+def access_text(exc: BaseException) -> str | None:
+    """The permission refusal `exc` is or was raised over (`disk_faults.access_fault`), in words with its cure; None
+    when there is none."""
+    fault = access_fault(exc)
+    return None if fault is None else permission_text(fault)
+
+
 def unexpected_text(exc: Exception) -> str:
     """An error no command raised on purpose: a write the disk refused (inside a DuckDB or SQLite error too) named
-    as the ordinary condition it is, anything else as the unexpected failure it is."""
-    fault = storage_fault_text(exc)
+    as the ordinary condition it is, a permission refusal (a DuckDB error's too) as a path this user may not read
+    or write, anything else as the unexpected failure it is."""
+    fault = storage_fault_text(exc) or access_text(exc)
     if fault is not None:
         return fault
     return f"unexpected failure ({type(exc).__name__}: {exc})"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.installation import disclosure_ceiling
 
@@ -94,6 +95,6 @@ def status(
             "cure": report.cure,
         }, ok=healthy)
     else:
-        typer.echo(report.describe())
+        typer.echo(with_project(report.describe(), named_root(project)))
     if not healthy:
         raise typer.Exit(1)

@@ -52,3 +52,9 @@ def summary(damage: Sequence[Damage], root: Path) -> str:
     status = f"theurian review status --project {shell_word(str(root))}"
     more = f" and {len(damage) - 1} more (`{status}` names each)" if len(damage) > 1 else ""
     return f"{len(damage)} damaged file(s): {one_line(first.path)} ({one_line(first.reason)}){more}"
+
+
+def listed(damage: Sequence[Damage]) -> str:
+    """What the lake row says of `damage` where each file has its own line (`line`) above it, as in `project
+    status`: how many, so the first file and its cure are not shown twice."""
+    return f"{len(damage)} damaged file(s), each named above with the command that mends it"

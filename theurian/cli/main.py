@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 import typer
-import typer.main
 from typer._click.exceptions import ClickException  # typer vendors click; its errors are these
 
-from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
+from theurian.cli.error_text import domain_text, escape_text, os_error_text, unexpected_text
 from theurian.cli.json_summary import echo_early_refusal, echo_refusal
 from theurian.cli.lazy_commands import Loader, lazy_group
+from theurian.cli.pasteable import given_project, named_command, takes_option, with_project
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.interrupts import ignored_from_here, terminated_as_interrupted, was_terminated
 from theurian.text import is_utf8, one_line
@@ -156,15 +155,10 @@ def _json_command(arguments: list[str]) -> str | None:
     """The words after `theurian` naming the command `arguments` run, when it is one that takes `--json` and
     `--json` is among its options (read as click would: group names first, nothing after `--`); None otherwise,
     as for a line naming no command, which click would refuse without a document too."""
-    command: Any = typer.main.get_command(app)
-    words: list[str] = []
-    rest = list(arguments)
-    while rest and isinstance(getattr(command, "commands", None), Mapping) and rest[0] in command.commands:
-        words.append(rest[0])
-        command = command.commands[rest.pop(0)]
+    command, names = named_command(arguments)
+    rest = arguments[len(names):]
     options = rest[:rest.index("--")] if "--" in rest else rest
-    takes_json = any("--json" in getattr(param, "opts", ()) for param in command.params)
-    return " ".join(words) if words and takes_json and "--json" in options else None
+    return " ".join(names) if names and takes_option(command, "--json") and "--json" in options else None
 
 
 def _escape_what_stdout_cannot_encode() -> None:
@@ -212,7 +206,7 @@ def _outcome() -> int:
     except PathEscapeError as exc:
         return _refused(escape_text(exc), exc.exit_code, exc)
     except TheurianError as exc:
-        return _refused(exc.message, exc.exit_code, exc)
+        return _refused(domain_text(exc), exc.exit_code, exc)
     except typer.Exit as exc:
         return exc.exit_code
     except typer.Abort as exc:
@@ -231,7 +225,8 @@ def _outcome() -> int:
 
 def _refused(text: str, exit_code: int, error: BaseException) -> int:
     """One line on stderr and the exit code; under `--json`, the refusal's document on stdout as well."""
-    line = one_line(text)
+    # Its cure pasted where the operator stands: with the project they named, when they named one.
+    line = one_line(with_project(text, given_project(sys.argv[1:])))
     typer.echo(f"theurian: {line}", err=True)
     echo_refusal(line, exit_code, error)
     return exit_code

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 
 if TYPE_CHECKING:
@@ -70,7 +71,8 @@ def status(project: ProjectOption = None, as_json: JsonSummaryOption = False) ->
         })
         return
     if report.refused:
-        typer.echo(f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: {REFUSED_STATE_CURE}")
+        typer.echo(f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: "
+                   f"{with_project(REFUSED_STATE_CURE, named_root(project))}")
     if not report.applied and not report.pending:
         typer.echo("no migrations (write one under .theurian/migrations/)")
     for applied in report.applied:

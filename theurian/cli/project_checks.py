@@ -8,30 +8,37 @@ findings store, a migration not yet applied, an index built over another state.
 
 from __future__ import annotations
 
-import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from evidence.lake import Lake
 from evidence.lake_damage import damaged_manifests, damaged_records
 from evidence.lake_listing import FileIdentity, LakeEntry, scan_records
 from evidence.lake_runs import ManifestScan
 from evidence.records import repository_folder
+from theurian.cli.error_text import access_text, domain_text, os_error_text
 from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import folder_names
+from theurian.cli.lake_damage_words import listed as damage_listed
 from theurian.cli.lake_damage_words import summary as damage_summary
+from theurian.cli.pasteable import with_project
 from theurian.cli.review_freshness import lake_change_since
 from theurian.containment import resolve_inside
 from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 from theurian.installation import disclosure_ceiling
 from theurian.project import REVIEW_DIR, STATE_DIR, THEURIAN_DIR
-from theurian.registry import moved_cure
+from theurian.project_path import path_problem, rename_cure
+from theurian.registry import Registration, gone_because, gone_cure, is_project_id, moved_cure
 from theurian.text import shell_word
 from theurian.times import NOT_RFC3339, parse_rfc3339
+
+if TYPE_CHECKING:
+    from projection.errors import ReviewStoreUnavailable
 
 OK: Final = "ok"
 WARN: Final = "warn"  # worth knowing, never a failure (the exit code ignores it)
@@ -47,40 +54,66 @@ class Check:
     # The files behind a failing row, each as `lake_damage_words.entries` gives it (the lake row's damaged files):
     # `project status` lists them from the row doctor judged, so the lake is judged once (doctor shows the first).
     files: tuple[dict[str, str], ...] = ()
+    # What the row says once those files are listed apart, each with its cure: the first is not named twice.
+    listed_state: str = ""
 
 
 def project_checks(project_id: str, root: Path) -> list[Check]:
     """Every check of one project, in the order a fix would go (a missing root makes the rest moot)."""
     prefix = f"{project_id}: "
     if not root.is_dir():
-        missing = "does not exist" if not os.path.lexists(root) else "is not a folder"
-        return [Check(prefix + "root", FAIL, f"{root} {missing}", _moved_or_gone(project_id))]
+        return [Check(prefix + "root", FAIL, f"{root} {gone_because(root)}", gone_cure(Registration(project_id, root)))]
+    problem = path_problem(root)
+    if problem is not None:  # registered before `register` refused such a path: the rename comes before all else
+        return [Check(prefix + "root", FAIL, f"{shell_word(str(root))} {problem}", _rename_cure(project_id, root))]
     try:
         resolve_inside(root, THEURIAN_DIR)
         resolve_inside(root, STATE_DIR)
     except TheurianError as exc:
         return [Check(prefix + ".theurian/", FAIL, exc.message, "make .theurian/ a real folder inside the project")]
     if not (root / THEURIAN_DIR).is_dir():
-        return [Check(prefix + ".theurian/", FAIL, "absent",
-                      f"`theurian init {shell_word(str(root))}`; or, if the project moved, {moved_cure(project_id)}")]
-    try:
-        checks = [Check("root", OK, str(root)), _state_writable(root), *_review(root), _salt(root),
-                  _findings(root), *_knowledge(root)]
-    except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
-        checks = [Check("checks", FAIL, exc.message)]
-    return [Check(prefix + c.name, c.level, c.state, c.cure, c.files) for c in checks]
+        return [Check(prefix + ".theurian/", FAIL, "absent", gone_cure(Registration(project_id, root)))]
+    checks = [Check("root", OK, str(root))]
+    for name, check in _CHECKS:
+        try:
+            done = check(root)
+        except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
+            done = Check(name, FAIL, domain_text(exc))
+        except OSError as exc:  # a file or folder under .theurian/ this user may not read: named, with its cure
+            problem, _, cure = os_error_text(exc).partition("; ")
+            done = Check(name, FAIL, problem, cure)
+        checks.extend(done if isinstance(done, list) else [done])
+    # Doctor and project status run from anywhere, over every registered project: a command names the project.
+    return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files,
+                  with_project(c.listed_state, root)) for c in checks]
 
 
-def _moved_or_gone(project_id: str) -> str:
-    """The cure of a registered root that is gone: the move first, since registering the new folder alone would
-    make a new id and leave this one, the one agents name, broken."""
-    return (f"if the project moved, {moved_cure(project_id)}; else restore it, or "
-            f"`theurian project unregister {shell_word(project_id)}`")
+# Each question a project's checks answer, in the order a fix would go, named as its row is when it fails unforeseen.
+_CHECKS: Final[tuple[tuple[str, Callable[[Path], Check | list[Check]]], ...]] = (
+    (".theurian/state/ writable", lambda root: _state_writable(root)),
+    ("review store", lambda root: _review(root)),
+    ("review salt", lambda root: _salt(root)),
+    ("findings store", lambda root: _findings(root)),
+    ("knowledge state", lambda root: _knowledge(root)),
+)
 
 
-def _unservable_store(reason: str) -> Check:
-    """The review store row for a store the daemon would refuse: rebuilt, unless the model is what fails (a build
-    fails on it too), when the model is cured first."""
+def _rename_cure(project_id: str, root: Path) -> str:
+    """The rename that gives a registered `root` a path a project may have, then the registration that follows it
+    under the same id (`register --id` takes over an id whose folder holds no `.theurian/`)."""
+    if is_project_id(project_id):
+        return f"`{rename_cure(root, f'theurian project register {{}} --id {project_id}')}`"
+    return f"`{rename_cure(root, None)}`, then {moved_cure(project_id)}"  # a hand-written key: a hand edit keeps it
+
+
+def _unservable_store(exc: ReviewStoreUnavailable) -> Check:
+    """The review store row for a store the daemon would refuse: rebuilt, unless this user may not read it (a
+    rebuild over it would hide that) or the model is what fails (a build fails on it too), each cured first."""
+    reason = exc.reason
+    refused = access_text(exc)
+    if refused is not None:  # "cannot read PATH: permission denied to this user (U); CURE"
+        problem, _, cure = refused.partition("; ")
+        return Check("review store", FAIL, f"not servable ({problem})", cure)
     if embedding_model_fault() is not None:
         return Check("review store", FAIL, f"not servable ({reason})",
                      f"{model_cure()}; then `theurian review build`")
@@ -136,7 +169,7 @@ def _review(root: Path) -> list[Check]:
         open_store(root)
         built_ns = store_path(root).stat().st_mtime_ns
     except ReviewStoreUnavailable as exc:
-        return [*checks, _unservable_store(exc.reason)]
+        return [*checks, _unservable_store(exc)]
     except TheurianError as exc:
         return [*checks, Check("review store", FAIL, exc.message, "remove it, then `theurian review build`")]
     built = datetime.fromtimestamp(built_ns / 1e9, UTC)
@@ -171,7 +204,8 @@ def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntr
         return Check("evidence lake", OK, shown)
     names = folder_names(lake, scan.manifests, allowlisted, damage)
     files = damage_entries(damage, root, names, {repository_folder(entry) for entry in allowlisted})
-    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage, root)}", files[0]["cure"], tuple(files))
+    return Check("evidence lake", FAIL, f"{shown}; {damage_summary(damage, root)}", files[0]["cure"], tuple(files),
+                 f"{shown}; {damage_listed(damage)}")
 
 
 def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:
@@ -216,7 +250,7 @@ def _orphan_store(root: Path) -> Check:
     try:
         cursor = open_store(root).cursor()
     except ReviewStoreUnavailable as exc:
-        return _unservable_store(exc.reason)
+        return _unservable_store(exc)
     try:
         [(records,)] = cursor.execute("SELECT count(*) FROM s.records").fetchall()
     except READ_FAULTS:
@@ -274,6 +308,10 @@ def _knowledge(root: Path) -> list[Check]:
         status = migration_status(root)
         pointer = read_pointer(root)
     except TheurianError as exc:
+        refused = access_text(exc)  # a state this user may not read is not damaged: a rebuild would not reach it
+        if refused is not None:
+            problem, _, cure = refused.partition("; ")
+            return [Check("knowledge state", FAIL, problem, cure)]
         return [Check("knowledge state", FAIL, exc.message, "`theurian migrate apply`")]
     if status.edited:
         state = Check("knowledge state", FAIL, f"applied migration edited since: {status.edited[0]} "

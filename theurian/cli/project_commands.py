@@ -11,8 +11,8 @@ from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.errors import AlreadyInPlaceError, ProjectError
+from theurian.project_path import project_path_refusal
 from theurian.text import shell_word
-from theurian.utf8_path import not_utf8_refusal
 
 app = typer.Typer(help="Register projects with this installation so the daemon can serve them.",
                   no_args_is_help=True)
@@ -34,9 +34,9 @@ def register(
     root = path.resolve()
     if project_id is not None:
         registry.validate_project_id(project_id)  # first, so the rename the next refusal prints is all it takes
-    # Before the id is chosen: a folder name that is not UTF-8 would fold to an id its renamed folder may not.
-    refusal = not_utf8_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
-                                                                        if project_id else ""))
+    # Before the id is chosen: a folder name at fault would fold to an id its renamed folder may not.
+    refusal = project_path_refusal(root, "theurian project register {}" + (f" --id {shell_word(project_id)}"
+                                                                           if project_id else ""))
     if refusal is not None:
         raise ProjectError(refusal)
     chosen = project_id or registry.default_project_id(root)
@@ -96,17 +96,21 @@ def unregister(project_id: Annotated[str, typer.Argument(help="The id to remove.
 def list_projects(
     as_json: JsonSummaryOption = False,
 ) -> None:
-    """List registered projects, and entries that name no root folder."""
+    """List registered projects (one whose folder is gone flagged, with its cure), and entries that name no root
+    folder."""
     snapshot = registry.read()
+    gone = set(registry.gone(snapshot))  # moved or deleted: doctor fails its row, and the list names its cure
     if as_json:
         echo_summary({
-            "projects": [{"projectId": r.project_id, "rootPath": str(r.root)} for r in snapshot.registrations],
+            "projects": [{"projectId": r.project_id, "rootPath": str(r.root), "gone": r in gone,
+                          "cure": registry.gone_cure(r) if r in gone else ""} for r in snapshot.registrations],
             "unreadable": list(snapshot.unreadable),
         })
         return
     if not snapshot.registrations and not snapshot.unreadable:
         typer.echo(project_status.NO_PROJECTS_REGISTERED)
     for r in snapshot.registrations:
-        typer.echo(f"{r.project_id}\t{r.root}")
+        flag = f"\t(gone: it {registry.gone_because(r.root)}; {registry.gone_cure(r)})" if r in gone else ""
+        typer.echo(f"{r.project_id}\t{r.root}{flag}")
     for project_id in snapshot.unreadable:
         typer.echo(f"{project_id}\t(no root path: {registry.unreadable_cure(project_id)})")

@@ -11,7 +11,8 @@ import typer
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.lake_damage_words import line as damage_line
-from theurian.cli.project_checks import project_checks
+from theurian.cli.pasteable import with_project
+from theurian.cli.project_checks import Check, project_checks
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 
 # What `project status` and `project list` say of an empty registry, and how to fill it.
@@ -32,18 +33,19 @@ def status(
     chosen = snapshot.registrations if project_id is None else [snapshot.find(project_id)]
     if project_id is not None and chosen[0] is None:
         raise registry.not_registered(project_id)
-    documents = [_document(r.project_id, r.root) for r in chosen if r is not None]
+    judged = [(r, project_checks(r.project_id, r.root)) for r in chosen if r is not None]
+    documents = [_document(r.project_id, r.root, checks) for r, checks in judged]
     if as_json:
         echo_summary({"projects": documents})
         return
     if not documents:
         typer.echo(NO_PROJECTS_REGISTERED)
-    for document in documents:
-        _print(document)
+    for document, (_, checks) in zip(documents, judged, strict=True):
+        _print(document, {c.name.removeprefix(f"{document['projectId']}: "): c.listed_state
+                          for c in checks if c.files})
 
 
-def _document(project_id: str, root: Path) -> dict[str, Any]:
-    checks = project_checks(project_id, root)
+def _document(project_id: str, root: Path, checks: list[Check]) -> dict[str, Any]:
     prefix = f"{project_id}: "
     document: dict[str, Any] = {
         "projectId": project_id, "root": str(root),
@@ -86,7 +88,8 @@ def _proposals(root: Path) -> dict[str, int]:
     return counts
 
 
-def _print(document: dict[str, Any]) -> None:
+def _print(document: dict[str, Any], listed_states: dict[str, str]) -> None:
+    """`document` as text; `listed_states`: the state each row whose files the `damaged:` lines name says instead."""
     typer.echo(f"{document['projectId']}  {document['root']}")
     for row in document["repositories"]:
         records = ", ".join(f"{n} {kind}" for kind, n in row["records"].items())
@@ -100,7 +103,11 @@ def _print(document: dict[str, Any]) -> None:
     for entry in document["damagedEntries"]:
         typer.echo(f"  {damage_line(entry)}")
     for name, check in document["state"].items():
+        if name in listed_states:  # its cure is each file's, on that file's line
+            typer.echo(f"  {name}: {listed_states[name]}  [{check['level']}]")
+            continue
         mark = "" if check["level"] == "ok" else f"  [{check['level']}] -> {check['cure']}"
         typer.echo(f"  {name}: {check['state']}{mark}")
     pending = document["proposals"].get("pending", 0)
-    typer.echo(f"  proposals: {pending} pending" + (" (`theurian propose list`)" if pending else ""))
+    listed = with_project(" (`theurian propose list`)", Path(document["root"])) if pending else ""
+    typer.echo(f"  proposals: {pending} pending{listed}")

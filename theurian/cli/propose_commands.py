@@ -8,13 +8,13 @@ YAML) are imported inside each command, so `theurian --version` never pays for t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Annotated, Any, Final
 
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_output import visible
 from theurian.errors import UsageError
@@ -32,7 +32,6 @@ DescriptionOption = Annotated[str | None, typer.Option("--description", help="Wh
 _CHANGE_SCHEMA = "knowledge-propose-change-input.schema.json"
 _CANDIDATE_SCHEMA = "review-generate-knowledge-candidate-input.schema.json"
 BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
-_COMMAND: Final = re.compile(r"`(theurian [^`]*)`")
 # The words `candidate_line` leaves for the operator to fill in, and what each stands for. A value still its word is
 # refused (`_unfilled`), so a line pasted before it is filled in drafts nothing and names what is left to fill.
 CANDIDATE_PLACEHOLDERS: Final = {
@@ -127,13 +126,9 @@ def _unfilled(given: dict[str, str]) -> None:
 
 
 def _here(step: str, option: Path | None) -> str:
-    """A next step as the operator who named `--project` pastes it: each backticked `theurian …` command with that
-    project added, since run from another folder the command would look for a project there (the steps are the
-    tools' payload, written for a caller in the project; `--json` keeps them so)."""
-    if option is None:
-        return step
-    where = f" --project {shell_word(str(project_root(option)))}"
-    return _COMMAND.sub(lambda command: f"`{command.group(1)}{where}`", step)
+    """A next step as the operator who named `--project` pastes it (`pasteable.with_project`): the steps are the
+    tools' payload, written for a caller in the project; `--json` keeps them so."""
+    return with_project(step, named_root(option))
 
 
 def _emit(payload: dict[str, Any], as_json: bool, option: Path | None) -> None:

@@ -19,13 +19,14 @@ import typer
 from projection.trailers import REVIEWERS, SEVERITIES
 from theurian import registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_output import as_csv, as_table, terminal_width
 from theurian.errors import ProjectError, TheurianError, UsageError
 from theurian.hidden_characters import CLASSES, FIELD, labelled
 from theurian.installation import disclosure_ceiling
+from theurian.project_path import project_path_refusal
 from theurian.text import shell_word
-from theurian.utf8_path import not_utf8_refusal
 
 CsvOption = Annotated[bool, typer.Option("--csv", help="Print every field of every row as CSV.")]
 LimitOption = Annotated[int | None, typer.Option(help="Rows at most (the tool's bound and default apply).")]
@@ -66,7 +67,7 @@ def review_search(
     print_answer("review.search", result, "records", json_out, csv_out, [
         ("kind", "kind"), ("repository", "repository"), ("pr", "pullRequest"), ("state", "threadState"),
         ("file", "filePath"), ("author", "authorDisplayName"), ("excerpt", "excerpt")],
-        notes=(AUTHOR_NOTE,) if author is not None and not result["records"] else ())
+        notes=(AUTHOR_NOTE,) if author is not None and not result["records"] else (), root=named_root(project))
 
 
 def knowledge_search(
@@ -84,7 +85,7 @@ def knowledge_search(
     result = answer_as_agent("knowledge.search", project, arguments, json_out, csv_out)
     print_answer("knowledge.search", result, "results", json_out, csv_out, [
         ("item", "itemId"), ("status", "status"), ("trust", "trustLevel"), ("title", "title"),
-        ("excerpt", "excerpt")])
+        ("excerpt", "excerpt")], root=named_root(project))
 
 
 def findings_list(
@@ -105,7 +106,7 @@ def findings_list(
     result = answer_as_agent("review.findings", project, arguments, json_out, csv_out)
     print_answer("review.findings", result, "findings", json_out, csv_out, [
         ("committed", "committedAt"), ("commit", "commitSha"), ("reviewer", "reviewer"),
-        ("severity", "severity"), ("finding", "findingText")])
+        ("severity", "severity"), ("finding", "findingText")], root=named_root(project))
 
 
 knowledge_app.command("search")(knowledge_search)
@@ -121,7 +122,7 @@ def registered_id(root: Path) -> str:
     found = next((r for r in snapshot.registrations if r.root.resolve() == root), None)
     if found is not None:
         return found.project_id
-    refusal = not_utf8_refusal(root, "theurian project register {}")
+    refusal = project_path_refusal(root, "theurian project register {}")
     if refusal is not None:
         raise ProjectError(refusal)
     register = f"`theurian project register {shell_word(str(root))}`"
@@ -165,12 +166,13 @@ def answer_as_agent(tool: str, project: Path | None, arguments: dict[str, Any], 
 
 def print_answer(tool: str, result: dict[str, Any], rows_key: str, json_out: bool, csv_out: bool,
                  columns: list[tuple[str, str]], *, shown: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-                 notes: Sequence[str] = (), empty: str | None = None) -> None:
+                 notes: Sequence[str] = (), empty: str | None = None, root: Path | None = None) -> None:
     """A read command's answer: `tool`'s structured result (`--json`), its rows whole (`--csv`, under a header of
     every field the tool's published row schema names, rows or none), or a table of
     `columns` (heading, key) fitted to the terminal and one footer line. `shown` turns a row into what its table
     line shows (numbers rounded, lists joined; `--csv` keeps the row as the tool gave it); `notes` join the footer
-    after the count; `empty` replaces the footer's "no rows match" when there is none."""
+    after the count; `empty` replaces the footer's "no rows match" when there is none. Under a table, each command
+    the footer names carries `--project ROOT` when `root` (the project the operator named) is given."""
     rows = result[rows_key]
     if json_out:  # the tool's structured result, exactly as a client receives it
         echo_summary(result)
@@ -180,7 +182,7 @@ def print_answer(tool: str, result: dict[str, Any], rows_key: str, json_out: boo
         return
     if rows:
         typer.echo(as_table([shown(row) for row in rows] if shown else rows, columns, width=terminal_width()))
-    typer.echo(empty if empty is not None and not rows else _footer(result, rows_key, notes))
+    typer.echo(with_project(empty if empty is not None and not rows else _footer(result, rows_key, notes), root))
 
 
 def response_schema_name(tool: str) -> str:

@@ -34,6 +34,7 @@ from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.lake_damage_words import entries as damage_entries
 from theurian.cli.lake_damage_words import line as damage_line
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 from theurian.cli.review_progress import Progress
@@ -141,11 +142,10 @@ def ingest(
     _print_summary(manifests, as_json, ok=not failures)
     if parsed_since is not None:
         # A plain ingest after this one starts from this run, so nothing reads what it left out unless asked.
-        typer.echo(
+        typer.echo(with_project(
             "note: --since read only pull requests updated since then; older ones no earlier run read stay unread, "
             "and the next plain ingest starts from this run: `theurian review ingest --full` reads them",
-            err=True,
-        )
+            named_root(project)), err=True)
     if failures:
         raise IngestError("; ".join(failures))
 
@@ -275,7 +275,8 @@ def status(as_json: JsonSummaryOption = False, project: ProjectOption = None) ->
         echo_summary({"repositories": rows, "unreadableEntries": unreadable, "damagedEntries": damaged})
         return
     if not rows:
-        typer.echo("no repositories allowlisted or ingested (theurian review allow OWNER/NAME)")
+        typer.echo(with_project("no repositories allowlisted or ingested (`theurian review allow OWNER/NAME`)",
+                                named_root(project)))
     for row in rows:
         records = ", ".join(f"{row['records'][k]} {k}" for k in KINDS)
         last = row["lastRun"]

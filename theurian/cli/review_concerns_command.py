@@ -13,6 +13,7 @@ from typing import Annotated, Any, Final
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption
+from theurian.cli.pasteable import named_root
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.read_commands import CsvOption, LimitOption, answer_as_agent, print_answer
 
@@ -36,7 +37,7 @@ def concerns(
     answer = answer_as_agent("review.listConcerns", project, arguments, as_json, csv_out)
     print_answer("review.listConcerns", answer, "concerns", as_json, csv_out, _COLUMNS,
                  empty=("no recurring concern matches: none was found by the last `theurian review build`, or none "
-                        "passes these filters"))
+                        "passes these filters"), root=named_root(project))
     if not (as_json or csv_out) and answer["concerns"]:
         command, *said = _next_lines(answer["concerns"], project_root(project))
         typer.echo(f"next: {command}")

@@ -13,6 +13,7 @@ import typer
 from evidence.content_policy import lake_holds_records, read_policy
 from evidence.lake_scan import scan_lake
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.project import REVIEW_DIR
 
@@ -84,4 +85,5 @@ def scan(
         typer.echo(f"recorded the salt's fingerprint in {report.manifests_stamped} run manifest(s) that had none: "
                    "from now on a lost .theurian/review.salt is refused, not remade (docs/secrets.md)")
     if report.rewritten and not dry_run:
-        typer.echo("run `theurian review build` so the review store serves the rewritten records")
+        typer.echo(with_project("run `theurian review build` so the review store serves the rewritten records",
+                                named_root(project)))

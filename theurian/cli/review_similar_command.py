@@ -13,6 +13,7 @@ import typer
 
 from evidence.records import THREAD_STATES
 from theurian.cli.json_summary import JsonSummaryOption
+from theurian.cli.pasteable import named_root
 from theurian.cli.project_option import ProjectOption
 from theurian.cli.read_commands import CsvOption, LimitOption, answer_as_agent, print_answer
 
@@ -41,7 +42,7 @@ def similar(
     print_answer("review.findSimilar", answer, "records", as_json, csv_out, _COLUMNS, shown=_shown,
                  notes=[f"model {retrieval['model']}", f"store {retrieval['storeBuildId']}"],
                  empty=(f"nothing like this came up in review: no record's similarity reached the floor "
-                        f"({retrieval['similarityFloor']}; model {retrieval['model']})"))
+                        f"({retrieval['similarityFloor']}; model {retrieval['model']})"), root=named_root(project))
 
 
 def _shown(record: dict[str, Any]) -> dict[str, Any]:

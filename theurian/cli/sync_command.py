@@ -16,6 +16,7 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
+from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.sync_stages import STAGES, StageOutcome, SyncOptions, run_stage
 from theurian.errors import EXIT_FAILED
@@ -54,7 +55,7 @@ def sync(
                       "failed": failed}, ok=not failed)
     else:
         for line in summary_lines(outcomes):
-            typer.echo(line)
+            typer.echo(with_project(line, named_root(project)))
     if failed:
         typer.echo(f"theurian: sync: {', '.join(failed)} failed (see above); the other stages ran", err=True)
         raise typer.Exit(EXIT_FAILED)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from theurian.cli.error_text import escape_text, os_error_text, unexpected_text
+from theurian.cli.error_text import domain_text, escape_text, os_error_text, unexpected_text
 from theurian.errors import PathEscapeError, TheurianError
 from theurian.text import one_line
 
@@ -66,7 +66,7 @@ def run_stage(name: str, root: Path, options: SyncOptions) -> StageOutcome:
     except PathEscapeError as exc:
         return StageOutcome(name, "failed", [one_line(escape_text(exc))])
     except TheurianError as exc:
-        return StageOutcome(name, "failed", [one_line(exc.message)])
+        return StageOutcome(name, "failed", [one_line(domain_text(exc))])
     except OSError as exc:
         return StageOutcome(name, "failed", [one_line(os_error_text(exc))])
     except Exception as exc:  # noqa: BLE001 - a stage's failure is reported on its line; the others still run

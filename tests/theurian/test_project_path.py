@@ -1,4 +1,4 @@
-"""The rename `theurian.utf8_path` prints for a path that is not UTF-8 text, pasted into bash."""
+"""The rename `theurian.project_path` prints for a path no project may have, pasted into bash."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import os
 import subprocess
 from pathlib import Path
 
-from theurian.utf8_path import not_utf8_refusal, rename_cure
+from theurian.project_path import project_path_refusal, rename_cure
 
 
 def test_a_utf8_path_is_not_refused(tmp_path: Path) -> None:
-    assert not_utf8_refusal(tmp_path / "café", "theurian init {}") is None
+    assert project_path_refusal(tmp_path / "café", "theurian init {}") is None
 
 
 def test_the_cure_renames_every_folder_that_is_not_utf8_outermost_first_missing_a_taken_name(tmp_path: Path) -> None:
