@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, Final
 
+from theurian.hidden_ranges import HIDDEN_RANGES
+
 FIELD: Final = "hiddenCharacters"
 BIDI_CONTROL: Final = "bidi-control"
 ZERO_WIDTH: Final = "zero-width"
@@ -28,15 +30,39 @@ BIDI_CONTROLS: Final = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u20
 _ZERO_WIDTH: Final = frozenset("\u180e\u200b\u200c\u200d\u2060\ufeff")
 
 
+def hidden_points() -> frozenset[str]:
+    """Every code point any of the four classes holds: every format character (Cf) in this Python's Unicode
+    database, plus U+180E, which Unicode moved out of Cf. The definition itself; it walks every code point
+    (0.13–0.2 s of CPU), so `_any_hidden` reads its ranges from `HIDDEN_RANGES` where that holds this Python's
+    Unicode version (`scripts/hidden_ranges.py` writes them from here)."""
+    points = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
+    return frozenset(points | BIDI_CONTROLS | _ZERO_WIDTH | {chr(c) for c in range(0xE0000, 0xE0080)})
+
+
+def ranges_of(points: Iterable[str]) -> tuple[tuple[int, int], ...]:
+    """The code points as runs of consecutive ones, each (first, last), in order."""
+    runs: list[tuple[int, int]] = []
+    for code in sorted(ord(p) for p in points):
+        if runs and runs[-1][1] == code - 1:
+            runs[-1] = (runs[-1][0], code)
+        else:
+            runs.append((code, code))
+    return tuple(runs)
+
+
+def pattern_for(unidata_version: str) -> re.Pattern[str]:
+    """One character class of every hidden code point under that Unicode version: from `HIDDEN_RANGES` when it
+    holds the version, else from the definition (which only knows this Python's version)."""
+    ranges = HIDDEN_RANGES.get(unidata_version) or ranges_of(hidden_points())
+    return re.compile("[" + "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "")
+                                    for a, b in ranges) + "]")
+
+
 @cache
 def _any_hidden() -> re.Pattern[str]:
-    """One character class of every code point any of the four classes holds (every format character, Cf, in
-    this Python's Unicode database, plus U+180E, which Unicode moved out of Cf). Made on first use: walking the
-    code points costs ~0.1 s, which a command that serves no row should not pay."""
-    points = {chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"}
-    points |= BIDI_CONTROLS | _ZERO_WIDTH | {chr(c) for c in range(0xE0000, 0xE0080)}
-    return re.compile("[" + "".join(re.escape(p) for p in sorted(points)) + "]")
-
+    """`pattern_for` this Python's Unicode version, made on first use (a command that serves no row never
+    compiles it)."""
+    return pattern_for(unicodedata.unidata_version)
 
 
 def class_of(char: str) -> str:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
 import pytest
 
 from theurian.hidden_characters import (
@@ -11,9 +16,16 @@ from theurian.hidden_characters import (
     OTHER_FORMAT,
     TAG_CHARACTER,
     ZERO_WIDTH,
+    _any_hidden,
     classes_in,
+    hidden_points,
     labelled,
+    pattern_for,
 )
+from theurian.hidden_ranges import HIDDEN_RANGES
+
+REPO = Path(__file__).resolve().parents[2]
+EVERY_CODE_POINT = "".join(map(chr, range(sys.maxunicode + 1)))
 
 SAMPLES = {
     BIDI_CONTROL: ["\u202e", "\u2066", "\u200f", "\u061c"],
@@ -50,3 +62,21 @@ def test_a_row_without_hidden_characters_is_labelled_with_an_empty_list() -> Non
 
 def test_a_stale_label_is_recomputed_never_trusted() -> None:
     assert labelled({"a": "plain", FIELD: [BIDI_CONTROL]})[FIELD] == []
+
+
+def test_the_pattern_matches_exactly_the_definition_s_code_points_among_every_code_point() -> None:
+    assert frozenset(_any_hidden().findall(EVERY_CODE_POINT)) == hidden_points()
+
+
+def test_a_unicode_version_the_table_lacks_is_matched_from_the_definition() -> None:
+    assert frozenset(pattern_for("0.0.0").findall(EVERY_CODE_POINT)) == hidden_points()
+
+
+def test_the_table_holds_this_python_s_unicode_version_so_no_process_walks_every_code_point() -> None:
+    assert unicodedata.unidata_version in HIDDEN_RANGES, "run scripts/hidden_ranges.py under this Python"
+
+
+def test_the_checked_in_table_is_what_the_definition_writes_under_this_python() -> None:
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "hidden_ranges.py"), "--check"],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")

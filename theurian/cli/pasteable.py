@@ -14,6 +14,7 @@ so a command that gains or loses the option is named right without an edit here.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
 from typing import Any, Final
@@ -61,7 +62,7 @@ def named_command(words: list[str]) -> tuple[Any, list[str]]:
     names: list[str] = []
     for word in words:
         subcommands = getattr(command, "commands", None)
-        if not isinstance(subcommands, dict) or word not in subcommands:
+        if not isinstance(subcommands, Mapping) or word not in subcommands:
             break
         names.append(word)
         command = subcommands[word]
@@ -78,7 +79,7 @@ def _wants_project(line: str) -> bool:
     if words[:1] != ["theurian"] or any(w == PROJECT_OPTION or w.startswith(PROJECT_OPTION + "=") for w in words):
         return False
     command, names = named_command(words[1:])
-    is_group = isinstance(getattr(command, "commands", None), dict)
+    is_group = isinstance(getattr(command, "commands", None), Mapping)
     return bool(names) and not is_group and takes_option(command, PROJECT_OPTION)
 
 
