@@ -218,6 +218,9 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
                      "`theurian review ingest --project PROJECT`"),
     "allowlist unreadable": (lambda i, p: (p / ".theurian/config.toml").write_text("[review\n", encoding="utf-8"),
                              "sample: allowlist", "not valid TOML", "fix .theurian/config.toml"),
+    # Said before: every row ok, while sync failed three of its five stages on the value.
+    "content policy unusable": (lambda i, p: _set_review_value(p, 'secrets = "nope"'), "sample: content policy",
+                                '[review] secrets must be one of "redact"', "fix the [review] value the message names"),
     "state folder is a file": (lambda i, p: (shutil.rmtree(p / ".theurian/state"),
                                              (p / ".theurian/state").write_text("", encoding="utf-8")),
                                "sample: .theurian/state/ writable", "", "make"),
@@ -246,6 +249,12 @@ def test_doctor_reports_a_token_deleted_while_the_daemon_serves_and_never_writes
     assert accepts["cure"].startswith("`theurian auth rotate`")
     assert not token.exists()  # doctor read; it did not undo the revocation
     assert _doctor(installation)[1]["daemon accepts the token"]["level"] == "fail"  # and the next run says so too
+
+
+def _set_review_value(project: Path, line: str) -> None:
+    config = project / ".theurian/config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("[review]\n", f"[review]\n{line}\n"),
+                      encoding="utf-8")
 
 
 @pytest.mark.parametrize("broken", list(BROKEN))
@@ -366,8 +375,8 @@ def test_project_status_shows_the_lake_by_repository_and_kind_the_last_ingest_an
     assert repository["records"] == {"pull-request": 105, "review-submission": 134, "review-thread": 237}
     assert repository["lastIngest"]["status"] == "completed" and repository["lastIngest"]["window"]["until"]
     assert {name: check["level"] for name, check in document["state"].items()} == dict.fromkeys(
-        ["root", ".theurian/state/ writable", "allowlist", "evidence lake", "review store", "review salt",
-         "findings store", "knowledge state", "retrieval index"], "ok")
+        ["root", ".theurian/state/ writable", "allowlist", "content policy", "evidence lake", "review store",
+         "review salt", "findings store", "knowledge state", "retrieval index"], "ok")
     assert document["proposals"] == {}
     _newer_run(project)
     text = installation.cli("project", "status", check=True).stdout

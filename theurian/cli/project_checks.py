@@ -106,6 +106,20 @@ def _rename_cure(project_id: str, root: Path) -> str:
     return f"`{rename_cure(root, None)}`, then {moved_cure(project_id)}"  # a hand-written key: a hand edit keeps it
 
 
+def _content_policy(root: Path) -> Check:
+    """The `[review]` values every ingest, scan and findings build reads (secrets, redact_participants,
+    acknowledged_secrets): one they cannot use fails them all, so it fails here, before a sync meets it."""
+    from evidence.content_policy import read_policy
+
+    try:
+        policy = read_policy(root, make_salt=False)  # writes nothing: the salt row below checks the salt
+    except TheurianError as exc:
+        return Check("content policy", FAIL, exc.message, "fix the [review] value the message names")
+    participants = "pseudonymised" if policy.redact_participants else "shown"
+    return Check("content policy", OK, f"secrets {policy.secrets}; participants {participants}; "
+                                       f"{len(policy.acknowledged)} acknowledged secret(s)")
+
+
 def _unservable_store(exc: ReviewStoreUnavailable) -> Check:
     """The review store row for a store the daemon would refuse: rebuilt, unless this user may not read it (a
     rebuild over it would hide that) or the model is what fails (a build fails on it too), each cured first."""
@@ -141,7 +155,8 @@ def _review(root: Path) -> list[Check]:
     # key must not hide a stale store).
     try:
         entries = allowlist.read_allowlist(root)
-        checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}")]
+        checks = [Check("allowlist", OK, f"{len(entries)} repositor{'y' if len(entries) == 1 else 'ies'}"),
+                  _content_policy(root)]  # read once the file itself is known good: its faults are named once
     except TheurianError as exc:
         entries = []
         checks = [Check("allowlist", FAIL, exc.message, "fix .theurian/config.toml where the line says")]
