@@ -8,6 +8,8 @@ from tests.e2e.review_ingest_support import ingest, small_corpus
 from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import Installation
+from theurian.cli.pasteable import with_project
+from theurian.text import shell_word
 
 
 def test_allowing_a_repository_already_allowed_in_any_spelling_exits_0_saying_so(installation: Installation,
@@ -54,7 +56,7 @@ def test_allowing_a_name_ending_in_dot_git_is_refused_naming_the_repository_and_
     assert refused.stderr.splitlines() == [
         "theurian: Acme/Widgets.git ends in .git, the suffix of a clone URL: GitHub names that repository "
         "Acme/Widgets and answers nothing for Acme/Widgets.git, so nothing was stored; run "
-        "`theurian review allow Acme/Widgets`"]
+        f"`theurian review allow Acme/Widgets --project {shell_word(str(tmp_path))}`"]  # as the operator named it
     assert (tmp_path / ".theurian/config.toml").read_bytes() == config
     installation.cli("review", "allow", "Acme/Widgets", "--project", str(tmp_path), check=True)
 
@@ -68,8 +70,8 @@ def test_an_entry_stored_ending_in_dot_git_fails_its_ingest_naming_the_commands_
     with FakeGitHub(small_corpus(load_fixture())).running() as fake:
         failed = ingest(installation, tmp_path, fake)
     assert failed.returncode == 1
-    assert (f"a repository is named without .git: run `theurian review disallow {stored}`, then "
-            f"`theurian review allow {PUBLIC_REPOSITORY}`") in failed.stderr
+    assert with_project(f"a repository is named without .git: run `theurian review disallow {stored}`, then "
+                        f"`theurian review allow {PUBLIC_REPOSITORY}`", tmp_path) in failed.stderr
     mended = installation.cli("review", "disallow", stored, "--project", str(tmp_path))
     assert mended.returncode == 0, mended.stderr
     installation.cli("review", "allow", PUBLIC_REPOSITORY, "--project", str(tmp_path), check=True)

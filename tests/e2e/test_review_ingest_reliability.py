@@ -20,6 +20,7 @@ from evidence.validation import validate_manifest
 from tests.e2e.review_ingest_support import copy_project, ingest, ingest_env, new_project, record_files
 from tests.support.fake_github import FakeGitHub
 from tests.support.installation import THEURIAN_BIN, Installation
+from theurian.cli.pasteable import with_project
 
 DEFAULT_KILLS = 3
 SLOW_KILLS = 25
@@ -109,7 +110,8 @@ def test_a_second_ingest_of_a_project_while_one_runs_is_refused_before_any_reque
         second = ingest(module_installation, project, fake)
         assert fake.requests == 0
     assert second.returncode == 1
-    assert "another `theurian review ingest` is writing .theurian/review of this project" in second.stderr
+    assert with_project("another `theurian review ingest` is writing .theurian/review of this project",
+                        project) in second.stderr
     assert record_files(project) == {}
     with FakeGitHub(corpus).running() as fake:  # once the first has ended, the lake is free again
         assert ingest(module_installation, project, fake).returncode == 0

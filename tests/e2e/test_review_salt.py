@@ -183,7 +183,7 @@ def test_findings_build_refuses_to_fingerprint_a_trailer_secret_with_a_foreign_s
     foreign = installation.cli("findings", "build", "--project", str(project))
     assert (foreign.returncode, foreign.stdout) == (1, "")
     assert foreign.stderr == _foreign_line(salt_fingerprint(salt), str(manifest[SALT_FINGERPRINT_FIELD]),
-                                           manifest["runId"])
+                                           manifest["runId"], project)
     assert not (project / FINDINGS_STORE).exists() and (project / SALT_FILE).read_bytes() == salt.hex().encode() + b"\n"
     (project / SALT_FILE).write_bytes(own)  # the lake's own salt: built, its marker keyed as the lake's are
     built = installation.cli("findings", "build", "--project", str(project), check=True)

@@ -11,6 +11,7 @@ from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE
 from knowledge.state import POINTER_NAME
 from tests.knowledge.authoring import MigrationWriter, copy_sample
 from tests.support.installation import Installation
+from theurian.cli.pasteable import with_project
 from theurian.embedding import DEFAULT_MODEL_NAME
 
 STATE = Path(".theurian/state")
@@ -44,7 +45,8 @@ def test_status_of_a_state_edited_with_sqlite3_says_it_is_refused_not_only_pendi
     with contextlib.closing(sqlite3.connect(root / STATE / pointer["stateFile"])) as connection, connection:
         connection.execute("UPDATE revisions SET body = 'Planted.'")
     lines = installation.cli("migrate", "status", "--project", str(root), check=True).stdout.splitlines()
-    assert lines[0] == f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: {REFUSED_STATE_CURE}"
+    assert lines[0] == with_project(f"refused\t{REFUSED_STATE}: every migration reads as pending; cure: "
+                                    f"{REFUSED_STATE_CURE}", root)
     assert [line.split("\t")[0] for line in lines[1:]] == ["pending", "pending"]
     summary = json.loads(installation.cli("migrate", "status", "--project", str(root), "--json",
                                           check=True).stdout)["summary"]
