@@ -84,6 +84,51 @@ def test_uninstall_of_the_whole_installation_needs_yes_and_then_removes_its_fold
     assert not installation.state_dir.exists()
 
 
+def _register_a_project(installation: Installation, tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    installation.cli_in_process("init", str(tmp_path / "project"))
+    installation.cli_in_process("project", "register", str(tmp_path / "project"))
+
+
+def test_uninstall_removes_only_the_files_theurian_wrote_and_keeps_a_folder_that_holds_anything_else(
+        installation: Installation, tmp_path: Path) -> None:
+    # THEURIAN_HOME may name a folder the user already keeps other things in (docs/install.md invites it).
+    _register_a_project(installation, tmp_path)  # the registry and its lock
+    installation.cli_in_process("auth", "token")
+    config = installation.home / "config"
+    (config / "database.yml").write_text("keep\n", encoding="utf-8")
+    (installation.state_dir / "notes").write_text("keep\n", encoding="utf-8")
+    where = ["--service", "systemd", "--json"]
+    dry = installation.cli("uninstall", "--dry-run", *where, check=True)
+    real = installation.cli("uninstall", "--yes", *where, check=True)
+    assert _steps(dry) == _steps(real)
+    assert (config / "database.yml").read_text(encoding="utf-8") == "keep\n"
+    assert (installation.state_dir / "notes").read_text(encoding="utf-8") == "keep\n"
+    assert sorted(p.name for p in config.iterdir()) == ["database.yml"]
+    assert sorted(p.name for p in installation.state_dir.iterdir()) == ["notes"]
+    [state_step] = [step for step in _steps(real) if step.get("path") == str(installation.state_dir)]
+    assert state_step["kept"] == ["notes"] and "mcp-token" in state_step["removed"]
+    again = installation.cli("uninstall", "--yes", "--service", "systemd", check=True).stdout.splitlines()
+    assert again[-2:] == [f"kept {config}: it holds files Theurian did not write (database.yml)",
+                          f"kept {installation.state_dir}: it holds files Theurian did not write (notes)"]
+
+
+def test_uninstall_removes_every_file_a_daemon_run_and_a_registration_leave_and_then_their_folders(
+        installation: Installation, tmp_path: Path) -> None:
+    _register_a_project(installation, tmp_path)
+    with running_daemon(installation):
+        pass  # the token it made, its verified-store records' folder when it read one
+    # What a background daemon leaves: its log, and the one rotated at a start; a crashed write's temporary file.
+    for name in ("daemon.log", "daemon.log.1", ".mcp-token.abc123", "review-verified/0123.json"):
+        (installation.state_dir / name).parent.mkdir(exist_ok=True)
+        (installation.state_dir / name).write_text("Theurian's\n", encoding="utf-8")
+    assert (installation.home / "config" / "projects.toml").exists()
+    done = installation.cli("uninstall", "--yes", "--service", "systemd", check=True)
+    assert f"removed {installation.state_dir}" in done.stdout
+    assert not installation.state_dir.exists() and not (installation.home / "config").exists()
+    assert installation.home.exists()  # the folder THEURIAN_HOME names is the user's: only Theurian's folders go
+
+
 def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_filled_in(
         installation: Installation) -> None:
     token = installation.cli_in_process("auth", "token").stdout.strip()
