@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Final
 
 from theurian import daemon_state
-from theurian.installation import HOME_OVERRIDE_ENV
+from theurian.installation import HOME_OVERRIDE_ENV, xdg_base
 
 SYSTEMD: Final = "systemd"
 LAUNCHD: Final = "launchd"
@@ -40,8 +40,7 @@ def default_kind() -> str:
 def service_path(kind: str) -> Path:
     if kind == LAUNCHD:
         return Path.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "systemd" / "user" / UNIT_NAME
+    return xdg_base("XDG_CONFIG_HOME", Path(".config")) / "systemd" / "user" / UNIT_NAME
 
 
 def daemon_command(port: int) -> list[str]:
@@ -51,7 +50,8 @@ def daemon_command(port: int) -> list[str]:
 
 def install_plan(kind: str, port: int) -> Plan:
     path = service_path(kind)
-    environment = {k: os.environ[k] for k in _INSTALLATION_ENV if os.environ.get(k)}
+    # A relative value is ignored by every reader (`installation.xdg_base`): the service gets the default too.
+    environment = {k: os.environ[k] for k in _INSTALLATION_ENV if os.path.isabs(os.environ.get(k, ""))}
     if kind == LAUNCHD:
         return Plan(path, _launchd_agent(port, environment),
                     [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]])

@@ -29,6 +29,14 @@ def test_a_dry_run_prints_the_systemd_unit_and_commands_and_writes_nothing(insta
     assert not unit.exists() and not (installation.state_dir / "mcp-token").exists()
 
 
+def test_a_relative_xdg_config_home_is_ignored_for_the_unit_as_for_every_other_file(
+        installation: Installation) -> None:
+    relative = {"XDG_CONFIG_HOME": "relative-config", "XDG_STATE_HOME": "relative-state"}
+    result = installation.cli("setup", "--dry-run", "--service", "systemd", check=True, extra_env=relative)
+    assert f"would write {installation.home / 'user-home/.config/systemd/user/theurian.service'}:" in result.stdout
+    assert "XDG_CONFIG_HOME" not in result.stdout and "XDG_STATE_HOME" not in result.stdout
+
+
 def test_a_dry_run_prints_the_launchd_agent_and_writes_nothing(installation: Installation) -> None:
     result = installation.cli("setup", "--dry-run", "--service", "launchd", "--port", "7777", check=True)
     agent = installation.home / AGENT
