@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.daemon import running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
+from theurian import service_files
 from theurian.client_lines import CLIENTS, client_config, client_url
-from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_USAGE
+from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, EXIT_USAGE
 
 UNIT = Path("xdg-config/systemd/user/theurian.service")
 AGENT = Path("user-home/Library/LaunchAgents/dev.theurian.daemon.plist")
@@ -35,6 +38,39 @@ def test_a_relative_xdg_config_home_is_ignored_for_the_unit_as_for_every_other_f
     result = installation.cli("setup", "--dry-run", "--service", "systemd", check=True, extra_env=relative)
     assert f"would write {installation.home / 'user-home/.config/systemd/user/theurian.service'}:" in result.stdout
     assert "XDG_CONFIG_HOME" not in result.stdout and "XDG_STATE_HOME" not in result.stdout
+
+
+def test_every_path_in_the_systemd_unit_has_its_specifier_percent_escaped(tmp_path: Path) -> None:
+    """`%z` in a path is a systemd specifier: the log path was written bare, so systemd read another path."""
+    home = tmp_path / "a%zb"
+    installation = Installation(home)
+    result = installation.cli("setup", "--dry-run", "--service", "systemd", check=True)
+    log = str(installation.state_dir / "daemon.log").replace("%", "%%")
+    assert f"StandardOutput=append:{log}\n" in result.stdout and f"StandardError=append:{log}\n" in result.stdout
+    assert f'Environment="THEURIAN_HOME={str(home).replace("%", "%%")}"' in result.stdout
+
+
+def test_the_daemon_command_in_the_systemd_unit_has_its_dollar_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """systemd substitutes `$NAME` in ExecStart= (not in Environment=): an interpreter under a folder named with
+    a `$` would start another program."""
+    monkeypatch.setattr(sys, "executable", "/opt/$HOME%n/bin/python")
+    unit = service_files.install_plan(service_files.SYSTEMD, 7777).content
+    assert unit is not None
+    assert 'ExecStart="/opt/$$HOME%%n/bin/python" "-m" "theurian"' in unit
+
+
+@pytest.mark.parametrize("kind", ["systemd", "launchd"])
+def test_a_path_holding_a_control_character_is_refused_rather_than_written_into_a_service_file(
+        tmp_path: Path, kind: str) -> None:
+    """A line break ended the unit's line mid-path; launchd's plist writer failed with an internal error."""
+    for name in ("a\nb", "a\x01b"):
+        installation = Installation(tmp_path / name)
+        result = installation.cli("setup", "--dry-run", "--service", kind)
+        assert result.returncode == EXIT_FAILED, result.stderr
+        shown = repr(str(tmp_path / name))
+        assert result.stderr.splitlines() == [  # one line: the refusal shows the character escaped
+            f"theurian: THEURIAN_HOME {shown} holds a control character, which a {kind} service file cannot "
+            "hold; move the installation to a folder whose path has none"]
 
 
 def test_a_dry_run_prints_the_launchd_agent_and_writes_nothing(installation: Installation) -> None:
