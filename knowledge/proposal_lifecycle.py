@@ -177,8 +177,8 @@ def _linked_bodies(root: Path, folder: Path) -> list[tuple[Path, Path]]:
 def _folder(root: Path, proposal_id: str) -> Path:
     folder = existing_folder(root, proposal_id)
     if folder is None:
-        shown = proposal_id if PROPOSAL_ID.fullmatch(proposal_id) else "that id"
-        raise ProposalError(f"there is no proposal {shown} under {PROPOSALS_DIR}/ (`theurian propose list`)")
+        raise ProposalError(f"there is no proposal {quoted(proposal_id)} under {PROPOSALS_DIR}/ "
+                            "(`theurian propose list`)")
     return folder
 
 

@@ -9,11 +9,14 @@ loading mcp and uvicorn.
     MCP_PATH, COMPAT_PATH        the contract's route, and the same tools under underscore names (serve.compat)
     HEALTH_PATH                  the liveness route `daemon status` and `doctor` ask
     url(host, port, path)        http://host:port/path, an IPv6 host in brackets
+    refuse_an_empty_host(host)   the one check of a --host before anything listens
 """
 
 from __future__ import annotations
 
 from typing import Final
+
+from theurian.errors import UsageError
 
 DEFAULT_HOST: Final = "127.0.0.1"
 DEFAULT_PORT: Final = 7419
@@ -30,3 +33,15 @@ def url_host(host: str) -> str:
 def url(host: str, port: int, path: str = "") -> str:
     """http://`host`:`port``path` (`path` empty or starting with /)."""
     return f"http://{url_host(host)}:{port}{path}"
+
+
+def refuse_an_empty_host(host: str) -> None:
+    """Refuse a --host that names no address: the socket layer reads an empty one as 0.0.0.0, every interface,
+    which no one typing `--host ""` (an unset shell variable) meant.
+
+    Raises:
+        UsageError: `host` is empty or only whitespace.
+    """
+    if not host.strip():
+        raise UsageError(f"--host {host!r} names no address; leave it out for {DEFAULT_HOST} (loopback), or name one")
+

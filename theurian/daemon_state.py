@@ -26,7 +26,8 @@ from theurian.files import read_opened
 
 RECORD_NAME: Final = "daemon.json"
 LOG_NAME: Final = "daemon.log"
-# A background daemon's log is kept below this at each start: the previous one becomes daemon.log.1.
+ROTATED_LOG_NAME: Final = LOG_NAME + ".1"
+# A background daemon's log is kept below this at each start: the previous one becomes ROTATED_LOG_NAME.
 MAX_LOG_BYTES: Final = 5 * 1024 * 1024
 MAX_RECORD_FILE_BYTES: Final = 64 * 1024  # the record is a few fields of JSON
 HEALTH_TIMEOUT_SECONDS: Final = 2.0
@@ -132,7 +133,7 @@ def rotate_log_if_large() -> None:
     path = log_path()
     with contextlib.suppress(FileNotFoundError):
         if path.stat().st_size > MAX_LOG_BYTES:
-            os.replace(path, path.with_name(LOG_NAME + ".1"))
+            os.replace(path, path.with_name(ROTATED_LOG_NAME))
 
 
 def _zombie(pid: int) -> bool:

@@ -85,12 +85,17 @@ def create_file_once(path: Path, data: bytes, *, mode: int) -> bool:
         os.unlink(temp_name)
 
 
+def temp_prefix(name: str) -> str:
+    """How every temporary file written beside `name` begins: a crash can leave one there, and it is `name`'s."""
+    return f".{name}."
+
+
 def _synced_temp_beside(path: Path, data: bytes, *, mode: int, suffix: str) -> str:
     """A new temporary file in `path`'s folder holding `data`, synced and at `mode` (0600 until it is whole).
 
     Raises what the write raises, after removing the temporary file.
     """
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=path.parent)
+    fd, temp_name = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=suffix, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

@@ -32,21 +32,45 @@ INSTALLATION_CONFIG_KEYS: Final = frozenset({"disclosure_ceiling", EMBEDDING_MOD
 
 
 def config_dir() -> Path:
-    """The folder holding the registry and the installation config."""
-    override = os.environ.get(HOME_OVERRIDE_ENV)
-    if override:
-        return Path(override) / "config"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / APP_DIR_NAME
+    """The folder holding the registry and the installation config.
+
+    Raises:
+        ConfigError: THEURIAN_HOME is set to a relative path.
+    """
+    override = _home_override()
+    if override is not None:
+        return override / "config"
+    return xdg_base("XDG_CONFIG_HOME", Path(".config")) / APP_DIR_NAME
 
 
 def state_dir() -> Path:
-    """The folder holding the installation's private state (the build-stamp secret)."""
+    """The folder holding the installation's private state (the build-stamp secret).
+
+    Raises:
+        ConfigError: THEURIAN_HOME is set to a relative path.
+    """
+    override = _home_override()
+    if override is not None:
+        return override / "state"
+    return xdg_base("XDG_STATE_HOME", Path(".local") / "state") / APP_DIR_NAME
+
+
+def xdg_base(variable: str, under_home: Path) -> Path:
+    """The XDG base folder `variable` names, else `under_home` in the home folder. A relative value is ignored, as
+    the XDG Base Directory spec says: read against the current folder, each folder would see its own files."""
+    value = os.environ.get(variable, "")
+    return Path(value) if os.path.isabs(value) else Path.home() / under_home
+
+
+def _home_override() -> Path | None:
     override = os.environ.get(HOME_OVERRIDE_ENV)
-    if override:
-        return Path(override) / "state"
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / APP_DIR_NAME
+    if not override:
+        return None
+    if not os.path.isabs(override):  # refused, not ignored: the variable exists to keep a run off the real home
+        raise ConfigError(f"{HOME_OVERRIDE_ENV} {quoted(override)} is not an absolute path, so each folder a command "
+                          "runs in would have an installation of its own; set it to an absolute path (e.g. "
+                          "/some/dir), or unset it")
+    return Path(override)
 
 
 def registry_path() -> Path:

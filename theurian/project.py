@@ -76,12 +76,31 @@ def init_project(root: Path) -> Path:
     config = theurian_dir / "config.toml"
     if config.exists():
         raise AlreadyInPlaceError(f"{config} already exists; nothing changed")
-    theurian_dir.mkdir(exist_ok=True)
+    _make_theurian_dir(root, theurian_dir)
     write_text_durably(config, INITIAL_CONFIG)
     gitignore = theurian_dir / ".gitignore"
     if not gitignore.exists():
         write_text_durably(gitignore, INITIAL_GITIGNORE)
     return theurian_dir
+
+
+def _make_theurian_dir(root: Path, theurian_dir: Path) -> None:
+    """Create `.theurian/` in `root` (checked to be a folder), giving the file system's bare answer its place.
+
+    Raises:
+        ProjectError: `.theurian` is there and is not a folder, or the file system says `root` is missing when it
+            exists (a virtual file system such as /proc). Any other refusal (permission, a full disk) is the
+            top-level handler's to word.
+    """
+    if theurian_dir.exists() and not theurian_dir.is_dir():
+        raise ProjectError(f"{theurian_dir} exists and is not a folder: move it aside, then run "
+                           f"`theurian init {shell_word(str(root))}` again")
+    try:
+        theurian_dir.mkdir(exist_ok=True)
+    except FileNotFoundError as exc:
+        raise ProjectError(f"cannot create {theurian_dir}: the file system answered {quoted(exc.strerror or '')}, "
+                           f"though {root} exists (a virtual file system such as /proc takes no new folder); run "
+                           "init in a project folder on disk") from exc
 
 
 def _check_project_folder(root: Path) -> None:
@@ -118,14 +137,15 @@ def resolve_project(project_id: str) -> Project:
     if registration is None:
         if project_id in snapshot.unreadable:
             raise ProjectUnreadableError(
-                f"project {quoted(project_id, 200)}'s registry entry names no absolute root path; "
+                f"project {quoted(project_id, 200)}: its registry entry names no absolute root path; "
                 f"{registry.unreadable_cure(project_id)}"
             )
         raise registry.not_registered(project_id)
     root = registration.root
     if not registry.holds_project(root):
         raise ProjectError(
-            f"project {project_id!r} is registered at a folder with no .theurian/ (moved or deleted?): if it moved, "
+            f"project {quoted(project_id, 200)} is registered at a folder with no .theurian/ (moved or deleted?): "
+            "if it moved, "
             f"{registry.moved_cure(project_id)}; if it is gone, `theurian project unregister {shell_word(project_id)}`"
         )
     project = Project(project_id, root.resolve())

@@ -35,6 +35,7 @@ from theurian.text import quoted, shell_word
 
 PROJECT_ID_PATTERN: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_PROJECT_ID_CHARS: Final = 64
+LOCK_SUFFIX: Final = ".lock"  # the sibling lock file writers take: projects.toml.lock
 EXAMPLE_PROJECT_ID: Final = "my-project"  # the refusal's example when nothing of the refused id folds to one
 # A registration is a table of two lines, ~100 bytes plus its root's path (at most PATH_MAX, 4,096 bytes): this bound
 # holds over 4,000 projects at the longest paths and 100,000 at common ones, and is still read whole in moments.
@@ -240,7 +241,7 @@ def _update(change: Callable[[dict[str, Any]], None]) -> None:
 @contextmanager
 def _exclusive_lock(path: Path) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_name(path.name + ".lock"), "a+b") as lock:
+    with open(path.with_name(path.name + LOCK_SUFFIX), "a+b") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         try:
             yield

@@ -10,12 +10,15 @@ from __future__ import annotations
 import os
 import plistlib
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 from theurian import daemon_state
-from theurian.installation import HOME_OVERRIDE_ENV
+from theurian.errors import ConfigError
+from theurian.installation import HOME_OVERRIDE_ENV, xdg_base
+from theurian.text import quoted
 
 SYSTEMD: Final = "systemd"
 LAUNCHD: Final = "launchd"
@@ -24,6 +27,7 @@ UNIT_NAME: Final = "theurian.service"
 AGENT_LABEL: Final = "dev.theurian.daemon"
 # The variables that choose the installation: the service must serve the one `setup` ran in.
 _INSTALLATION_ENV: Final = (HOME_OVERRIDE_ENV, "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+MAX_SHOWN_PATH_CHARS: Final = 4096  # PATH_MAX: a refusal shows the operator's own path whole
 
 
 @dataclass(frozen=True)
@@ -40,8 +44,7 @@ def default_kind() -> str:
 def service_path(kind: str) -> Path:
     if kind == LAUNCHD:
         return Path.home() / "Library" / "LaunchAgents" / f"{AGENT_LABEL}.plist"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "systemd" / "user" / UNIT_NAME
+    return xdg_base("XDG_CONFIG_HOME", Path(".config")) / "systemd" / "user" / UNIT_NAME
 
 
 def daemon_command(port: int) -> list[str]:
@@ -51,7 +54,12 @@ def daemon_command(port: int) -> list[str]:
 
 def install_plan(kind: str, port: int) -> Plan:
     path = service_path(kind)
-    environment = {k: os.environ[k] for k in _INSTALLATION_ENV if os.environ.get(k)}
+    # A relative value is ignored by every reader (`installation.xdg_base`): the service gets the default too.
+    environment = {k: os.environ[k] for k in _INSTALLATION_ENV if os.path.isabs(os.environ.get(k, ""))}
+    for key, value in sorted(environment.items()):
+        _refuse_a_control_character(value, key, kind)
+    _refuse_a_control_character(str(daemon_state.log_path()), "the daemon's log path", kind)
+    _refuse_a_control_character(sys.executable, "the Python interpreter's path", kind)
     if kind == LAUNCHD:
         return Plan(path, _launchd_agent(port, environment),
                     [["launchctl", "bootstrap", f"gui/{os.getuid()}", str(path)]])
@@ -75,11 +83,12 @@ def _systemd_unit(port: int, environment: dict[str, str]) -> str:
         "",
         "[Service]",
         "Type=simple",
-        f"ExecStart={' '.join(_systemd_quote(word) for word in daemon_command(port))}",
+        # `$` too: systemd substitutes `$NAME` in ExecStart= (only there).
+        f"ExecStart={' '.join(_systemd_quote(word).replace('$', '$$') for word in daemon_command(port))}",
         *(f"Environment={_systemd_quote(f'{key}={value}')}" for key, value in sorted(environment.items())),
         # The log `theurian daemon logs` reads, whoever started the daemon.
-        f"StandardOutput=append:{daemon_state.log_path()}",
-        f"StandardError=append:{daemon_state.log_path()}",
+        f"StandardOutput=append:{_systemd_path(daemon_state.log_path())}",
+        f"StandardError=append:{_systemd_path(daemon_state.log_path())}",
         "Restart=on-failure",
         "RestartSec=5",
         # The daemon finishes in-flight calls on SIGTERM; this bounds how long systemd lets it.
@@ -96,6 +105,19 @@ def _systemd_quote(word: str) -> str:
     """A word as systemd reads it back: double-quoted, with backslash, quote and `%` (specifier) escaped."""
     escaped = word.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
     return f'"{escaped}"'
+
+
+def _systemd_path(path: Path) -> str:
+    """A path as `append:` reads it back: unquoted (the rest of the line is the path), `%` (specifier) escaped."""
+    return str(path).replace("%", "%%")
+
+
+def _refuse_a_control_character(value: str, what: str, kind: str) -> None:
+    """A line break would end the unit's line mid-value, and XML holds no other control character (plistlib
+    fails on one): refused before either file is printed or written."""
+    if any(unicodedata.category(character) == "Cc" for character in value):
+        raise ConfigError(f"{what} {quoted(value, MAX_SHOWN_PATH_CHARS)} holds a control character, which a {kind} "
+                          "service file cannot hold; move the installation to a folder whose path has none")
 
 
 def _launchd_agent(port: int, environment: dict[str, str]) -> str:

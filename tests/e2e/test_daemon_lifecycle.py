@@ -8,7 +8,9 @@ import pytest
 from tests.support.daemon import free_port, running_daemon
 from tests.support.installation import Installation
 from theurian.access_token import TOKEN_NAME
-from theurian.errors import EXIT_FAILED
+from theurian.daemon_address import DEFAULT_HOST
+from theurian.daemon_state import RECORD_NAME
+from theurian.errors import EXIT_FAILED, EXIT_USAGE
 
 TIMESTAMPED = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} ")  # serve.log_lines.TIME_FORMAT
 
@@ -53,3 +55,16 @@ def test_an_unknown_disclosure_ceiling_stops_serve_at_start_up(installation: Ins
     assert result.returncode == EXIT_FAILED
     assert "disclosure_ceiling 'top-secret' is not one of public, internal, confidential, restricted" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["serve"], ["daemon", "start"], ["daemon", "start", "--foreground"]],
+                         ids=["serve", "daemon start", "daemon start --foreground"])
+@pytest.mark.parametrize("host", ["", "  "], ids=["empty", "blank"])
+def test_an_empty_or_blank_host_is_refused_rather_than_listening_on_every_interface(
+        installation: Installation, command: list[str], host: str) -> None:
+    """The socket layer reads an empty host as 0.0.0.0: every interface, announced as `http://:PORT/mcp`."""
+    result = installation.cli(*command, "--host", host, "--port", str(free_port()), timeout=30)
+    assert result.returncode == EXIT_USAGE
+    assert result.stderr.splitlines() == [
+        f"theurian: --host {host!r} names no address; leave it out for {DEFAULT_HOST} (loopback), or name one"]
+    assert not (installation.state_dir / RECORD_NAME).exists()

@@ -4,6 +4,8 @@ request that vanished upstream), and `--rescan-open` for a thread resolved witho
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,29 @@ def test_since_with_full_is_a_usage_error_that_costs_no_request(installation: In
     result = ingest(installation, project, fake, "--full", "--since", "2026-01-01")
     assert result.returncode == 2 and "--full and --since cannot be combined" in result.stderr
     assert fake.requests == 0
+
+
+@pytest.mark.parametrize("since", ["2999-01-01", "in an hour"])
+def test_since_in_the_future_is_a_usage_error_that_costs_no_request_and_names_the_clock(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path, since: str) -> None:
+    """It covered no pull request and moved the next plain ingest's start to this run: a typo hid history."""
+    if since == "in an hour":
+        since = (datetime.now(UTC) + timedelta(hours=1)).isoformat(timespec="seconds")
+    project = copy_project(template, tmp_path / "p")
+    result = ingest(installation, project, fake, "--since", since)
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.splitlines()
+    assert re.fullmatch(rf"theurian: --since {re.escape(repr(since))} is in the future \(this machine's clock says "
+                        r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z\): it would cover no pull request, and the next "
+                        r"plain ingest would start from this run; name a moment that has passed", line), line
+    assert fake.requests == 0 and not (project / ".theurian" / "review" / "runs").exists()
+
+
+def test_since_a_minute_ahead_is_taken_as_clock_skew_not_refused(
+        installation: Installation, fake: FakeGitHub, template: Path, tmp_path: Path) -> None:
+    since = (datetime.now(UTC) + timedelta(minutes=1)).isoformat(timespec="seconds")
+    run = only_run(ingest(installation, copy_project(template, tmp_path / "p"), fake, "--since", since, "--json"))
+    assert run["mode"] == "since" and run["pullRequests"] == 0
 
 
 def test_a_pull_request_gone_upstream_is_marked_only_by_full_and_kept_whole(

@@ -126,3 +126,32 @@ def test_concurrent_first_uses_all_get_the_same_whole_secret(installation: Insta
     assert len(secrets) == 1 and len(bytes.fromhex(secrets.pop())) == inst.SECRET_BYTES
     leftovers = [p.name for p in (installation.home / "state").iterdir() if p.name != inst.SECRET_NAME]
     assert leftovers == []
+
+
+def test_a_relative_xdg_folder_is_ignored_as_the_xdg_spec_says_so_every_folder_sees_one_installation(
+        installation: Installation, tmp_path: Path) -> None:
+    """A relative value was read against the current folder: each folder a command ran in had its own registry."""
+    relative = {inst.HOME_OVERRIDE_ENV: "", "XDG_CONFIG_HOME": "relative-config", "XDG_STATE_HOME": "relative-state"}
+    (tmp_path / "project").mkdir()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    installation.cli("init", str(tmp_path / "project"), check=True, extra_env=relative)
+    installation.cli("project", "register", str(tmp_path / "project"), cwd=tmp_path / "a", check=True,
+                     extra_env=relative)
+    token = installation.cli("auth", "token", cwd=tmp_path / "a", check=True, extra_env=relative).stdout.strip()
+    listed = installation.cli("project", "list", cwd=tmp_path / "b", check=True, extra_env=relative)
+    assert listed.stdout.splitlines() == [f"project\t{tmp_path / 'project'}"]
+    assert installation.cli("auth", "token", cwd=tmp_path / "b", check=True, extra_env=relative).stdout.strip() == token
+    user_home = installation.home / "user-home"
+    assert (user_home / ".config" / "theurian" / inst.REGISTRY_NAME).exists()
+    assert (user_home / ".local" / "state" / "theurian" / "mcp-token").exists()
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == []
+
+
+def test_a_relative_theurian_home_is_refused_naming_the_variable(installation: Installation, tmp_path: Path) -> None:
+    result = installation.cli("auth", "token", cwd=tmp_path, extra_env={inst.HOME_OVERRIDE_ENV: "some/dir"})
+    assert result.returncode == EXIT_FAILED
+    assert result.stderr.splitlines() == [
+        "theurian: THEURIAN_HOME 'some/dir' is not an absolute path, so each folder a command runs in would have "
+        "an installation of its own; set it to an absolute path (e.g. /some/dir), or unset it"]
+    assert list(tmp_path.iterdir()) == []

@@ -8,10 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.daemon import running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
+from theurian import service_files
 from theurian.client_lines import CLIENTS, client_config, client_url
-from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_USAGE
+from theurian.errors import EXIT_ALREADY_IN_PLACE, EXIT_FAILED, EXIT_USAGE
 
 UNIT = Path("xdg-config/systemd/user/theurian.service")
 AGENT = Path("user-home/Library/LaunchAgents/dev.theurian.daemon.plist")
@@ -27,6 +30,47 @@ def test_a_dry_run_prints_the_systemd_unit_and_commands_and_writes_nothing(insta
     assert "would run: systemctl --user daemon-reload" in result.stdout
     assert "would run: systemctl --user enable --now theurian.service" in result.stdout
     assert not unit.exists() and not (installation.state_dir / "mcp-token").exists()
+
+
+def test_a_relative_xdg_config_home_is_ignored_for_the_unit_as_for_every_other_file(
+        installation: Installation) -> None:
+    relative = {"XDG_CONFIG_HOME": "relative-config", "XDG_STATE_HOME": "relative-state"}
+    result = installation.cli("setup", "--dry-run", "--service", "systemd", check=True, extra_env=relative)
+    assert f"would write {installation.home / 'user-home/.config/systemd/user/theurian.service'}:" in result.stdout
+    assert "XDG_CONFIG_HOME" not in result.stdout and "XDG_STATE_HOME" not in result.stdout
+
+
+def test_every_path_in_the_systemd_unit_has_its_specifier_percent_escaped(tmp_path: Path) -> None:
+    """`%z` in a path is a systemd specifier: the log path was written bare, so systemd read another path."""
+    home = tmp_path / "a%zb"
+    installation = Installation(home)
+    result = installation.cli("setup", "--dry-run", "--service", "systemd", check=True)
+    log = str(installation.state_dir / "daemon.log").replace("%", "%%")
+    assert f"StandardOutput=append:{log}\n" in result.stdout and f"StandardError=append:{log}\n" in result.stdout
+    assert f'Environment="THEURIAN_HOME={str(home).replace("%", "%%")}"' in result.stdout
+
+
+def test_the_daemon_command_in_the_systemd_unit_has_its_dollar_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """systemd substitutes `$NAME` in ExecStart= (not in Environment=): an interpreter under a folder named with
+    a `$` would start another program."""
+    monkeypatch.setattr(sys, "executable", "/opt/$HOME%n/bin/python")
+    unit = service_files.install_plan(service_files.SYSTEMD, 7777).content
+    assert unit is not None
+    assert 'ExecStart="/opt/$$HOME%%n/bin/python" "-m" "theurian"' in unit
+
+
+@pytest.mark.parametrize("kind", ["systemd", "launchd"])
+def test_a_path_holding_a_control_character_is_refused_rather_than_written_into_a_service_file(
+        tmp_path: Path, kind: str) -> None:
+    """A line break ended the unit's line mid-path; launchd's plist writer failed with an internal error."""
+    for name in ("a\nb", "a\x01b"):
+        installation = Installation(tmp_path / name)
+        result = installation.cli("setup", "--dry-run", "--service", kind)
+        assert result.returncode == EXIT_FAILED, result.stderr
+        shown = repr(str(tmp_path / name))
+        assert result.stderr.splitlines() == [  # one line: the refusal shows the character escaped
+            f"theurian: THEURIAN_HOME {shown} holds a control character, which a {kind} service file cannot "
+            "hold; move the installation to a folder whose path has none"]
 
 
 def test_a_dry_run_prints_the_launchd_agent_and_writes_nothing(installation: Installation) -> None:
@@ -82,6 +126,51 @@ def test_uninstall_of_the_whole_installation_needs_yes_and_then_removes_its_fold
     assert f"removed {installation.state_dir}" in done.stdout
     assert "no service installed" in done.stdout
     assert not installation.state_dir.exists()
+
+
+def _register_a_project(installation: Installation, tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    installation.cli_in_process("init", str(tmp_path / "project"))
+    installation.cli_in_process("project", "register", str(tmp_path / "project"))
+
+
+def test_uninstall_removes_only_the_files_theurian_wrote_and_keeps_a_folder_that_holds_anything_else(
+        installation: Installation, tmp_path: Path) -> None:
+    # THEURIAN_HOME may name a folder the user already keeps other things in (docs/install.md invites it).
+    _register_a_project(installation, tmp_path)  # the registry and its lock
+    installation.cli_in_process("auth", "token")
+    config = installation.home / "config"
+    (config / "database.yml").write_text("keep\n", encoding="utf-8")
+    (installation.state_dir / "notes").write_text("keep\n", encoding="utf-8")
+    where = ["--service", "systemd", "--json"]
+    dry = installation.cli("uninstall", "--dry-run", *where, check=True)
+    real = installation.cli("uninstall", "--yes", *where, check=True)
+    assert _steps(dry) == _steps(real)
+    assert (config / "database.yml").read_text(encoding="utf-8") == "keep\n"
+    assert (installation.state_dir / "notes").read_text(encoding="utf-8") == "keep\n"
+    assert sorted(p.name for p in config.iterdir()) == ["database.yml"]
+    assert sorted(p.name for p in installation.state_dir.iterdir()) == ["notes"]
+    [state_step] = [step for step in _steps(real) if step.get("path") == str(installation.state_dir)]
+    assert state_step["kept"] == ["notes"] and "mcp-token" in state_step["removed"]
+    again = installation.cli("uninstall", "--yes", "--service", "systemd", check=True).stdout.splitlines()
+    assert again[-2:] == [f"kept {config}: it holds files Theurian did not write (database.yml)",
+                          f"kept {installation.state_dir}: it holds files Theurian did not write (notes)"]
+
+
+def test_uninstall_removes_every_file_a_daemon_run_and_a_registration_leave_and_then_their_folders(
+        installation: Installation, tmp_path: Path) -> None:
+    _register_a_project(installation, tmp_path)
+    with running_daemon(installation):
+        pass  # the token it made, its verified-store records' folder when it read one
+    # What a background daemon leaves: its log, and the one rotated at a start; a crashed write's temporary file.
+    for name in ("daemon.log", "daemon.log.1", ".mcp-token.abc123", "review-verified/0123.json"):
+        (installation.state_dir / name).parent.mkdir(exist_ok=True)
+        (installation.state_dir / name).write_text("Theurian's\n", encoding="utf-8")
+    assert (installation.home / "config" / "projects.toml").exists()
+    done = installation.cli("uninstall", "--yes", "--service", "systemd", check=True)
+    assert f"removed {installation.state_dir}" in done.stdout
+    assert not installation.state_dir.exists() and not (installation.home / "config").exists()
+    assert installation.home.exists()  # the folder THEURIAN_HOME names is the user's: only Theurian's folders go
 
 
 def test_setup_client_prints_the_line_docs_clients_md_shows_with_the_token_filled_in(

@@ -14,7 +14,7 @@ import typer
 
 from theurian import daemon_control, daemon_state, installation, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT
+from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT, refuse_an_empty_host
 from theurian.daemon_control import Status
 from theurian.errors import NotRegularFile, RegistryError, UsageError
 from theurian.files import read_opened
@@ -34,6 +34,7 @@ def start(
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
+    refuse_an_empty_host(host)
     refuse_an_unreadable_registry()
     if foreground:
         if as_json:  # it serves until Ctrl-C, which prints no summary: a script waiting for one would wait forever

@@ -8,13 +8,15 @@ from typing import Annotated
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.project_option import path_value
 from theurian.errors import AlreadyInPlaceError
 from theurian.project import init_project
 from theurian.text import shell_word
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="The project folder (usually a git repository).")] = Path("."),
+    path: Annotated[Path, typer.Argument(help="The project folder (usually a git repository).",
+                                         parser=path_value)] = Path("."),
     as_json: JsonSummaryOption = False,
 ) -> None:
     """Create .theurian/ in PATH: config.toml with an empty review allowlist, and a .gitignore for state/.

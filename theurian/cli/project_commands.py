@@ -10,6 +10,7 @@ import typer
 from theurian import registry
 from theurian.cli import project_status
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.project_option import path_value
 from theurian.errors import AlreadyInPlaceError, ProjectError
 from theurian.project_path import project_path_refusal
 from theurian.text import shell_word
@@ -21,7 +22,8 @@ app.command("status")(project_status.status)
 
 @app.command("register")
 def register(
-    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).")] = Path("."),
+    path: Annotated[Path, typer.Argument(help="The project folder (it must hold .theurian/).",
+                                         parser=path_value)] = Path("."),
     project_id: Annotated[
         str | None,
         typer.Option("--id", help="The project id; default: the folder name in lowercase kebab-case."),

@@ -1,19 +1,39 @@
 """How every command that acts on one project finds it: `--project PATH`, else the nearest folder holding
-`.theurian/` from the current directory upward (as git finds its repository)."""
+`.theurian/` from the current directory upward (as git finds its repository); and how every path argument is
+read (`path_value`: an empty one is refused)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Final
 
 import typer
 
 from theurian.errors import ProjectError
 from theurian.project import THEURIAN_DIR
 
+EMPTY_PATH_REFUSAL: Final = "an empty path names no folder or file; pass . for the current folder"
+
+
+def path_value(value: str | Path) -> Path:
+    """A path typed on the command line (a default arrives already a Path). Every Path argument and option is
+    parsed by this, because `Path("")` is `Path(".")`: an unset shell variable (`init "$DIR"`) would silently
+    name the current folder.
+
+    Raises:
+        typer.BadParameter: `value` is the empty string: click's usage refusal, exit 2, before the command runs.
+    """
+    if isinstance(value, Path):
+        return value
+    if value == "":
+        raise typer.BadParameter(EMPTY_PATH_REFUSAL)
+    return Path(value)
+
+
 ProjectOption = Annotated[
     Path | None,
-    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward."),
+    typer.Option("--project", help="The project folder; default: nearest folder with .theurian/ upward.",
+                 parser=path_value),
 ]
 
 

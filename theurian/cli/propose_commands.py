@@ -15,7 +15,7 @@ import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.pasteable import named_root, with_project
-from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.project_option import ProjectOption, path_value, project_root
 from theurian.cli.read_output import visible
 from theurian.errors import UsageError
 from theurian.project import Project
@@ -31,7 +31,8 @@ DescriptionOption = Annotated[str | None, typer.Option("--description", help="Wh
 # The tools each drafting command shares its payload with own the bound of a body: their input schemas.
 _CHANGE_SCHEMA = "knowledge-propose-change-input.schema.json"
 _CANDIDATE_SCHEMA = "review-generate-knowledge-candidate-input.schema.json"
-BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).")]
+BodyOption = Annotated[Path, typer.Option("--body-file", help="A UTF-8 file holding the body (Markdown).",
+                                          parser=path_value)]
 # The words `candidate_line` leaves for the operator to fill in, and what each stands for. A value still its word is
 # refused (`_unfilled`), so a line pasted before it is filled in drafts nothing and names what is left to fill.
 CANDIDATE_PLACEHOLDERS: Final = {
@@ -172,7 +173,8 @@ def change(
 @app.command("migration")
 def migration(
     operations_file: Annotated[Path, typer.Option("--operations-file",
-                                                  help="A YAML or JSON list of operations (ten kinds admitted).")],
+                                                  help="A YAML or JSON list of operations (ten kinds admitted).",
+                                                  parser=path_value)],
     author: AuthorOption,
     description: Annotated[str, typer.Option("--description", help="What the migration does, for the reviewer.")],
     project: ProjectOption = None,

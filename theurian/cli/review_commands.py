@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -42,6 +42,10 @@ from theurian.errors import AlreadyInPlaceError, TheurianError, UsageError
 from theurian.project import REVIEW_DIR
 from theurian.text import one_line
 from theurian.times import parse_date_or_rfc3339
+
+# How far past this machine's clock a --since may be: another machine's clock, or a time copied from a log a
+# moment ago, may run a little ahead of this one.
+SINCE_CLOCK_SKEW = timedelta(minutes=5)
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
@@ -92,13 +96,21 @@ def disallow(repository: Annotated[str, typer.Argument(help="OWNER/NAME to remov
 
 
 def _parse_since(text: str | None) -> datetime | None:
+    """`--since` as a moment, refused past the clock (bar SINCE_CLOCK_SKEW): a run from the future covers no pull
+    request and still becomes where the next plain ingest starts, so a mistyped year would hide history."""
     if text is None:
         return None
     try:
-        return parse_date_or_rfc3339(text)
+        since = parse_date_or_rfc3339(text)
     except ValueError:
         raise UsageError(f"--since {text[:60]!r} is not a date (YYYY-MM-DD) or an RFC 3339 time with an offset "
                          "(2026-01-01T09:00:00Z)") from None
+    now = datetime.now(UTC)
+    if since > now + SINCE_CLOCK_SKEW:
+        raise UsageError(f"--since {text[:60]!r} is in the future (this machine's clock says "
+                         f"{now:%Y-%m-%dT%H:%M:%SZ}): it would cover no pull request, and the next plain ingest "
+                         "would start from this run; name a moment that has passed")
+    return since
 
 
 @app.command("ingest")

@@ -9,14 +9,15 @@ from typing import Annotated
 import typer
 
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.project_option import ProjectOption, project_root
+from theurian.cli.project_option import ProjectOption, path_value, project_root
 from theurian.cli.store_refusals import review_store_escape_cured
 from theurian.interrupts import import_duckdb_held
 
 
 def export(
     parquet: Annotated[Path, typer.Option(
-        "--parquet", help="A new (or empty) folder to write records/, texts/ and vectors/ into.")],
+        "--parquet", help="A new (or empty) folder to write records/, texts/ and vectors/ into.",
+        parser=path_value)],
     as_json: JsonSummaryOption = False,
     project: ProjectOption = None,
 ) -> None:

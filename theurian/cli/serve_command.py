@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT
+from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT, refuse_an_empty_host
 from theurian.errors import TheurianError
 
 
@@ -17,6 +17,7 @@ def serve(
         "--read-only", help="Serve the read tools only: the three write-intent tools are not registered.")] = False,
 ) -> None:
     """Run the MCP daemon in the foreground (Streamable HTTP at /mcp, liveness at /health); Ctrl-C stops it."""
+    refuse_an_empty_host(host)
     from theurian.interrupts import import_duckdb_held
 
     import_duckdb_held()  # the daemon serves the review store

@@ -5,18 +5,19 @@ from __future__ import annotations
 import contextlib
 import shutil
 import subprocess
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from theurian import access_token, client_lines, daemon_control, installation, service_files
+from theurian import access_token, client_lines, daemon_control, service_files
+from theurian.cli.installation_entries import FolderContents, installation_folders, remove_theurians
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.daemon_address import DEFAULT_PORT
 from theurian.daemon_state import DaemonRecord
 from theurian.durable import write_text_durably
 from theurian.errors import AlreadyInPlaceError, ConfigError, TheurianError, UsageError
 from theurian.service_files import Plan
+from theurian.text import one_line
 
 
 class _Steps:
@@ -120,8 +121,9 @@ def uninstall(
     service: ServiceOption = None,
     as_json: JsonSummaryOption = False,
 ) -> None:
-    """Remove the user service; without --service-only, also stop the daemon and remove the installation's own
-    config and state folders (never a project's files: each project's .theurian/ stays as it is)."""
+    """Remove the user service; without --service-only, also stop the daemon and remove the files Theurian wrote in
+    its config and state folders, and each folder that leaves empty (one holding anything else is kept, and said
+    so; never a project's files: each project's .theurian/ stays as it is)."""
     if not service_only and not dry_run and not yes:
         raise UsageError("removing the installation deletes its registry, access token and build-stamp secret "
                          "(every store must then be rebuilt): pass --yes, or --service-only to keep them")
@@ -133,35 +135,50 @@ def uninstall(
         _carry_out(plan, steps, dry_run=dry_run, run_commands=True)
     else:
         steps.say(f"no service installed ({plan.path} does not exist)", action="none", path=str(plan.path))
-    for step, folder in [] if service_only else _installation_steps():
-        _take(step, folder, steps, dry_run=dry_run)
+    for step, contents in [] if service_only else _installation_steps():
+        _take(step, contents, steps, dry_run=dry_run)
     if as_json:
         echo_summary({"service": kind, "dryRun": dry_run, "steps": steps.done})
 
 
 _STOP_DAEMON = "stop daemon"
 _REMOVE = "remove"
+_SHOWN_NAMES = 5  # a kept folder's other files named in the line; the JSON summary lists them all
 
 
-def _installation_steps() -> list[tuple[str, Path | None]]:
+def _installation_steps() -> list[tuple[str, FolderContents | None]]:
     """What uninstall does past the service, in order: stop a running daemon (before the folders it reads and
-    writes go), then remove each installation folder that exists. The one list both a dry and a real run take."""
-    steps: list[tuple[str, Path | None]] = [(_STOP_DAEMON, None)] if daemon_control.running() is not None else []
-    folders = (installation.config_dir(), installation.state_dir())
-    return steps + [(_REMOVE, folder) for folder in folders if folder.exists()]
+    writes go), then remove Theurian's own files from each installation folder that exists (`installation_entries`),
+    and the folder once that leaves it empty. The one list both a dry and a real run take."""
+    steps: list[tuple[str, FolderContents | None]] = (
+        [(_STOP_DAEMON, None)] if daemon_control.running() is not None else [])
+    return steps + [(_REMOVE, contents) for contents in installation_folders()]
 
 
-def _take(step: str, folder: Path | None, steps: _Steps, *, dry_run: bool) -> None:
+def _take(step: str, contents: FolderContents | None, steps: _Steps, *, dry_run: bool) -> None:
     if step == _STOP_DAEMON:
         if not dry_run:
             with contextlib.suppress(AlreadyInPlaceError):  # it exited since it was seen running: stopped all the same
                 daemon_control.stop()
         steps.say("would stop the running daemon" if dry_run else "stopped the running daemon", action=step)
         return
-    assert folder is not None  # a removal step always names its folder
+    assert contents is not None  # a removal step always names its folder
     if not dry_run:
-        shutil.rmtree(folder)
-    steps.say(f"{'would remove' if dry_run else 'removed'} {folder}", action=step, path=str(folder))
+        remove_theurians(contents)
+    folder = contents.folder
+    removed, kept = ("would remove", "would keep") if dry_run else ("removed", "kept")
+    if contents.others:
+        text = f"{kept} {folder}: it holds files Theurian did not write ({_names(contents.others)})"
+        if contents.theurians:
+            text = f"{removed} Theurian's files from {folder} ({_names(contents.theurians)}); {text}"
+    else:
+        text = f"{removed} {folder}"
+    steps.say(text, action=step, path=str(folder), removed=list(contents.theurians), kept=list(contents.others))
+
+
+def _names(names: tuple[str, ...]) -> str:
+    shown = ", ".join(one_line(name) for name in names[:_SHOWN_NAMES])
+    return shown if len(names) <= _SHOWN_NAMES else f"{shown} and {len(names) - _SHOWN_NAMES} more"
 
 
 def _kind(service: str | None) -> str:
