@@ -22,6 +22,7 @@ import orjson
 import yaml
 from ulid import ULID
 
+from knowledge.draft_conflicts import first_conflict
 from knowledge.errors import DraftRefusedError, KnowledgeError
 from knowledge.migration_gate import controls_fault
 from knowledge.migrations import CONTENT_PREFIX, sha256_checksum, validate_document
@@ -126,6 +127,9 @@ def _write(root: Path, slug: str, author: str, description: str, depends_on: tup
         validate_document(file_name, document)
     except KnowledgeError as exc:
         raise DraftRefusedError(f"the draft was refused before anything was written: {exc.message}") from exc
+    conflict = first_conflict(operations)
+    if conflict is not None:
+        raise DraftRefusedError(f"the draft was refused before anything was written: {conflict}")
     _refuse_controls(document, content, body)
     migration = _yaml(document)
     _refuse_secrets(root, file_name, migration, body, evidence)

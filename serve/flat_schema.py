@@ -30,8 +30,8 @@ _ANNOTATIONS: Final = frozenset({"$schema", "$id", "$comment", "title", "descrip
 # reach to the holder's properties.
 _KEY_CLOSING: Final = frozenset({"additionalProperties", "unevaluatedProperties", "patternProperties"})
 # Keywords holding a mapping of names to schemas, and keywords holding data rather than a schema.
-_SCHEMA_MAPS: Final = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
-_VALUES: Final = frozenset({"enum", "const", "default", "examples", "required", "dependentRequired"})
+SCHEMA_MAPS: Final = frozenset({"properties", "patternProperties", "$defs", "dependentSchemas"})
+VALUE_KEYWORDS: Final = frozenset({"enum", "const", "default", "examples", "required", "dependentRequired"})
 _MAX_DEPTH: Final = 32  # far past any schema here; a cycle of $refs stops with an error instead of recursing
 
 
@@ -84,9 +84,9 @@ def _flatten(node: Any, resolver: Any, where: str, depth: int) -> Any:
 
 
 def _flatten_keyword(keyword: str, value: Any, resolver: Any, where: str, depth: int) -> Any:
-    if keyword in _VALUES:
+    if keyword in VALUE_KEYWORDS:
         return value  # data, not schemas: a `$ref` key inside an enum value is just a key
-    if keyword in _SCHEMA_MAPS and isinstance(value, dict):
+    if keyword in SCHEMA_MAPS and isinstance(value, dict):
         return {name: _flatten(schema, resolver, where, depth + 1) for name, schema in value.items()}
     return _flatten(value, resolver, where, depth + 1)
 

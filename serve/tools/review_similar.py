@@ -3,7 +3,8 @@ described situation (`projection.review_similar`), in review.search's record sha
 
 Every argument is checked here after the schema has checked its type, by the checks review.search runs
 (`serve.review_filters`, worded by `FILTERS`): a value outside a bound or a vocabulary is refused naming the bound,
-never clamped. A situation with no word to compare by is refused (SITUATION_WITHOUT_WORDS_REFUSAL), not answered
+never clamped, and a thread-only filter beside a kind that has none (THREAD_ONLY_FILTERS) is refused as never
+matching. A situation with no word to compare by is refused (SITUATION_WITHOUT_WORDS_REFUSAL), not answered
 empty. A store fault answers one constant
 (FIND_SIMILAR_UNAVAILABLE_REFUSAL) whichever arm fired; a store escaping `.theurian/state/` is answered apart.
 """
@@ -14,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from evidence.records import THREAD_STATES
+from evidence.records import KIND_REVIEW_THREAD, THREAD_STATES
 from projection.errors import ReviewStoreEscapeError, ReviewStoreUnavailable, SituationWithoutWords
 from projection.review_concerns_query import concern_ids
 from projection.review_similar import (
@@ -28,6 +29,7 @@ from projection.review_similar import (
 from projection.review_store import REVIEW_STORE_ESCAPE_REFUSAL
 from serve.errors import ToolRefusal
 from serve.gate import capacity_refusal
+from serve.refusal import describe_value
 from serve.review_filters import FilterRules
 from serve.tooling import Call, Tool
 from serve.tools.review import MAX_FILTER_CHARS, shaped, within_budget
@@ -59,6 +61,11 @@ SITUATION_WITHOUT_WORDS_REFUSAL: Final = (
     "compared, so this is not an empty answer. Describe the situation in words: what you are about to do, or what "
     "you saw."
 )
+# The filters only a review thread can match, and what a record of another kind lacks for it: a review submission
+# carries neither (the review store refuses a stored row that does). Beside such a `kind` either can never match,
+# and an empty answer would read as "nothing like this came up" where the question could not be asked: refused,
+# for the contract's reason for refusing review.findings' underived filters.
+THREAD_ONLY_FILTERS: Final = {"threadState": "thread state", "filePath": "file path"}
 FIND_SIMILAR_CAPACITY_REFUSAL: Final = capacity_refusal("FIND_SIMILAR_CAPACITY_REFUSAL", TOOL_NAME, "compared")
 
 
@@ -111,6 +118,15 @@ def checked_filter(repository: str | None, file_path: str | None, thread_state: 
     FILTERS.in_vocabulary("threadState", thread_state, THREAD_STATES)
     FILTERS.in_vocabulary("kind", kind, EMBEDDED_KINDS,
                           advice=" (pull requests are not compared). Use one of those, or omit the filter.")
+    given = {"threadState": thread_state, "filePath": file_path}
+    for key, lacks in THREAD_ONLY_FILTERS.items():
+        if kind is not None and kind != KIND_REVIEW_THREAD and given[key] is not None:
+            raise ToolRefusal(
+                f"{TOOL_NAME}: `{key}` selects review threads only, and `kind` "
+                f"{describe_value(kind, MAX_FILTER_CHARS)} selects {kind.replace('-', ' ')}s, which have no {lacks}: "
+                "together they can never match, and an empty answer would read as \"nothing like this came up\". "
+                "Drop one of the two."
+            )
     return SimilarFilter(repository, file_path, thread_state, kind)
 
 

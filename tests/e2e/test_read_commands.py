@@ -29,7 +29,7 @@ from tests.support.github_corpus import BOB, PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
 from theurian.cli.read_commands import AUTHOR_NOTE, UNTRUSTED_NOTE, response_schema_name, row_fields
-from theurian.cli.read_output import cell
+from theurian.cli.read_output import csv_cell
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT_ID = "shop"
@@ -138,7 +138,7 @@ def test_csv_holds_every_field_of_every_row_the_json_holds(module_installation: 
     rows = list(reader)
     assert len(rows) == len(records) == 5
     assert reader.fieldnames == row_fields("review.search", "records")
-    assert rows == [{key: cell(record.get(key)) for key in reader.fieldnames} for record in records]
+    assert rows == [{key: csv_cell(record.get(key)) for key in reader.fieldnames} for record in records]
     assert all(set(record) <= set(reader.fieldnames) for record in records)
 
 

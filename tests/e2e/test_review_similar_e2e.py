@@ -118,6 +118,16 @@ def test_the_cli_refuses_a_situation_with_no_word_with_the_tools_words_exit_1(
     assert printed.stderr.splitlines() == [f"theurian: {SITUATION_WITHOUT_WORDS_REFUSAL}"]
 
 
+def test_the_cli_refuses_a_filter_combination_that_can_never_match_with_the_tools_words_exit_1(
+        module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any]) -> None:
+    [tool] = call_tools(module_daemon.mcp_url, [("review.findSimilar", {
+        "projectId": "labelled", "situation": PARAPHRASE, "threadState": "open", "kind": "review-submission"})])
+    assert tool.is_error and "can never match" in tool.text
+    printed = module_installation.cli("review", "similar", PARAPHRASE, "--thread-state", "open",
+                                      "--kind", "review-submission", "--project", str(project["root"]))
+    assert (printed.returncode, printed.stdout, printed.stderr.splitlines()) == (1, "", [f"theurian: {tool.text}"])
+
+
 def test_the_cli_says_so_when_nothing_came_near(module_installation: Installation, project: dict[str, Any]) -> None:
     result = module_installation.cli("review", "similar", "which printer driver the office laptops should install",
                                      "--project", str(project["root"]), check=True)

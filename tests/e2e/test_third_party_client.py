@@ -24,3 +24,14 @@ def test_the_inspector_reads_capabilities_and_sees_a_refusal_as_a_tool_error(mod
                       "--tool-arg", "x=1")
     assert refused.returncode == INSPECTOR_TOOL_REFUSED_EXIT
     assert "unknown key `x` is not accepted" in refused.stdout
+
+
+def test_the_inspector_finds_every_tool_schema_portable_on_both_routes(module_daemon: RunningDaemon) -> None:
+    # --strict reports each schema-portability finding (a `type` array, a remote `$ref`, a schema that
+    # constrains nothing, a bare boolean schema); with --format json they arrive as `schemaFindings`.
+    for url in (module_daemon.mcp_url, module_daemon.compat_url):
+        result = inspect(url, "--method", "tools/list", "--strict", "--format", "json")
+        assert result.returncode == 0, result.stderr
+        envelope = first_json(result.stdout)
+        assert len(envelope["result"]["tools"]) == len(registered_tools())
+        assert envelope.get("schemaFindings", []) == [], url

@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,9 @@ import pytest
 import yaml
 
 from tests.support import cli_app
-from tests.support.daemon import RunningDaemon
+from tests.support.daemon import RunningDaemon, free_port, running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
-from tests.support.mcp_client import connected
+from tests.support.mcp_client import call_tool, connected
 from theurian import __version__
 from theurian.access_token import TOKEN_ENV
 
@@ -147,3 +148,48 @@ def test_the_session_start_hook_names_the_port_when_the_daemon_runs_on_another(
         f"Theurian: the daemon is running at {module_daemon.mcp_url}, but this plugin connects to "
         "http://127.0.0.1:7419/mcp, so its MCP tools will fail. Ask the user to run "
         f"`export {PORT_ENV}={module_daemon.port}` before starting Claude Code.")
+
+
+def test_the_session_start_hook_reports_a_daemon_on_localhost_as_running_where_the_plugin_connects(
+        installation: Installation) -> None:
+    """`--host localhost` binds an IPv4 socket, so 127.0.0.1 (where the entry connects) reaches it: the port set,
+    the hook says all is well rather than asking for the THEURIAN_PORT already set."""
+    with running_daemon(installation, options=("--host", "localhost")) as daemon:
+        result = _hook(installation, **{TOKEN_ENV: daemon.token, PORT_ENV: str(daemon.port)})
+        assert not call_tool(daemon.mcp_url, "system.capabilities", {}).is_error  # 127.0.0.1 does reach it
+    assert result.stdout.strip() == ("Theurian: the daemon is running; its MCP tools (system.capabilities first) "
+                                     "answer for registered projects.")
+
+
+@pytest.fixture
+def on_ipv6_loopback(installation: Installation) -> Iterator[int]:
+    """A daemon started by `theurian daemon start --host ::1` (IPv6 only, which 127.0.0.1 does not reach)."""
+    port = free_port()
+    started = installation.cli("daemon", "start", "--host", "::1", "--port", str(port), timeout=60)
+    assert started.returncode == 0, started.stderr
+    try:
+        yield port
+    finally:
+        installation.cli("daemon", "stop", timeout=60)
+
+
+def test_the_session_start_hook_names_a_host_mismatch_as_such_when_the_port_matches(
+        installation: Installation, on_ipv6_loopback: int) -> None:
+    port = on_ipv6_loopback
+    result = _hook(installation, **{TOKEN_ENV: installation.token(), PORT_ENV: str(port)})
+    assert result.returncode == 0
+    assert result.stdout.strip() == (
+        f"Theurian: the daemon is running at http://[::1]:{port}/mcp, on host ::1, but this plugin connects to "
+        f"host 127.0.0.1 (http://127.0.0.1:{port}/mcp), so its MCP tools will fail. Ask the user to restart the "
+        f"daemon on 127.0.0.1: `theurian daemon stop`, then `theurian daemon start --port {port}`.")
+
+
+def test_the_session_start_hook_names_both_when_host_and_port_differ(
+        installation: Installation, on_ipv6_loopback: int) -> None:
+    port = on_ipv6_loopback
+    result = _hook(installation, **{TOKEN_ENV: installation.token()})  # THEURIAN_PORT unset: 7419
+    assert result.stdout.strip() == (
+        f"Theurian: the daemon is running at http://[::1]:{port}/mcp, on host ::1, but this plugin connects to "
+        "host 127.0.0.1 (http://127.0.0.1:7419/mcp), so its MCP tools will fail. Ask the user to restart the "
+        f"daemon on 127.0.0.1: `theurian daemon stop`, then `theurian daemon start --port {port}`. The port "
+        f"differs too: ask the user to run `export {PORT_ENV}={port}` before starting Claude Code.")

