@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from functools import cache
+from importlib import import_module
 from typing import Any
 
 import typer
@@ -25,7 +26,7 @@ from typer.core import TyperGroup
 
 from theurian.interrupts import interrupts_held
 
-Loader = Callable[[typer.Typer], None]
+Loader = Callable[[typer.Typer, str], None]  # registers the command named on the app given
 
 
 class LazyCommands(MutableMapping[str, Command]):
@@ -66,13 +67,40 @@ class LazyCommands(MutableMapping[str, Command]):
         return len(self._names)
 
 
+def command(module: str, function: str) -> Loader:
+    """The loader of a top-level command: `function` of `theurian.cli.MODULE`, registered under the name it is
+    listed by (`lazy_group`'s loaders are keyed by it)."""
+
+    def load(app: typer.Typer, name: str) -> None:
+        app.command(name)(getattr(_module(module), function))
+
+    return load
+
+
+def group(module: str, attribute: str = "app", joined: Mapping[str, tuple[str, str]] | None = None) -> Loader:
+    """The loader of a command group: the Typer `attribute` of `theurian.cli.MODULE`, with each of `joined`'s
+    commands (name: (module, function)) registered on it first, from the module that owns it."""
+
+    def load(app: typer.Typer, name: str) -> None:
+        typer_group = getattr(_module(module), attribute)
+        for command_name, (owner, function) in (joined or {}).items():
+            typer_group.command(command_name)(getattr(_module(owner), function))
+        app.add_typer(typer_group, name=name)
+
+    return load
+
+
+def _module(name: str) -> Any:
+    return import_module(f"theurian.cli.{name}")
+
+
 @cache
 def _built(name: str, loader: Loader, settings: typer.Typer) -> Command:
     """The command `loader` registers under `name`, built with the settings of the app it joins; once per
     process (a loader may register on a module's own Typer, which a second run would register on twice)."""
     holder = typer.Typer(pretty_exceptions_short=settings.pretty_exceptions_short,
                          rich_markup_mode=settings.rich_markup_mode, suggest_commands=settings.suggest_commands)
-    loader(holder)
+    loader(holder, name)
     return typer.main.get_group(holder).commands[name]
 
 

@@ -11,7 +11,7 @@ from typer._click.exceptions import ClickException  # typer vendors click; its e
 
 from theurian.cli.error_text import domain_text, escape_text, os_error_text, unexpected_text
 from theurian.cli.json_summary import echo_early_refusal, echo_refusal
-from theurian.cli.lazy_commands import Loader, lazy_group
+from theurian.cli.lazy_commands import Loader, command, group, lazy_group
 from theurian.cli.pasteable import given_project, named_command, takes_option, with_project
 from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_USAGE, PathEscapeError, TheurianError
 from theurian.interrupts import ignored_from_here, terminated_as_interrupted, was_terminated
@@ -20,89 +20,19 @@ from theurian.text import is_utf8, one_line
 # A path that exists is let through whatever its bytes (`_not_utf8`): the file system's names are bytes.
 EVERY_ARGUMENT: Final = "every argument must be, unless it names a file or folder that exists"
 
-def _init(app: typer.Typer) -> None:
-    from theurian.cli import init_command
-    app.command("init")(init_command.init)
-
-
-def _serve(app: typer.Typer) -> None:
-    from theurian.cli import serve_command
-    app.command("serve")(serve_command.serve)
-
-
-def _setup(app: typer.Typer) -> None:
-    from theurian.cli import setup_commands
-    app.command("setup")(setup_commands.setup)
-
-
-def _uninstall(app: typer.Typer) -> None:
-    from theurian.cli import setup_commands
-    app.command("uninstall")(setup_commands.uninstall)
-
-
-def _doctor(app: typer.Typer) -> None:
-    from theurian.cli import doctor_command
-    app.command("doctor")(doctor_command.doctor)
-
-
-def _sync(app: typer.Typer) -> None:
-    from theurian.cli import sync_command
-    app.command("sync")(sync_command.sync)
-
-
-def _project(app: typer.Typer) -> None:
-    from theurian.cli import project_commands
-    app.add_typer(project_commands.app, name="project")
-
-
-def _review(app: typer.Typer) -> None:
-    from theurian.cli import read_commands, review_commands
-    review_commands.app.command("search")(read_commands.review_search)
-    app.add_typer(review_commands.app, name="review")
-
-
-def _findings(app: typer.Typer) -> None:
-    from theurian.cli import findings_commands, read_commands
-    findings_commands.app.command("list")(read_commands.findings_list)
-    app.add_typer(findings_commands.app, name="findings")
-
-
-def _migrate(app: typer.Typer) -> None:
-    from theurian.cli import migrate_commands
-    app.add_typer(migrate_commands.app, name="migrate")
-
-
-def _index(app: typer.Typer) -> None:
-    from theurian.cli import index_commands
-    app.add_typer(index_commands.app, name="index")
-
-
-def _propose(app: typer.Typer) -> None:
-    from theurian.cli import propose_commands
-    app.add_typer(propose_commands.app, name="propose")
-
-
-def _knowledge(app: typer.Typer) -> None:
-    from theurian.cli import read_commands
-    app.add_typer(read_commands.knowledge_app, name="knowledge")
-
-
-def _daemon(app: typer.Typer) -> None:
-    from theurian.cli import daemon_commands
-    app.add_typer(daemon_commands.app, name="daemon")
-
-
-def _auth(app: typer.Typer) -> None:
-    from theurian.cli import auth_commands
-    app.add_typer(auth_commands.app, name="auth")
-
-
 # Every command, in the order help lists them (typer's: its commands, then its groups). A command's module is
 # imported only when the command line names it (theurian.cli.lazy_commands): each command pays for its own imports.
 COMMANDS: Final[dict[str, Loader]] = {
-    "init": _init, "serve": _serve, "setup": _setup, "uninstall": _uninstall, "doctor": _doctor, "sync": _sync,
-    "project": _project, "review": _review, "findings": _findings, "migrate": _migrate, "index": _index,
-    "propose": _propose, "knowledge": _knowledge, "daemon": _daemon, "auth": _auth,
+    "init": command("init_command", "init"), "serve": command("serve_command", "serve"),
+    "setup": command("setup_commands", "setup"), "uninstall": command("setup_commands", "uninstall"),
+    "doctor": command("doctor_command", "doctor"), "sync": command("sync_command", "sync"),
+    "project": group("project_commands"),
+    # The read commands live beside the tools' local calls (read_commands), each joining its group here.
+    "review": group("review_commands", joined={"search": ("read_commands", "review_search")}),
+    "findings": group("findings_commands", joined={"list": ("read_commands", "findings_list")}),
+    "migrate": group("migrate_commands"), "index": group("index_commands"), "propose": group("propose_commands"),
+    "knowledge": group("read_commands", "knowledge_app"), "daemon": group("daemon_commands"),
+    "auth": group("auth_commands"),
 }
 
 app: typer.Typer = typer.Typer(

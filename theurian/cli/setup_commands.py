@@ -121,9 +121,9 @@ def uninstall(
     service: ServiceOption = None,
     as_json: JsonSummaryOption = False,
 ) -> None:
-    """Remove the user service; without --service-only, also stop the daemon and remove the files Theurian wrote in
-    its config and state folders, and each folder that leaves empty (one holding anything else is kept, and said
-    so; never a project's files: each project's .theurian/ stays as it is)."""
+    """Remove the user service and, without --service-only, stop the daemon and remove Theurian's own files.
+
+    Each folder left empty goes too; one holding anything else is kept, and said so. Projects are never touched."""
     if not service_only and not dry_run and not yes:
         raise UsageError("removing the installation deletes its registry, access token and build-stamp secret "
                          "(every store must then be rebuilt): pass --yes, or --service-only to keep them")
