@@ -11,6 +11,7 @@ from serve.local_call import call_locally
 from serve.tooling import ServeSettings
 from tests.knowledge.proposal_support import new_shop
 from tests.support.installation import Installation
+from theurian.cli.pasteable import with_project
 from theurian.errors import EXIT_FAILED
 from theurian.installation import registry_path
 
@@ -20,8 +21,8 @@ def test_rejecting_an_id_no_proposal_has_names_it_quoted(installation: Installat
     shop = new_shop(tmp_path / "shop")
     result = installation.cli("propose", "reject", "nope", "--project", str(shop.root))
     assert result.returncode == EXIT_FAILED
-    assert result.stderr.splitlines() == [
-        "theurian: there is no proposal 'nope' under .theurian/proposals/ (`theurian propose list`)"]
+    assert result.stderr.splitlines() == [with_project(  # its cure names the project the operator named
+        "theurian: there is no proposal 'nope' under .theurian/proposals/ (`theurian propose list`)", shop.root)]
 
 
 def test_init_where_theurian_is_a_file_says_so_and_what_to_do(installation: Installation, tmp_path: Path) -> None:
