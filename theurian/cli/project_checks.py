@@ -80,8 +80,7 @@ def project_checks(project_id: str, root: Path) -> list[Check]:
         except TheurianError as exc:  # one the checks did not foresee: still a row, never a stopped doctor
             done = Check(name, FAIL, domain_text(exc))
         except OSError as exc:  # a file or folder under .theurian/ this user may not read: named, with its cure
-            problem, _, cure = os_error_text(exc).partition("; ")
-            done = Check(name, FAIL, problem, cure)
+            done = _refused_row(name, os_error_text(exc))
         checks.extend(done if isinstance(done, list) else [done])
     # Doctor and project status run from anywhere, over every registered project: a command names the project.
     return [Check(prefix + c.name, c.level, with_project(c.state, root), with_project(c.cure, root), c.files,
@@ -120,14 +119,20 @@ def _content_policy(root: Path) -> Check:
                                        f"{len(policy.acknowledged)} acknowledged secret(s)")
 
 
+def _refused_row(name: str, refused: str, shown: str = "{}") -> Check:
+    """The FAIL row of a refusal worded "PROBLEM; CURE" (`disk_faults`' refused reads and writes): the problem
+    as its state (placed in `shown`), the cure as its cure."""
+    problem, _, cure = refused.partition("; ")
+    return Check(name, FAIL, shown.format(problem), cure)
+
+
 def _unservable_store(exc: ReviewStoreUnavailable) -> Check:
     """The review store row for a store the daemon would refuse: rebuilt, unless this user may not read it (a
     rebuild over it would hide that) or the model is what fails (a build fails on it too), each cured first."""
     reason = exc.reason
     refused = access_text(exc)
     if refused is not None:  # "cannot read PATH: permission denied to this user (U); CURE"
-        problem, _, cure = refused.partition("; ")
-        return Check("review store", FAIL, f"not servable ({problem})", cure)
+        return _refused_row("review store", refused, "not servable ({})")
     if embedding_model_fault() is not None:
         return Check("review store", FAIL, f"not servable ({reason})",
                      f"{model_cure()}; then `theurian review build`")
@@ -325,8 +330,7 @@ def _knowledge(root: Path) -> list[Check]:
     except TheurianError as exc:
         refused = access_text(exc)  # a state this user may not read is not damaged: a rebuild would not reach it
         if refused is not None:
-            problem, _, cure = refused.partition("; ")
-            return [Check("knowledge state", FAIL, problem, cure)]
+            return [_refused_row("knowledge state", refused)]
         return [Check("knowledge state", FAIL, exc.message, "`theurian migrate apply`")]
     if status.edited:
         state = Check("knowledge state", FAIL, f"applied migration edited since: {status.edited[0]} "
