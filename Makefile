@@ -14,9 +14,14 @@ $(UV):
 
 # Compiled once here (~5 s, then nothing while the lock is unchanged): where the environment says not to write
 # bytecode (PYTHONDONTWRITEBYTECODE, as on the CI machines), every command would otherwise compile every
-# module it imports from source, each time (~0.4 s of a `theurian` start, ~2 s of the daemon's).
+# module it imports from source, each time (~0.4 s of a `theurian` start, ~2 s of the daemon's). uv compiles the
+# installed libraries only; the checkout's own modules (installed editable) are compiled by compileall, which
+# writes whatever that setting says and redoes only a file newer than its bytecode (~1.5 s once, ~0.5 s after):
+# without it each command compiled Theurian's own modules again (0.2 s of a `theurian review status`).
+CHECKOUT_PACKAGES := theurian ingest evidence projection knowledge serve integrations tests scripts
 install: $(UV)
 	$(UV) sync --locked --quiet --compile-bytecode
+	$(UV) run --locked --no-sync python -m compileall -q -j 0 $(CHECKOUT_PACKAGES)
 
 # The MCP Inspector CLI (a third-party MCP client) for the end-to-end tests, pinned by scripts/inspector's lock.
 INSPECTOR := $(TOOLS)/inspector/node_modules/.bin/mcp-inspector

@@ -26,7 +26,7 @@ from projection.review_layout import (
     SCHEMA,
     STORE_KIND,
 )
-from theurian.embedding import ModelIdentity, load_model
+from theurian.embedding import ModelIdentity, model_identity
 from theurian.errors import ConfigError, StampRejected
 from theurian.stamp import (
     NO_STAMP,
@@ -66,7 +66,7 @@ def verify_attached(
             raise ReviewStoreUnavailable(ROWS_NOT_STAMPED)
         remember_verified(path, identity, fields.build_id, stamp, secret)
     try:
-        model = load_model().identity
+        model = model_identity()
     except ConfigError as exc:
         raise ReviewStoreUnavailable(f"the embedding model cannot be loaded: {exc.message}") from exc
     if stored_model(connection, "s.") != model:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import threading
 import tomllib
 from collections.abc import Sequence
@@ -82,18 +83,15 @@ class StaticModel:
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
+        self._identity = identity_of(files)  # refuses weights without the 2-D tensor before any load
         try:
             tensors = load_file(str(files.weights))
             self._tokenizer = Tokenizer.from_file(str(files.tokenizer))
+            self._matrix = numpy.ascontiguousarray(tensors[files.tensor], dtype=numpy.float32)
         except Exception as exc:
             raise ConfigError(f"model {files.name!r} cannot be loaded ({one_line_reason(exc)})") from exc
-        matrix = tensors.get(files.tensor)
-        if matrix is None or matrix.ndim != 2 or matrix.shape[0] == 0 or matrix.shape[1] == 0:
-            raise ConfigError(f"model {files.name!r}: {files.weights.name} has no 2-D tensor {files.tensor!r}")
-        self._matrix = numpy.ascontiguousarray(matrix, dtype=numpy.float32)
         self._tokenizer.no_padding()  # ids per text, no pads to average in
         self._tokenizer.no_truncation()
-        self._identity = ModelIdentity(files.name, int(matrix.shape[1]), _sha256(files.weights))
 
     @property
     def identity(self) -> ModelIdentity:
@@ -123,6 +121,7 @@ def normalise_rows(vectors: numpy.typing.NDArray[numpy.float32]) -> numpy.typing
 
 
 _loaded: dict[Path | None, EmbeddingModel] = {}
+_identities: dict[Path | None, ModelIdentity] = {}
 _loading = threading.Lock()
 
 
@@ -135,17 +134,68 @@ def load_model(model_dir: Path | None = None) -> EmbeddingModel:
     Raises:
         ConfigError: the folder has no usable manifest, or its files cannot be read as the manifest says.
     """
+    key = _model_key(model_dir)
+    with _loading:
+        model = _loaded.get(key)
+        if model is None:
+            model = _loaded[key] = StaticModel(_model_files(key))
+        return model
+
+
+def model_identity(model_dir: Path | None = None) -> ModelIdentity:
+    """The identity `load_model(model_dir).identity` has, read from the manifest and the weights file without
+    loading the model (once per process): what opening a store compares its vectors' model with, so a command
+    that reads a store and embeds nothing does not pay the model's load (~0.4 s, its tokenizer most of it). A
+    tokenizer that cannot be read is found by what embeds (`load_model`, doctor's `embedding model` row).
+
+    Raises:
+        ConfigError: as `load_model`, for the manifest and the weights.
+    """
+    key = _model_key(model_dir)
+    with _loading:
+        model = _loaded.get(key)
+        if model is not None:
+            return model.identity
+        identity = _identities.get(key)
+        if identity is None:
+            identity = _identities[key] = identity_of(_model_files(key))
+        return identity
+
+
+def _model_key(model_dir: Path | None) -> Path | None:
+    """The cache key of the model `model_dir` names: its resolved folder, or None for the bundled default."""
     if model_dir is None:
         from theurian.installation import embedding_model_dir
 
         model_dir = embedding_model_dir()
-    key = model_dir.resolve() if model_dir is not None else None
-    with _loading:
-        model = _loaded.get(key)
-        if model is None:
-            files = bundled_model_files() if key is None else read_model_folder(key)
-            model = _loaded[key] = StaticModel(files)
-        return model
+    return model_dir.resolve() if model_dir is not None else None
+
+
+def _model_files(key: Path | None) -> ModelFiles:
+    return bundled_model_files() if key is None else read_model_folder(key)
+
+
+def identity_of(files: ModelFiles) -> ModelIdentity:
+    """The model's identity from one read of its weights file: the sha256 of its bytes and the width of its
+    tensor, from the file's safetensors header (an 8-byte little-endian length, then that many bytes of JSON
+    naming each tensor's shape; the format's own spec) rather than from loading the tensors.
+
+    Raises:
+        ConfigError: the file cannot be read, is not safetensors, or has no 2-D tensor `files.tensor`.
+    """
+    try:
+        data = files.weights.read_bytes()
+        length = int.from_bytes(data[:8], "little")
+        if len(data) < 8 or length > len(data) - 8:
+            raise ValueError("not a safetensors file: its header length runs past its end")
+        header = json.loads(data[8:8 + length])
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ConfigError(f"model {files.name!r} cannot be loaded ({one_line_reason(exc)})") from exc
+    entry = header.get(files.tensor) if isinstance(header, dict) else None
+    shape = entry.get("shape") if isinstance(entry, dict) else None
+    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(n, int) and n > 0 for n in shape)):
+        raise ConfigError(f"model {files.name!r}: {files.weights.name} has no 2-D tensor {files.tensor!r}")
+    return ModelIdentity(files.name, shape[1], hashlib.sha256(data).hexdigest())
 
 
 def embedding_model_fault() -> str | None:
@@ -209,14 +259,6 @@ def _inside(folder: Path, name: str, manifest: Path) -> Path:
     if not path.is_relative_to(folder.resolve()):
         raise ConfigError(f"{manifest}: {quoted(name)} is outside the model folder")
     return path
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def one_line_reason(exc: BaseException) -> str:

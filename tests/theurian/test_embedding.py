@@ -9,7 +9,7 @@ import numpy
 import pytest
 
 from tests.support.fake_model import write_fake_model
-from theurian.embedding import DEFAULT_MODEL_NAME, MODEL_MANIFEST, bundled_model_files, load_model
+from theurian.embedding import DEFAULT_MODEL_NAME, MODEL_MANIFEST, bundled_model_files, load_model, model_identity
 from theurian.errors import ConfigError
 from theurian.installation import installation_config_path
 
@@ -32,6 +32,34 @@ def test_the_bundled_identity_names_the_model_its_dimension_and_the_hash_of_its_
     assert identity.name == DEFAULT_MODEL_NAME
     assert identity.dimension == 256
     assert identity.weights_sha256 == hashlib.sha256(weights.read_bytes()).hexdigest()
+
+
+def test_the_identity_read_without_loading_is_the_loaded_models_and_loads_no_tokenizer(tmp_path: Path) -> None:
+    # In a fresh process: this one has loaded the bundled model already, and the identity would be its.
+    script = ("import sys; from theurian.embedding import model_identity; i = model_identity(); "
+              "print(i.name, i.dimension, i.weights_sha256, 'tokenizers' in sys.modules, 'numpy' in sys.modules)")
+    shown = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.split()
+    loaded = load_model().identity
+    assert shown == [loaded.name, str(loaded.dimension), loaded.weights_sha256, "False", "False"]
+    folder = write_fake_model(tmp_path / "m")
+    assert model_identity(folder) == load_model(folder).identity
+
+
+def test_a_tokenizer_that_cannot_be_read_leaves_the_identity_and_refuses_the_load(tmp_path: Path) -> None:
+    folder = write_fake_model(tmp_path / "m")
+    (folder / "tokenizer.json").write_text("{", encoding="utf-8")
+    assert model_identity(folder).dimension == 3
+    with pytest.raises(ConfigError, match="model 'fake-3d' cannot be loaded"):
+        load_model(folder)
+
+
+@pytest.mark.parametrize("weights", [b"", b"\x08\x00\x00\x00\x00\x00\x00\x00{}", b"\xff" * 8 + b"{}",
+                                     b"\x02\x00\x00\x00\x00\x00\x00\x00\xff\xfe"])
+def test_weights_that_are_not_safetensors_refuse_the_identity_in_one_line(tmp_path: Path, weights: bytes) -> None:
+    folder = write_fake_model(tmp_path / "m")
+    (folder / "weights.safetensors").write_bytes(weights)
+    with pytest.raises(ConfigError, match="^model 'fake-3d' cannot be loaded \\(.+\\)$"):
+        model_identity(folder)
 
 
 def test_a_paraphrase_is_nearer_than_an_unrelated_sentence() -> None:

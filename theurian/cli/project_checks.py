@@ -39,6 +39,7 @@ from theurian.times import NOT_RFC3339, parse_rfc3339
 
 if TYPE_CHECKING:
     from projection.errors import ReviewStoreUnavailable
+    from theurian.stamped_store import VerifiedStores
 
 OK: Final = "ok"
 WARN: Final = "warn"  # worth knowing, never a failure (the exit code ignores it)
@@ -155,7 +156,10 @@ def _review(root: Path) -> list[Check]:
     from ingest import allowlist
     from projection.errors import ReviewStoreUnavailable
     from projection.review_store import open_store, store_path
+    from theurian.stamped_store import VerifiedStores
 
+    # One verification of the store for all the rows that read it (the lake row's hashes, the store row).
+    stores = VerifiedStores()
     # A config that cannot be read fails its own row; the lake and the store are still checked (a typo in one
     # key must not hide a stale store).
     try:
@@ -184,9 +188,9 @@ def _review(root: Path) -> list[Check]:
     except (TheurianError, OSError):
         listing = None  # the store row below names what is wrong with the listing
     shown = f"{records} records in {len(folders)} repositor{'y' if len(folders) == 1 else 'ies'} ({REVIEW_DIR})"
-    checks.append(_lake_row(root, lake, scan, listing, entries, shown))
+    checks.append(_lake_row(root, lake, scan, listing, entries, shown, stores))
     try:
-        open_store(root)
+        open_store(root, stores)
         built_ns = store_path(root).stat().st_mtime_ns
     except ReviewStoreUnavailable as exc:
         return [*checks, _unservable_store(exc)]
@@ -213,13 +217,13 @@ def _review(root: Path) -> list[Check]:
 
 
 def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntry] | None, allowlisted: list[str],
-              shown: str) -> Check:
+              shown: str, stores: VerifiedStores) -> Check:
     """OK with `shown`, or FAIL naming the damaged files (`evidence.lake_damage`) and the cure of the first. The
     files the last build read and recorded unchanged are judged by the hash its store holds, unread, so a doctor
     over a lake built whole reads no record file."""
     damage = damaged_manifests(scan)
     if listing is not None:
-        damage += damaged_records(root, scan.manifests, entries=listing, vouched=_vouched(root))
+        damage += damaged_records(root, scan.manifests, entries=listing, vouched=_vouched(root, stores))
     if not damage:
         return Check("evidence lake", OK, shown)
     names = folder_names(lake, scan.manifests, allowlisted, damage)
@@ -228,7 +232,7 @@ def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntr
                  f"{shown}; {damage_listed(damage)}")
 
 
-def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:
+def _vouched(root: Path, stores: VerifiedStores) -> dict[str, tuple[FileIdentity, str]] | None:
     """Record path -> (identity, hash) of each file the review store's build read and recorded (its file record,
     `projection.review_reuse`, and its rows' hashes); None when there is no store that verifies, or no record."""
     from projection.errors import ReviewStoreUnavailable
@@ -238,11 +242,11 @@ def _vouched(root: Path) -> dict[str, tuple[FileIdentity, str]] | None:
     from theurian.installation import build_stamp_secret
 
     try:
-        open_store(root)  # verified under this installation's secret, which therefore exists
+        open_store(root, stores)  # verified under this installation's secret, which therefore exists
         recorded = recorded_files(publish_path(root), build_stamp_secret())
         if recorded is None:
             return None
-        hashes = stored_hashes(root)
+        hashes = stored_hashes(root, stores)
     except (ReviewStoreUnavailable, TheurianError):
         return None
     return {path: (identity, hashes[path]) for path, identity in recorded.files.items() if path in hashes}
