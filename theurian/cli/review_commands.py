@@ -10,7 +10,7 @@ import os
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -45,7 +45,7 @@ from theurian.times import parse_date_or_rfc3339
 
 # How far past this machine's clock a --since may be: another machine's clock, or a time copied from a log a
 # moment ago, may run a little ahead of this one.
-SINCE_CLOCK_SKEW = timedelta(minutes=5)
+SINCE_CLOCK_SKEW: Final = timedelta(minutes=5)
 
 app = typer.Typer(help="Ingest and inspect review evidence from allowlisted public GitHub repositories.",
                   no_args_is_help=True)
