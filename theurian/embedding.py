@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import os
 import threading
 import tomllib
 from collections.abc import Sequence
@@ -176,26 +177,34 @@ def _model_files(key: Path | None) -> ModelFiles:
 
 
 def identity_of(files: ModelFiles) -> ModelIdentity:
-    """The model's identity from one read of its weights file: the sha256 of its bytes and the width of its
-    tensor, from the file's safetensors header (an 8-byte little-endian length, then that many bytes of JSON
-    naming each tensor's shape; the format's own spec) rather than from loading the tensors.
+    """The model's identity from one pass over its weights file: the sha256 of its bytes, hashed a block at a time
+    (a model's weights may be large), and the width of its tensor, from the file's safetensors header (an 8-byte
+    little-endian length, then that many bytes of JSON naming each tensor's shape; the format's own spec) rather
+    than from loading the tensors.
 
     Raises:
         ConfigError: the file cannot be read, is not safetensors, or has no 2-D tensor `files.tensor`.
     """
+    digest = hashlib.sha256()
     try:
-        data = files.weights.read_bytes()
-        length = int.from_bytes(data[:8], "little")
-        if len(data) < 8 or length > len(data) - 8:
-            raise ValueError("not a safetensors file: its header length runs past its end")
-        header = json.loads(data[8:8 + length])
+        with files.weights.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            start = handle.read(8)
+            length = int.from_bytes(start, "little")
+            if len(start) < 8 or length > size - 8:
+                raise ValueError("not a safetensors file: its header length runs past its end")
+            text = handle.read(length)
+            digest.update(start + text)
+            header = json.loads(text)
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise ConfigError(f"model {files.name!r} cannot be loaded ({one_line_reason(exc)})") from exc
     entry = header.get(files.tensor) if isinstance(header, dict) else None
     shape = entry.get("shape") if isinstance(entry, dict) else None
     if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(n, int) and n > 0 for n in shape)):
         raise ConfigError(f"model {files.name!r}: {files.weights.name} has no 2-D tensor {files.tensor!r}")
-    return ModelIdentity(files.name, shape[1], hashlib.sha256(data).hexdigest())
+    return ModelIdentity(files.name, shape[1], digest.hexdigest())
 
 
 def embedding_model_fault() -> str | None:
