@@ -116,13 +116,16 @@ def test_a_daemon_record_that_is_no_regular_file_reads_as_no_daemon(installation
     assert "Traceback" not in result.stderr and "not running" in result.stdout + result.stderr
 
 
-@pytest.mark.parametrize("foreground", [False, True], ids=["background", "foreground"])
+START_COMMANDS = {"background": ("daemon", "start"), "foreground": ("daemon", "start", "--foreground"),
+                  "serve": ("serve",)}
+
+
+@pytest.mark.parametrize("start", list(START_COMMANDS))
 @pytest.mark.parametrize("planted", [*PLANTED, "one byte past the bound"])
 def test_a_project_registry_that_cannot_be_read_whole_stops_the_daemon_start_in_one_line(
-        installation: Installation, planted: str, foreground: bool) -> None:
+        installation: Installation, planted: str, start: str) -> None:
     path, reason = _plant(installation, REGISTRY_NAME, PLANTED.get(planted) or _past(MAX_REGISTRY_FILE_BYTES))
-    flags = ("--foreground",) if foreground else ()
-    result = installation.cli("daemon", "start", "--port", str(free_port()), *flags, timeout=WAIT_SECONDS)
+    result = installation.cli(*START_COMMANDS[start], "--port", str(free_port()), timeout=WAIT_SECONDS)
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr == (f"theurian: the daemon was not started: the project registry {path} {reason}; replace "
                              "it with the registry file (removing it leaves no project registered)\n")

@@ -12,12 +12,12 @@ from typing import Annotated
 
 import typer
 
-from theurian import daemon_control, daemon_state, installation, registry
+from theurian import daemon_control, daemon_state, registry
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.cli.serve_command import refuse_an_unreadable_registry, serve
 from theurian.daemon_address import DEFAULT_HOST, DEFAULT_PORT, refuse_an_empty_host
 from theurian.daemon_control import Status
-from theurian.errors import NotRegularFile, RegistryError, UsageError
-from theurian.files import read_opened
+from theurian.errors import UsageError
 
 app = typer.Typer(help="Run the MCP daemon in the background and look after it.", no_args_is_help=True)
 
@@ -35,15 +35,13 @@ def start(
 ) -> None:
     """Start the daemon in the background; returns once /health answers (exit 4 if one is already running)."""
     refuse_an_empty_host(host)
-    refuse_an_unreadable_registry()
     if foreground:
         if as_json:  # it serves until Ctrl-C, which prints no summary: a script waiting for one would wait forever
             raise UsageError("--foreground serves until Ctrl-C and prints no summary: leave out --json")
         daemon_control.refuse_if_running()
-        from theurian.cli.serve_command import serve
-
-        serve(host=host, port=port)
+        serve(host=host, port=port)  # which refuses an unreadable registry first
         return
+    refuse_an_unreadable_registry()  # here, not only in the child: its stderr goes to the log, not to the operator
     record = daemon_control.start_background(host, port)
     if as_json:
         echo_summary({"pid": record.pid, "mcpUrl": record.mcp_url, "startedAt": record.startedAt,
@@ -51,29 +49,6 @@ def start(
         return
     typer.echo(f"theurian daemon started: pid {record.pid}, {record.mcp_url} (log: {daemon_state.log_path()})")
     typer.echo("clients send Authorization: Bearer <token>; `theurian auth token` prints it")
-
-
-def refuse_an_unreadable_registry() -> None:
-    """Refuse to start over a registry no call could read as a file: not a regular file (a FIFO, a folder, a
-    device), past `registry.MAX_REGISTRY_FILE_BYTES`, or refused by the file system. The daemon reads the registry
-    per call, so it would start and refuse every call in one line; its content (TOML a hand edit broke) is still
-    each call's to report, as a fault the operator mends while it runs.
-
-    Raises:
-        RegistryError: the registry's path and why, in the words `project list` gives for it.
-    """
-    path = installation.registry_path()
-    try:
-        read_opened(path, registry.MAX_REGISTRY_FILE_BYTES, follow_link=True)
-    except FileNotFoundError:
-        return  # no registry is an empty one
-    except NotRegularFile as exc:
-        raise RegistryError(f"the daemon was not started: the project registry {path} cannot be read: "
-                            f"{exc.reason}; replace it with the registry file (removing it leaves no project "
-                            "registered)") from None
-    except OSError as exc:
-        raise RegistryError(f"the daemon was not started: the project registry {path} cannot be read: "
-                            f"{exc.strerror or type(exc).__name__}") from None
 
 
 @app.command("stop")
