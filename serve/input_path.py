@@ -85,7 +85,8 @@ class InputTier:
 
     def _admit(self, name: Any, arguments: Any) -> Verdict:
         if not isinstance(name, str) or name not in self._by_name:
-            shown = describe_value(name, _MAX_TOOL_NAME_SHOWN) if isinstance(name, str) else "that name"
+            shown = ("that name" if not isinstance(name, str)
+                     else describe_value(name, _MAX_TOOL_NAME_SHOWN, described_as="named by a value"))
             return Refused(f"No tool {shown} is served by this daemon; tools/list names the callable tools.")
         tool = self._by_name[name]
         return self._validator.admit(tool.name, tool.input_schema, {} if arguments is None else arguments,

@@ -73,6 +73,17 @@ def test_a_refused_call_runs_nothing_and_its_refusal_names_the_tool_as_the_route
     assert line.startswith("call tool=review.search project=- outcome=invalid ms=")
 
 
+@pytest.mark.parametrize("length", [100, 101], ids=["at the bound", "one past it"])
+def test_an_unknown_tool_name_is_quoted_up_to_its_bound_and_past_it_named_by_its_length(length: int) -> None:
+    seen: list[dict[str, Any]] = []
+    name = "x" * length
+    [result] = _calls(_recording_search(seen), name, [{}])
+    shown = repr(name) if length <= 100 else "named by a value of 101 characters"
+    assert result.is_error and seen == []
+    assert result.content[0].text == (f"No tool {shown} is served by this daemon; tools/list names the callable "
+                                      "tools.")
+
+
 def test_each_answered_call_is_logged_once_with_its_outcome(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.INFO, logger="theurian.serve"):
         _calls(_recording_search([]), "review.search", [{"projectId": "p"}, {"projectId": "p", "limit": "x"}])
