@@ -87,6 +87,7 @@ class SimilarAnswer:
     hits: list[SimilarHit]
     model: ModelIdentity
     build_id: str
+    compared: int  # how many embedded units the exact filters admitted: 0 says the filters matched nothing
 
 
 class SimilarIndex:
@@ -145,15 +146,17 @@ class SimilarIndex:
     def __len__(self) -> int:
         return len(self.ordinals)
 
-    def nearest(self, query: Vector, where: SimilarFilter, count: int) -> list[tuple[int, float]]:
-        """Up to `count` (ordinal, cosine) matching `where`, nearest first, ties in ordinal order."""
+    def nearest(self, query: Vector, where: SimilarFilter, count: int) -> tuple[list[tuple[int, float]], int]:
+        """Up to `count` (ordinal, cosine) matching `where`, nearest first, ties in ordinal order; and how many units
+        `where` admitted."""
         allowed: numpy.typing.NDArray[numpy.bool_] | None = None
         wanted = (where.kind, where.repository, where.thread_state, where.file_path)
         for column, value in zip(self._columns, wanted, strict=True):
             if value is not None:
                 allowed = column.equals(value) if allowed is None else allowed & column.equals(value)
         picked, scores, _ = self.scan.nearest(query, allowed, count)
-        return [(int(self.ordinals[at]), float(score)) for at, score in zip(picked, scores, strict=True)]
+        compared = len(self.ordinals) if allowed is None else int(allowed.sum())
+        return [(int(self.ordinals[at]), float(score)) for at, score in zip(picked, scores, strict=True)], compared
 
 
 class _Coded:
@@ -220,9 +223,9 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
     query = model.embed([situation])[0]
     if not query.any():  # no token of it is in the model's vocabulary: its words have no vector behind them
         raise SituationWithoutWords
-    nearest = index.nearest(query, where, CANDIDATES)
+    nearest, compared = index.nearest(query, where, CANDIDATES)
     if not nearest or nearest[0][1] < SIMILARITY_FLOOR:
-        return SimilarAnswer([], index.model, index.build_id)
+        return SimilarAnswer([], index.model, index.build_id, compared)
     scored = []
     for ordinal, cosine in nearest:
         share = lexical_share(wanted, index.texts_of(ordinal))
@@ -241,7 +244,7 @@ def find_similar(root: Path, situation: str, where: SimilarFilter, limit: int,
                    (FOUND_DENSE, FOUND_LEXICAL) if share > 0 else (FOUND_DENSE,))
         for fused, ordinal, similarity, share in kept if ordinal in records
     ]
-    return SimilarAnswer(hits, index.model, index.build_id)
+    return SimilarAnswer(hits, index.model, index.build_id, compared)
 
 
 def content_words(text: str) -> frozenset[str]:

@@ -134,6 +134,13 @@ def test_the_cli_says_so_when_nothing_came_near(module_installation: Installatio
     assert result.stdout.startswith("nothing like this came up in review")
 
 
+def test_the_cli_says_so_when_the_filters_matched_no_record(module_installation: Installation,
+                                                             project: dict[str, Any]) -> None:
+    result = module_installation.cli("review", "similar", PARAPHRASE, "--repository", "no-such/repository",
+                                     "--project", str(project["root"]), check=True)
+    assert result.stdout.startswith("no record matched the filters, so nothing was compared")
+
+
 def test_the_cli_refuses_a_bad_limit_and_an_overlong_situation_with_the_tools_words_exit_1(
         module_installation: Installation, module_daemon: RunningDaemon, project: dict[str, Any]) -> None:
     over_limit = {"situation": "x", "limit": 21}

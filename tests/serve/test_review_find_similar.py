@@ -32,6 +32,7 @@ from serve.validation import Admitted, InputValidator
 from tests.projection.review_records import pull_request, review, thread, write_lake
 from tests.serve.test_review_search import built_project
 from tests.support.admission import five_at_once
+from tests.support.cli_app import invoke
 from tests.support.sample_project import registered_empty_project
 from tests.support.tool_results import refusal_text, served
 from theurian.embedding import DEFAULT_MODEL_NAME
@@ -146,6 +147,17 @@ def test_filters_are_exact_and_anded(project: Path) -> None:
     assert keys(situation=situation, kind="review-submission", repository="acme/pay") == []
 
 
+def test_compared_counts_the_units_the_filters_admit_so_an_empty_answer_says_which_empty_it_is(project: Path) -> None:
+    situation = "two workers each hold one lock while waiting on the other"
+    assert answer(situation=situation)["retrieval"]["compared"] == 5  # four threads and the submission with a body
+    assert answer(situation=situation, repository="acme/web")["retrieval"]["compared"] == 3
+    assert answer(situation=situation, repository="acme/web", kind="review-thread")["retrieval"]["compared"] == 2
+    misspelt = answer(situation=situation, repository="ACME/pay")
+    assert (misspelt["count"], misspelt["retrieval"]["compared"]) == (0, 0)
+    far = answer(situation="tuning the CUDA kernel launch parameters for the GPU training job")
+    assert (far["count"], far["retrieval"]["compared"]) == (0, 5)
+
+
 @pytest.mark.parametrize(("key", "value", "lacks"), [("threadState", "open", "thread state"),
                                                     ("filePath", "ledger/transfer.py", "file path")])
 def test_a_thread_only_filter_beside_kind_review_submission_is_refused_as_never_matching(
@@ -185,7 +197,15 @@ def test_the_default_limit_is_five(tmp_path: Path) -> None:
 
 def test_a_store_with_no_embedded_record_answers_empty(tmp_path: Path) -> None:
     built_project(tmp_path / "prs", "p", [pull_request("o/r", 1, "PR_1", title="the lock order", body="lock order")])
-    assert answer(situation="the lock order")["records"] == []
+    found = answer(situation="the lock order")
+    assert (found["records"], found["retrieval"]["compared"]) == ([], 0)
+
+
+def test_the_cli_says_there_was_nothing_to_compare_when_the_store_holds_no_embedded_record(tmp_path: Path) -> None:
+    root = built_project(tmp_path / "prs", "p", [pull_request("o/r", 1, "PR_1", title="the lock order")])
+    printed = invoke(["review", "similar", "the lock order", "--project", str(root)])
+    assert (printed.exit_code, printed.stdout) == (
+        0, "nothing to compare: the review store holds no review thread or review submission with text\n")
 
 
 def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refused_at_the_wire(project: Path) -> None:

@@ -41,8 +41,21 @@ def similar(
     retrieval = answer["retrieval"]
     print_answer("review.findSimilar", answer, "records", as_json, csv_out, _COLUMNS, shown=_shown,
                  notes=[f"model {retrieval['model']}", f"store {retrieval['storeBuildId']}"],
-                 empty=(f"nothing like this came up in review: no record's similarity reached the floor "
-                        f"({retrieval['similarityFloor']}; model {retrieval['model']})"), root=named_root(project))
+                 empty=_empty_line(retrieval, filtered=any(
+                     value is not None for value in (repository, file_path, thread_state, kind))),
+                 root=named_root(project))
+
+
+def _empty_line(retrieval: dict[str, Any], *, filtered: bool) -> str:
+    """Why the answer is empty: nothing to compare (the filters admitted no record, or the store holds no thread or
+    submission with text), or nothing near enough."""
+    if retrieval["compared"] == 0 and filtered:
+        return ("no record matched the filters, so nothing was compared (each filter is exact and case-sensitive; "
+                "`theurian review search` shows the spellings stored)")
+    if retrieval["compared"] == 0:
+        return "nothing to compare: the review store holds no review thread or review submission with text"
+    return (f"nothing like this came up in review: no record's similarity reached the floor "
+            f"({retrieval['similarityFloor']}; model {retrieval['model']})")
 
 
 def _shown(record: dict[str, Any]) -> dict[str, Any]:
