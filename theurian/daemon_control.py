@@ -14,11 +14,13 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from theurian import access_token, daemon_state
 from theurian.daemon_state import DaemonRecord
 from theurian.errors import AlreadyInPlaceError, TheurianError
+from theurian.interrupts import watching_interrupts
 
 START_TIMEOUT_SECONDS: Final = 30.0
 STOP_TIMEOUT_SECONDS: Final = 10.0
@@ -83,12 +85,30 @@ def start_background(host: str, port: int, timeout: float = START_TIMEOUT_SECOND
     log_path = daemon_state.log_path()
     log_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     daemon_state.rotate_log_if_large()
-    with open(log_path, "ab") as log:
-        offset = log.tell()
-        command = [sys.executable, "-m", "theurian", "daemon", "start", "--foreground", "--host", host,
-                   "--port", str(port)]
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 start_new_session=True, close_fds=True)
+    with watching_interrupts() as interrupts:
+        with interrupts.deferred(), open(log_path, "ab") as log:  # a Ctrl-C here lands once `child` is known
+            offset = log.tell()
+            command = [sys.executable, "-m", "theurian", "daemon", "start", "--foreground", "--host", host,
+                       "--port", str(port)]
+            child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     start_new_session=True, close_fds=True)
+        try:
+            interrupts.check()
+            return _answering(child, offset, timeout, log_path)
+        except KeyboardInterrupt:
+            # The child is in a session of its own, so the terminal's Ctrl-C never reached it: an operator who gave
+            # up on the start would otherwise leave a daemon holding the port, with nothing said.
+            with interrupts.deferred():
+                _stop_child(child)
+            raise
+
+
+def _answering(child: subprocess.Popen[bytes], offset: int, timeout: float, log_path: Path) -> DaemonRecord:
+    """`child`'s record once it answers /health, within `timeout` seconds; killed past them.
+
+    Raises:
+        TheurianError: it exited before answering, or never answered.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         code = child.poll()
@@ -101,6 +121,18 @@ def start_background(host: str, port: int, timeout: float = START_TIMEOUT_SECOND
     child.kill()
     child.wait()
     raise TheurianError(f"the daemon did not answer /health within {timeout:g} s and was stopped; see {log_path}")
+
+
+def _stop_child(child: subprocess.Popen[bytes]) -> None:
+    """Stop a daemon this command started, as `stop` would: SIGTERM, then SIGKILL past the stop timeout; its record
+    goes with it."""
+    child.terminate()
+    try:
+        child.wait(STOP_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+    daemon_state.remove_record(child.pid)  # a graceful daemon removed it itself; a killed one could not
 
 
 def stop(timeout: float = STOP_TIMEOUT_SECONDS) -> Stopped:

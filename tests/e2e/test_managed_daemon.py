@@ -113,6 +113,45 @@ def test_start_on_a_port_something_else_holds_fails_with_the_daemons_own_words(i
     assert log and all(re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{4} ", line) for line in log), log
 
 
+def _first_child(pid: int, deadline: float) -> int:
+    """The pid of the first process `pid` started (Linux's /proc lists a thread's children)."""
+    children = f"/proc/{pid}/task/{pid}/children"
+    while time.monotonic() < deadline:
+        with open(children, encoding="ascii") as listed:
+            found = listed.read().split()
+        if found:
+            return int(found[0])
+        time.sleep(0.005)  # polling for a fork: nothing to wait on
+    raise AssertionError(f"pid {pid} started no process")
+
+
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)],
+                         ids=["Ctrl-C", "SIGTERM"])
+def test_a_start_interrupted_before_the_daemon_answers_stops_the_daemon_it_started(
+        installation: Installation, stop: signal.Signals, code: int) -> None:
+    """The daemon runs in a session of its own, so the terminal's Ctrl-C never reaches it: the start stops it."""
+    port = free_port()
+    with subprocess.Popen([str(THEURIAN_BIN), "daemon", "start", "--port", str(port)], env=installation.env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as starting:
+        try:
+            child = _first_child(starting.pid, time.monotonic() + 30)
+            starting.send_signal(stop)  # the daemon takes a second to import its libraries: it has not answered
+            assert starting.wait(timeout=60) == code
+        finally:
+            starting.kill()
+    deadline = time.monotonic() + 20
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)  # the child is not ours to wait on: it is the start's
+    left_running = alive(child)
+    if left_running:
+        os.kill(child, signal.SIGKILL)  # failing, leave no daemon behind
+    assert not left_running
+    assert installation.cli("daemon", "status").returncode == STATUS_STOPPED
+    assert not (installation.state_dir / RECORD_NAME).exists()
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", port))  # nothing holds the port
+
+
 _STUBBORN = "import signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); " \
             "time.sleep(120)"
 
