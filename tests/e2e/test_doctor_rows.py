@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ingest.client import API_URL_ENV
+from ingest.api_url import API_URL_ENV
 from tests.support.installation import Installation
 
 

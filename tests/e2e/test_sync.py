@@ -20,7 +20,7 @@ from tests.support.fake_github import FakeGitHub
 from tests.support.github_corpus import PUBLIC_REPOSITORY, load_fixture
 from tests.support.installation import THEURIAN_BIN, Installation
 from theurian.cli.sync_stages import STAGES
-from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED
+from theurian.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_USAGE
 
 INTERRUPT_WAIT_SECONDS = 60.0
 
@@ -60,6 +60,25 @@ def test_a_fresh_project_skips_what_has_nothing_to_do_and_says_why(installation:
     again = _stages(_sync(installation, root, "--json"))
     assert again["migrate apply"]["outcome"] == "skipped" and "nothing pending" in again["migrate apply"]["reason"]
     assert again["index build"]["outcome"] == "skipped" and "already covers state" in again["index build"]["reason"]
+
+
+def test_with_json_each_stages_name_still_goes_to_stderr_as_it_starts(installation: Installation,
+                                                                        tmp_path: Path) -> None:
+    result = _sync(installation, new_project(installation, tmp_path / "p"), "--json")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines() == [f"sync: {name}…" for name in STAGES]
+    assert _stages(result)  # stdout is still the one document
+
+
+def test_an_api_url_the_ingest_would_refuse_is_a_usage_error_before_any_stage(installation: Installation,
+                                                                               tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p", PUBLIC_REPOSITORY)
+    for args, env in [(("--api-url", "ftp://x"), None), ((), {"GITHUB_API_URL": "http://example.com"})]:
+        result = _sync(installation, root, *args, env=env)
+        assert (result.returncode, result.stdout) == (EXIT_USAGE, "")
+        [line] = result.stderr.splitlines()  # no stage ran: no stage's name was printed
+        assert line.startswith("theurian: ") and ("is not an http(s) URL" in line or "plain http" in line), line
+    assert not (root / ".theurian/state").exists() or not any((root / ".theurian/state").iterdir())
 
 
 def test_each_stage_holds_the_summary_its_own_command_prints_with_json(installation: Installation,

@@ -8,7 +8,7 @@ import pytest
 import respx
 
 from ingest import allowlist
-from ingest.client import API_URL_ENV, api_url_from
+from ingest.api_url import API_URL_ENV, api_url_from
 from tests.support.cli_app import invoke
 from tests.support.installation import Installation
 from theurian.errors import UsageError

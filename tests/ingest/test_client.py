@@ -9,7 +9,8 @@ import httpx
 import pytest
 import respx
 
-from ingest.client import GitHubClient, api_url_from, graphql_endpoint
+from ingest.api_url import api_url_from
+from ingest.client import GitHubClient, graphql_endpoint
 from ingest.credentials import token_from_env
 from ingest.errors import GitHubError, GitHubNotFoundError, TokenMissingError
 from ingest.retry import MAX_ATTEMPTS, max_wait_refusal

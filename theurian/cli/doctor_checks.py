@@ -164,7 +164,8 @@ def github_checks(online: bool) -> list[Check]:
 
 
 def _github_online() -> Check:
-    from ingest.client import API_URL_ENV, GitHubClient, api_url_from
+    from ingest.api_url import API_URL_ENV, api_url_from
+    from ingest.client import GitHubClient
     from ingest.credentials import credentials_from
 
     try:

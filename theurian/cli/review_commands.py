@@ -177,7 +177,8 @@ def run_ingest(root: Path, repositories: list[str], *, since: datetime | None = 
         SaltRefusedError: the salt is lost or not the lake's (`rekey` takes it), before any request or write.
     """
     # githubkit takes about a second to import: only a command that talks to GitHub pays for it.
-    from ingest.client import GitHubClient, api_url_from
+    from ingest.api_url import api_url_from
+    from ingest.client import GitHubClient
     from ingest.credentials import credentials_from
     from ingest.run import RepositoryRun, RunOptions
 

@@ -9,11 +9,13 @@ exit code is 1.
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from typing import Annotated
 
 import typer
 
+from ingest.api_url import api_url_from
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.pasteable import named_root, with_project
@@ -43,11 +45,11 @@ def sync(
     after running the others. Ctrl-C stops it at once and leaves every store as it was or whole (exit 130).
     """
     root = project_root(project)
+    api_url_from(api_url, os.environ)  # a usage error (exit 2) before any stage, as `review ingest` refuses it
     options = SyncOptions(api_url=api_url, max_wait=max_wait, ceiling=disclosure_ceiling())
     outcomes: list[StageOutcome] = []
     for name in STAGES:
-        if not as_json:
-            typer.echo(f"sync: {name}…", err=True)
+        typer.echo(f"sync: {name}…", err=True)  # stderr, so `--json`'s stdout stays the one document
         outcomes.append(run_stage(name, root, replace(options, earlier=list(outcomes))))
     failed = [outcome.stage for outcome in outcomes if outcome.outcome == "failed"]
     if as_json:
