@@ -204,6 +204,14 @@ BROKEN: dict[str, tuple[Callable[[Installation, Path], None], str, str, str]] = 
     "knowledge state removed": (lambda i, p: (p / ".theurian/state/knowledge-active.json").unlink(),
                                 "sample: knowledge state", "2 migration(s) pending",
                                 "`theurian migrate apply --project PROJECT`"),
+    # Not only "1 migration(s) pending" with `migrate apply` as the cure: that apply would refuse the file.
+    "a pending migration apply would refuse": (
+        lambda i, p: (p / ".theurian/migrations/01K1Z0000000000000000000M9-bad.yaml").write_text(
+            "id: 01K1Z0000000000000000000M9\noperations:\n  - op: frobnicate\n", encoding="utf-8"),
+        "sample: knowledge state", "1 migration(s) pending, which `migrate apply` would refuse: migration "
+        "01K1Z0000000000000000000M9-bad.yaml is invalid",
+        "correct that migration (`theurian migrate validate --project PROJECT` checks them all), then "
+        "`theurian migrate apply --project PROJECT`"),
     # Not "N migration(s) pending": every migration was applied, into a state this installation cannot vouch for.
     "knowledge state edited with sqlite3": (lambda i, p: _edit_state_with_sqlite3(p), "sample: knowledge state",
                                             "not this installation's build, or is damaged",

@@ -323,6 +323,20 @@ def _findings(root: Path) -> Check:
     return Check("findings store", OK, f"built {built:%Y-%m-%d %H:%M}Z, current with HEAD")
 
 
+def _pending(root: Path, count: int) -> Check:
+    """The row for `count` pending migrations: their cure is `migrate apply`, unless it would refuse them (what
+    `migrate validate` checks, nothing applied), when the cure is mending the one it names."""
+    from knowledge.rehearsal import rehearse
+
+    try:
+        rehearse(root)
+    except TheurianError as exc:
+        return Check("knowledge state", FAIL, f"{count} migration(s) pending, which `migrate apply` would refuse: "
+                     f"{exc.message}", "correct that migration (`theurian migrate validate` checks them all), "
+                     "then `theurian migrate apply`")
+    return Check("knowledge state", FAIL, f"{count} migration(s) pending", "`theurian migrate apply`")
+
+
 def _knowledge(root: Path) -> list[Check]:
     from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE, migration_status
     from knowledge.index_status import CURRENT, index_status
@@ -344,8 +358,7 @@ def _knowledge(root: Path) -> list[Check]:
         # Not "N pending": the migrations were applied, but into a state this installation cannot vouch for.
         state = Check("knowledge state", FAIL, REFUSED_STATE, REFUSED_STATE_CURE)
     elif status.pending:
-        state = Check("knowledge state", FAIL, f"{len(status.pending)} migration(s) pending",
-                      "`theurian migrate apply`")
+        state = _pending(root, len(status.pending))
     elif pointer is None:
         return [Check("knowledge state", OK, "no migrations")]
     else:
