@@ -330,6 +330,30 @@ def test_a_model_folder_without_its_manifest_fails_its_own_row_and_the_store_row
     assert checks["embedding model"]["level"] == checks["sample: review store"]["level"] == "ok", checks
 
 
+def test_an_installation_config_every_row_reads_is_named_once_and_the_rows_it_stopped_cure_it(
+        copy: tuple[Installation, Path]) -> None:
+    """Said before: the model row, each review store and each knowledge state repeated the config's fault, the
+    store rows with a model's cure and a rebuild, the knowledge rows with no cure at all."""
+    installation, project = copy
+    config = installation.home / "config" / INSTALLATION_CONFIG_NAME
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text('api_url = "x"\n', encoding="utf-8")
+    (project / ".theurian/state/theurian-findings-local.sqlite").unlink()  # a fault of its own
+    code, checks = _doctor(installation)
+    assert code == 1
+    cause = checks["installation config"]
+    assert cause["level"] == "fail" and "unknown key 'api_url'" in cause["state"] and cause["cure"] == f"fix {config}"
+    stopped = ["embedding model", "sample: review store", "sample: knowledge state", "github app"]
+    for name in stopped:
+        assert checks[name] == {"check": name, "level": "fail", "state": "not checked: the installation config is "
+                                "refused (its row above)", "cure": f"fix {config}"}, checks[name]
+    assert [name for name, c in checks.items() if "api_url" in c["state"]] == ["installation config"]
+    assert checks["sample: findings store"]["state"] == "not servable (absent)"  # its own fault, its own cure
+    status = installation.cli("project", "status", "sample", check=True).stdout
+    assert (f"  review store: not checked: the installation config is refused: {cause['state']}  [fail] -> fix "
+            f"{config}" in status.splitlines()), status
+
+
 def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation, Path]) -> None:
     from tests.support.fake_github import FakeGitHub
     from tests.support.github_corpus import load_fixture

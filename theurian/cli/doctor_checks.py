@@ -20,6 +20,7 @@ from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
 
 MIN_PYTHON: Final = (3, 11)
+INSTALLATION_CONFIG_CHECK: Final = "installation config"
 _PRIVATE: Final = 0o600
 _T = TypeVar("_T")
 
@@ -27,7 +28,7 @@ _T = TypeVar("_T")
 def installation_checks() -> list[Check]:
     secret = _private_file("build-stamp secret", installation.state_dir() / installation.SECRET_NAME,
                            "not created yet (made by the first build)", required=False)
-    return [_python(), _git(), _registry(), _config(), _embedding_model(), secret, _token_file()]
+    return [_python(), _git(), _registry(), installation_config_check(), _embedding_model(), secret, _token_file()]
 
 
 def _python() -> Check:
@@ -51,8 +52,10 @@ def _registry() -> Check:
                      f"fix {path} by hand")
 
 
-def _config() -> Check:
-    return _readable("installation config", installation.disclosure_ceiling,
+def installation_config_check() -> Check:
+    """Whether the installation config can be read: every project's stores read it, so `doctor` and `project
+    status` say its fault once (`project_checks.attributed_to`)."""
+    return _readable(INSTALLATION_CONFIG_CHECK, installation.disclosure_ceiling,
                      lambda ceiling: f"disclosure ceiling {ceiling}", f"fix {installation.installation_config_path()}")
 
 

@@ -7,9 +7,9 @@ from typing import Annotated
 import typer
 
 from theurian import registry
-from theurian.cli.doctor_checks import daemon_checks, github_checks, installation_checks
+from theurian.cli.doctor_checks import INSTALLATION_CONFIG_CHECK, daemon_checks, github_checks, installation_checks
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
-from theurian.cli.project_checks import FAIL, Check, project_checks
+from theurian.cli.project_checks import FAIL, Check, attributed_to, project_checks
 from theurian.errors import TheurianError
 
 _MARKS = {"ok": "ok", "warn": "warn", "fail": "FAIL"}
@@ -24,7 +24,10 @@ def doctor(
 
     Exit 0 when no check fails (a warning names something optional), 1 otherwise; each failing check names
     its cure."""
-    checks = [*installation_checks(), *daemon_checks(), *_projects(), *github_checks(online)]
+    installation = installation_checks()
+    config = next(c for c in installation if c.name == INSTALLATION_CONFIG_CHECK)
+    checks = attributed_to([*installation, *daemon_checks(), *_projects(), *github_checks(online)], config,
+                           shown=True)
     failed = any(c.level == FAIL for c in checks)
     if as_json:
         echo_summary({"checks": [{"check": c.name, "level": c.level, "state": c.state, "cure": c.cure}

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -57,6 +57,18 @@ class Check:
     files: tuple[dict[str, str], ...] = ()
     # What the row says once those files are listed apart, each with its cure: the first is not named twice.
     listed_state: str = ""
+
+
+def attributed_to(checks: list[Check], cause: Check, *, shown: bool) -> list[Check]:
+    """`checks` with each failing row that failed on `cause`'s own fault (its state carries `cause`'s words: the
+    installation config, say, which the model, every review store and every knowledge state read) said to be not
+    checked, with `cause`'s cure rather than its own (a rebuild would meet the same fault). `shown`: `cause` is a row
+    of the same table, so its words are not repeated. A row failing for a reason of its own is kept as it is."""
+    if cause.level != FAIL or not cause.state:
+        return checks
+    said = " (its row above)" if shown else f": {cause.state}"
+    return [replace(c, state=f"not checked: the {cause.name} is refused{said}", cure=cause.cure)
+            if c is not cause and c.level == FAIL and cause.state in c.state else c for c in checks]
 
 
 def project_checks(project_id: str, root: Path) -> list[Check]:

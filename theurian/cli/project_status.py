@@ -9,10 +9,11 @@ from typing import Annotated, Any, Final
 import typer
 
 from theurian import registry
+from theurian.cli.doctor_checks import installation_config_check
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.lake_damage_words import line as damage_line
 from theurian.cli.pasteable import with_project
-from theurian.cli.project_checks import Check, project_checks
+from theurian.cli.project_checks import Check, attributed_to, project_checks
 from theurian.cli.review_freshness import NEVER_INGESTED, interrupted_next_step, interrupted_runs, run_state
 
 # What `project status` and `project list` say of an empty registry, and how to fill it.
@@ -33,7 +34,9 @@ def status(
     chosen = snapshot.registrations if project_id is None else [snapshot.find(project_id)]
     if project_id is not None and chosen[0] is None:
         raise registry.not_registered(project_id)
-    judged = [(r, project_checks(r.project_id, r.root)) for r in chosen if r is not None]
+    config = installation_config_check()  # not a row here: its fault is named in each row that met it
+    judged = [(r, attributed_to(project_checks(r.project_id, r.root), config, shown=False))
+              for r in chosen if r is not None]
     documents = [_document(r.project_id, r.root, checks) for r, checks in judged]
     if as_json:
         echo_summary({"projects": documents})
