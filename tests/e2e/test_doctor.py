@@ -354,6 +354,23 @@ def test_an_installation_config_every_row_reads_is_named_once_and_the_rows_it_st
             f"{config}" in status.splitlines()), status
 
 
+def test_an_allowlisted_repository_with_no_run_at_all_is_a_warning_naming_the_ingest_that_says_why(
+        copy: tuple[Installation, Path]) -> None:
+    """An ingest that fails before it has shown a repository public writes no run: every row was ok after it."""
+    installation, project = copy
+    _, before = _doctor(installation)
+    assert before["sample: allowlist"]["level"] == "ok", before["sample: allowlist"]
+    installation.cli_in_process("review", "allow", "Acme/Nothing", "--project", str(project))
+    _, checks = _doctor(installation)
+    row = checks["sample: allowlist"]
+    assert (row["level"], row["cure"]) == ("warn", f"`theurian review ingest Acme/Nothing --project {project}` says "
+                                                   "why")
+    assert row["state"].endswith("; Acme/Nothing never ingested (an ingest that failed before its first page leaves "
+                                 "no run)"), row
+    assert {name for name, c in checks.items() if c["level"] == "fail"} == {
+        name for name, c in before.items() if c["level"] == "fail"}  # a warning: the exit code is not moved by it
+
+
 def test_online_asks_the_github_api_for_its_rate_budget(copy: tuple[Installation, Path]) -> None:
     from tests.support.fake_github import FakeGitHub
     from tests.support.github_corpus import load_fixture

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from evidence.lake import Lake
 from evidence.lake_damage import damaged_manifests, damaged_records
@@ -26,7 +26,7 @@ from theurian.cli.lake_damage_words import folder_names
 from theurian.cli.lake_damage_words import listed as damage_listed
 from theurian.cli.lake_damage_words import summary as damage_summary
 from theurian.cli.pasteable import with_project
-from theurian.cli.review_freshness import lake_change_since
+from theurian.cli.review_freshness import NEVER_INGESTED, lake_change_since
 from theurian.containment import resolve_inside
 from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
@@ -195,6 +195,7 @@ def _review(root: Path) -> list[Check]:
     records = sum(sum(lake.folder_record_counts(f).values()) for f in folders)
     scan = lake.scan_manifests()
     manifests = scan.manifests
+    checks = [_never_ingested(c, entries, manifests) if c.name == "allowlist" else c for c in checks]
     try:
         listing: list[LakeEntry] | None = scan_records(root, identities=True)[0]
     except (TheurianError, OSError):
@@ -226,6 +227,21 @@ def _review(root: Path) -> list[Check]:
         return [*checks, Check("review store", FAIL, f"built {built:%Y-%m-%d %H:%M}Z; {changed}: not current "
                                                      "with the lake", "`theurian review build`")]
     return [*checks, Check("review store", OK, f"built here {built:%Y-%m-%d %H:%M}Z, current with the lake")]
+
+
+def _never_ingested(row: Check, entries: list[str], manifests: list[dict[str, Any]]) -> Check:
+    """The allowlist row, a warning when an allowlisted repository has no run at all: an ingest that fails before
+    it has shown the repository public (not found, private, a wrong name) writes no run manifest, so the lake
+    itself keeps no trace of it, and a nightly sync failing on it would otherwise leave every row ok."""
+    from evidence.records import repository_folder
+
+    ingested = {m["repositoryFolder"] for m in manifests}
+    never = [entry for entry in entries if repository_folder(entry) not in ingested]
+    if row.level != OK or not never:
+        return row
+    more = f" and {len(never) - 1} more" if len(never) > 1 else ""
+    return replace(row, level=WARN, state=f"{row.state}; {never[0]}{more} {NEVER_INGESTED} (an ingest that failed "
+                   "before its first page leaves no run)", cure=f"`theurian review ingest {never[0]}` says why")
 
 
 def _lake_row(root: Path, lake: Lake, scan: ManifestScan, listing: list[LakeEntry] | None, allowlisted: list[str],
