@@ -29,7 +29,7 @@ from projection.findings_store import (
     TRAILER_FORMAT_VERSION,
     publish_path,
 )
-from projection.git_head import head_sha
+from projection.git_head import head_sha, in_repository
 from projection.git_history import Commit, read_commits
 from projection.trailers import Finding, finding_lines, parse_message
 from theurian.durable import publish_built_file
@@ -55,12 +55,15 @@ class BuildSummary:
     undated: int = 0
     undated_lines: int = 0
     secrets: SecretCounts | None = None
+    in_repository: bool = True  # False: outside any git repository, so no history and an empty store
 
     def describe(self) -> str:
         summary = (
             f"built {self.store}: {self.findings} findings from {self.commits} commits; "
             f"{self.malformed} malformed Review-Finding lines skipped"
         )
+        if not self.in_repository:
+            summary += "; the project is not inside a git repository: no history, so no findings"
         if self.secrets is not None and self.secrets.found:
             summary += f"; {self.secrets.describe()}"
         if self.undated == 1:
@@ -149,7 +152,11 @@ def build_findings_store(root: Path) -> BuildSummary:
     secret = build_stamp_secret()
     screener = _Screener(root)
     head = head_sha(root)  # the commit the store answers for; the history is read from it, not from HEAD again
-    rows, counts = _rows(read_commits(root, head), screener)
+    # Outside any repository there is no history, and an empty store says so: review.findings then answers "no
+    # finding" where it refused naming this build, whose cure failed. Inside one, git must read it (a missing git
+    # fails loudly rather than reading as no history).
+    repository = in_repository(root)
+    rows, counts = _rows(read_commits(root, head) if repository else iter(()), screener)
     target.parent.mkdir(parents=True, exist_ok=True)
     target = publish_path(root)  # the state folder now exists: check again that creating it escaped nowhere
     sweep_leftovers(target.parent, target.name)  # what an interrupted build before this one left behind
@@ -157,7 +164,7 @@ def build_findings_store(root: Path) -> BuildSummary:
     _write_store(target, rows, head, build_id, secret)
     commits, malformed, undated, undated_lines = counts
     return BuildSummary(STORE_RELATIVE, commits, len(rows), malformed, build_id, undated, undated_lines,
-                        screener.counts)
+                        screener.counts, repository)
 
 
 def _rows(history: Iterable[Commit], screener: _Screener) -> tuple[list[Row], tuple[int, int, int, int]]:

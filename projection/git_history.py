@@ -72,16 +72,6 @@ def read_commits(root: Path, head: str | None) -> Iterator[Commit]:
     return _parse(output)
 
 
-def in_repository(root: Path) -> bool:
-    """Whether `root` lies inside a git repository (False too when git is not installed): what `sync` asks before
-    it builds the findings store, which a folder outside git has no history for."""
-    try:
-        _git(root, "rev-parse", "--git-dir")
-    except GitHistoryError:
-        return False
-    return True
-
-
 def _git(root: Path, *args: str) -> bytes:
     # GIT_DIR and friends from the caller's environment would point git at some other repository.
     env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}

@@ -54,9 +54,16 @@ def test_a_fresh_project_skips_what_has_nothing_to_do_and_says_why(installation:
     assert [line.split("  ")[0] for line in lines[:5]] == list(STAGES)
     assert "review ingest   skipped  the review allowlist is empty" in lines[0]
     assert "review build    skipped  the evidence lake (.theurian/review/) holds no repository yet" in lines[1]
-    assert "findings build  skipped  the project is not inside a git repository" in lines[2]
+    # Not skipped: review.findings refused a project with no findings store, naming a build that then failed.
+    assert lines[2].startswith("findings build  done     built .theurian/state/theurian-findings-local.sqlite: 0 "
+                               "findings from 0 commits")
+    assert lines[2].endswith("; the project is not inside a git repository: no history, so no findings")
     assert lines[3].startswith("migrate apply   done     state ") and lines[4].startswith("index build     done")
-    assert lines[5] == "sync: 2 done, 3 skipped, 0 failed"
+    assert lines[5] == "sync: 3 done, 2 skipped, 0 failed"
+    installation.cli_in_process("project", "register", str(root))
+    listed = installation.cli("findings", "list", "--json", "--project", str(root))  # as an agent is answered
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert json.loads(listed.stdout)["summary"]["count"] == 0, listed.stdout
     again = _stages(_sync(installation, root, "--json"))
     assert again["migrate apply"]["outcome"] == "skipped" and "nothing pending" in again["migrate apply"]["reason"]
     assert again["index build"]["outcome"] == "skipped" and "already covers state" in again["index build"]["reason"]

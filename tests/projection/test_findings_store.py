@@ -150,12 +150,6 @@ def test_a_head_naming_a_missing_commit_is_an_error_and_keeps_the_store_it_had(t
     assert _all(root) == before and before
 
 
-def test_a_folder_that_is_not_a_git_repository_is_an_error_and_builds_nothing(tmp_path: Path) -> None:
-    with pytest.raises(GitHistoryError, match="cannot read the git history"):
-        build_findings_store(tmp_path)
-    assert not (tmp_path / STORE_RELATIVE).exists()
-
-
 def _reason(root: Path) -> str:
     with pytest.raises(FindingsStoreUnavailable) as caught:
         read_findings(root, FindingFilter(), 10)
@@ -207,6 +201,17 @@ def test_a_store_that_cannot_be_read_or_carries_no_stamp_is_unavailable(
             connection.execute("DELETE FROM build_stamp")
     with pytest.raises(FindingsStoreUnavailable):
         read_findings(built[0], FindingFilter(), 10)
+
+
+def test_outside_any_git_repository_the_build_writes_an_empty_store_that_is_served_as_no_finding(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "project"
+    (root / ".theurian").mkdir(parents=True)
+    summary = build_findings_store(root)
+    assert (summary.commits, summary.findings, summary.in_repository) == (0, 0, False)
+    assert summary.describe().endswith("; the project is not inside a git repository: no history, so no findings")
+    assert read_findings(root, FindingFilter(), 10) == []
 
 
 def test_a_store_file_linked_out_of_the_project_is_refused_by_build_before_git_and_by_read(

@@ -340,14 +340,15 @@ def _findings(root: Path) -> Check:
     from projection.git_head import in_repository
 
     path = store_path(root)
-    if not path.exists() and not in_repository(root):
-        return Check("findings store", OK, "not a git repository: nothing to build")
     try:
         # The tool's own read: it refuses a store HEAD was committed after (stale) as it refuses a damaged one.
         read_findings(root, FindingFilter(), 1)
     except FindingsStoreUnavailable as exc:
         return Check("findings store", FAIL, f"not servable ({exc.reason})", "`theurian findings build`")
     built = datetime.fromtimestamp(path.stat().st_mtime, UTC)
+    if not in_repository(root):
+        return Check("findings store", OK, f"built {built:%Y-%m-%d %H:%M}Z, empty: the project is not inside a git "
+                     "repository")
     return Check("findings store", OK, f"built {built:%Y-%m-%d %H:%M}Z, current with HEAD")
 
 

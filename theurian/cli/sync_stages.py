@@ -114,14 +114,20 @@ def _review_build(root: Path, options: SyncOptions) -> StageOutcome:
 
 
 def _findings_build(root: Path, options: SyncOptions) -> StageOutcome:
-    from projection.git_history import in_repository
+    from projection.errors import FindingsStoreUnavailable
+    from projection.findings_store import FindingFilter, read_findings
+    from projection.git_head import in_repository
     from theurian.cli.findings_commands import findings_document, run_findings_build
 
-    if not in_repository(root):
-        return StageOutcome(FINDINGS_BUILD, "skipped", [
-            "the project is not inside a git repository (or git is not installed): no history to read "
-            "Review-Finding trailers from"])
-    summary = run_findings_build(root)
+    if not in_repository(root):  # no history: once its empty store is in place, there is nothing to read again
+        try:
+            read_findings(root, FindingFilter(), 1)  # the tool's own read: refused when absent, foreign or damaged
+        except FindingsStoreUnavailable:
+            pass
+        else:
+            return StageOutcome(FINDINGS_BUILD, "skipped", [
+                "the project is not inside a git repository: no history, and its empty findings store is in place"])
+    summary = run_findings_build(root)  # outside git too: its empty store is what review.findings then serves
     return StageOutcome(FINDINGS_BUILD, "done", [one_line(summary.describe())], findings_document(summary))
 
 
