@@ -152,6 +152,16 @@ def toml_document(text: str, what: str) -> dict[str, Any]:
         raise UnreadableFileError(what, f"is not valid TOML ({exc})", content=True) from exc
 
 
+def others_may_read(path: Path) -> int | None:
+    """`path`'s permission bits when its group or others have any access (a private file's never should), else None.
+
+    Raises:
+        FileNotFoundError: there is no such file.
+    """
+    mode = stat.S_IMODE(path.stat().st_mode)
+    return mode if mode & 0o077 else None
+
+
 def _read_on(fd: int, first: bytes, bound: int) -> bytes:
     """An open file read to its end after a `first` read that a short read or a growth since its `fstat` left
     unfinished: reading goes on until a read returns nothing.

@@ -6,6 +6,8 @@ import stat
 
 import pytest
 
+from tests.support.cli_app import invoke
+from tests.support.installation import Installation
 from theurian import access_token
 from theurian.access_token import TOKEN_ENV, TOKEN_PATTERN, TokenFile
 from theurian.errors import ConfigError
@@ -55,3 +57,16 @@ def test_the_comparison_tells_a_wrong_token_of_any_length_from_the_right_one() -
     assert access_token.matches(token.encode(), token)
     for wrong in (token[:-1], token + "x", "", ("A" if token[0] != "A" else "B") + token[1:]):
         assert not access_token.matches(wrong.encode(), token)
+
+
+def test_auth_token_warns_when_others_can_read_the_file_and_still_prints_the_token_alone(
+        isolated_home: Installation) -> None:
+    token = access_token.current_token()
+    path = access_token.token_path()
+    path.chmod(0o644)
+    exposed = invoke(["auth", "token"])
+    assert (exposed.exit_code, exposed.stdout) == (0, f"{token}\n")  # `$(theurian auth token)` still works
+    assert exposed.stderr == f"theurian: warning: {path} is mode 644: others can read the token; `chmod 600 {path}`\n"
+    path.chmod(0o600)
+    private = invoke(["auth", "token"])
+    assert (private.exit_code, private.stdout, private.stderr) == (0, f"{token}\n", "")

@@ -6,6 +6,7 @@ import typer
 
 from theurian import access_token
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
+from theurian.files import others_may_read
 
 app = typer.Typer(help="The bearer token MCP clients send to this installation's daemon.", no_args_is_help=True)
 
@@ -16,7 +17,13 @@ def token() -> None:
 
     It is printed alone on standard output, so `export THEURIAN_MCP_TOKEN=$(theurian auth token)` works.
     """
-    typer.echo(access_token.current_token())
+    token = access_token.current_token()
+    path = access_token.token_path()
+    mode = others_may_read(path)
+    if mode is not None:  # the token is printed as asked; the operator hears that it is not the secret it should be
+        typer.echo(f"theurian: warning: {path} is mode {mode:o}: others can read the token; `chmod 600 {path}`",
+                   err=True)
+    typer.echo(token)
 
 
 @app.command("rotate")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import urllib.error
@@ -18,6 +17,7 @@ from theurian import access_token, daemon_control, installation, registry
 from theurian.cli.project_checks import FAIL, OK, WARN, Check
 from theurian.embedding import embedding_model_fault, model_cure
 from theurian.errors import TheurianError
+from theurian.files import others_may_read
 
 MIN_PYTHON: Final = (3, 11)
 INSTALLATION_CONFIG_CHECK: Final = "installation config"
@@ -82,10 +82,10 @@ def _readable(name: str, read: Callable[[], _T], shown: Callable[[_T], str], cur
 
 def _private_file(name: str, path: Path, absent: str, *, required: bool) -> Check:
     try:
-        mode = stat.S_IMODE(path.stat().st_mode)
+        mode = others_may_read(path)
     except FileNotFoundError:
         return Check(name, FAIL if required else OK, absent)
-    if mode & 0o077:
+    if mode is not None:
         return Check(name, FAIL, f"{path} is mode {mode:o}: others can read it", f"`chmod 600 {path}`")
     return Check(name, OK, f"{path} (mode {_PRIVATE:o})")
 
