@@ -71,10 +71,23 @@ def test_a_fresh_project_skips_what_has_nothing_to_do_and_says_why(installation:
 
 def test_with_json_each_stages_name_still_goes_to_stderr_as_it_starts(installation: Installation,
                                                                         tmp_path: Path) -> None:
-    result = _sync(installation, new_project(installation, tmp_path / "p"), "--json")
+    root = new_project(installation, tmp_path / "p")
+    installation.cli_in_process("project", "register", str(root))
+    result = _sync(installation, root, "--json")
     assert result.returncode == 0, result.stderr
     assert result.stderr.splitlines() == [f"sync: {name}…" for name in STAGES]
     assert _stages(result)  # stdout is still the one document
+
+
+def test_a_project_no_registration_names_is_synced_and_told_how_agents_reach_it(installation: Installation,
+                                                                                tmp_path: Path) -> None:
+    root = new_project(installation, tmp_path / "p")  # initialised, never registered
+    result = _sync(installation, root)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.splitlines()[-1] == (f"note: {root} is not registered, so no agent can read it: run "
+                                              f"`theurian project register {root}` first")
+    installation.cli_in_process("project", "register", str(root))
+    assert "note:" not in _sync(installation, root).stderr
 
 
 def test_an_api_url_the_ingest_would_refuse_is_a_usage_error_before_any_stage(installation: Installation,

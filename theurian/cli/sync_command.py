@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -21,7 +22,7 @@ from theurian.cli.max_wait import MAX_WAIT_HELP, wait_seconds
 from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
 from theurian.cli.sync_stages import STAGES, StageOutcome, SyncOptions, run_stage
-from theurian.errors import EXIT_FAILED
+from theurian.errors import EXIT_FAILED, TheurianError
 from theurian.installation import disclosure_ceiling
 
 _NAME_WIDTH = max(len(name) for name in STAGES)
@@ -58,9 +59,21 @@ def sync(
     else:
         for line in summary_lines(outcomes):
             typer.echo(with_project(line, named_root(project)))
+    _say_if_unregistered(root)
     if failed:
         typer.echo(f"theurian: sync: {', '.join(failed)} failed (see above); the other stages ran", err=True)
         raise typer.Exit(EXIT_FAILED)
+
+
+def _say_if_unregistered(root: Path) -> None:
+    """A note on stderr when no registration names `root`: the stores are built, and no agent can read them yet
+    (`init` names the registration as its next step; a read command refuses such a project in the same words)."""
+    from theurian.cli.read_commands import registered_id
+
+    try:
+        registered_id(root)
+    except TheurianError as exc:
+        typer.echo(f"note: {exc.message}", err=True)
 
 
 def summary_lines(outcomes: list[StageOutcome]) -> list[str]:
