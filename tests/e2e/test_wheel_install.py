@@ -28,6 +28,7 @@ def _uv() -> str:
 def _run(*args: str, cwd: Path) -> str:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "UV_PROJECT"))}
     env["UV_CACHE_DIR"] = str(REPO / ".tools/uv-cache")  # the checkout's cache (make install fills it), not $HOME
+    env["UV_OFFLINE"] = "1"  # never the network: every wheel (hatchling's too) is in that cache after make install
     result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, f"{' '.join(args)}\n{result.stdout}\n{result.stderr}"
     return result.stdout
@@ -39,12 +40,16 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Pat
     uv = _uv()
     _run(uv, "build", "--wheel", "--out-dir", str(work / "dist"), str(REPO), cwd=work)
     wheel = next((work / "dist").glob("theurian-*.whl"))
-    requirements = work / "requirements.txt"
-    _run(uv, "export", "--frozen", "--no-dev", "--no-emit-project", "--no-hashes", "--project", str(REPO),
-         "-o", str(requirements), cwd=work)
+    # The lock's own wheels by URL (pylock.toml), which the cache holds under those URLs: a requirements file of
+    # bare versions would need the index's pages, which `uv sync` never fetched and offline there are none of.
+    locked = work / "pylock.toml"
+    _run(uv, "export", "--frozen", "--no-dev", "--no-emit-project", "--format", "pylock.toml", "--project", str(REPO),
+         "-o", str(locked), cwd=work)
     _run(uv, "venv", "--python", sys.executable, str(work / "venv"), cwd=work)
     python = work / "venv/bin/python"
-    _run(uv, "pip", "install", "--python", str(python), "-r", str(requirements), str(wheel), cwd=work)
+    _run(uv, "pip", "install", "--python", str(python), "-r", str(locked), cwd=work)
+    _run(uv, "pip", "install", "--python", str(python), "--no-deps", str(wheel), cwd=work)
+    _run(uv, "pip", "check", "--python", str(python), cwd=work)  # every requirement the wheel declares is met
     return wheel, work / "venv"
 
 
