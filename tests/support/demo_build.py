@@ -36,9 +36,14 @@ class DemoRun:
 
 def run_demo(folder: Path, port: int) -> subprocess.CompletedProcess[str]:
     """`scripts/demo.sh` into `folder` on `port`, stopping after the first client's answers, in an environment
-    holding no GitHub credential and no THEURIAN_ setting of the caller's."""
+    holding no GitHub credential, no THEURIAN_ setting of the caller's and not the caller's home."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GH_", "THEURIAN_"))}
-    env |= {"THEURIAN_DEMO_DIR": str(folder), "THEURIAN_DEMO_PORT": str(port), "THEURIAN_DEMO_NO_SERVE": "1"}
+    # A home of its own beside the folder (which the demo replaces whole): a step that wrote to `~` would
+    # otherwise write to the real one.
+    home = folder.parent / f"{folder.name}-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env |= {"THEURIAN_DEMO_DIR": str(folder), "THEURIAN_DEMO_PORT": str(port), "THEURIAN_DEMO_NO_SERVE": "1",
+            "HOME": str(home)}
     return subprocess.run(["bash", "scripts/demo.sh"], cwd=REPO, env=env, capture_output=True, text=True,
                           timeout=DEMO_TIMEOUT_SECONDS)
 
