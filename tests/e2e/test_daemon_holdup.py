@@ -26,8 +26,13 @@ TIMESTAMPED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d{4} [A-Z]+ ")
 SLACK_SECONDS = 5.0
 
 
+# Long enough for a loaded two-core machine's slowest /health, well under the 10 s a slow client could hold the
+# event loop if the deadlines did not free it: a /health that waited on one would still fail.
+HEALTH_TIMEOUT_SECONDS = HEADER_DEADLINE_SECONDS / 2
+
+
 def _health_answers_throughout(daemon: RunningDaemon, stop: threading.Event, failures: list[str]) -> None:
-    with httpx.Client(timeout=2.0) as client:
+    with httpx.Client(timeout=HEALTH_TIMEOUT_SECONDS) as client:
         while not stop.is_set():
             try:
                 if client.get(f"{daemon.base_url}/health").status_code != 200:
