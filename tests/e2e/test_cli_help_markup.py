@@ -36,3 +36,11 @@ def test_the_walk_sees_the_config_tables_the_help_texts_name() -> None:
              for path in _command_paths() if path}
     assert "review" in named["review scan"] and "github_app" in named["review ingest"]
 
+
+@pytest.mark.parametrize("path", [p for p in _command_paths() if p], ids=" ".join)
+def test_no_paragraph_of_a_help_text_breaks_where_its_source_line_did(path: tuple[str, ...]) -> None:
+    """typer's rich help keeps a docstring's line breaks: a paragraph wrapped at the source's width broke mid-
+    sentence at the terminal's ("reported by its project-relative path" / "and skipped")."""
+    help_text = at(*path).help or ""
+    assert [paragraph for paragraph in help_text.split("\n\n") if "\n" in paragraph] == []
+

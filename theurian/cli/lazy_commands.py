@@ -101,7 +101,20 @@ def _built(name: str, loader: Loader, settings: typer.Typer) -> Command:
     holder = typer.Typer(pretty_exceptions_short=settings.pretty_exceptions_short,
                          rich_markup_mode=settings.rich_markup_mode, suggest_commands=settings.suggest_commands)
     loader(holder, name)
-    return typer.main.get_group(holder).commands[name]
+    built = typer.main.get_group(holder).commands[name]
+    _reflow_help(built)
+    return built
+
+
+def _reflow_help(command: Command) -> None:
+    """Join each paragraph of `command`'s help (and its subcommands') into one line: typer's rich help keeps a
+    docstring's line breaks, so a paragraph wrapped at the source's width broke mid-sentence at the terminal's.
+    The terminal's width wraps it instead. No help text here has a list or a table to keep."""
+    if command.help:
+        command.help = "\n\n".join(" ".join(line.strip() for line in paragraph.splitlines())
+                                    for paragraph in command.help.split("\n\n"))
+    for subcommand in getattr(command, "commands", {}).values():
+        _reflow_help(subcommand)
 
 
 def lazy_group(loaders: Mapping[str, Loader], settings: Callable[[], typer.Typer]) -> type[TyperGroup]:
