@@ -201,6 +201,11 @@ def test_a_foreground_serve_is_seen_by_status_and_refuses_a_background_start(ins
         assert status["state"] == "running" and status["pid"] == daemon.process.pid
         refused = installation.cli("daemon", "start", "--port", str(free_port()), timeout=60)
         assert refused.returncode == EXIT_ALREADY_IN_PLACE and f"pid {daemon.process.pid}" in refused.stderr
+        # It logs to its terminal: "no daemon log yet" read as if none ran.
+        assert installation.cli("daemon", "logs").stdout == (
+            f"the running daemon (pid {daemon.process.pid}) writes no log file: it serves in the foreground "
+            f"(`theurian serve`) and logs to its terminal; `theurian daemon start` writes "
+            f"{installation.state_dir / LOG_NAME}\n")
         # A second `serve` on another port still serves, but leaves the first one's record alone.
         with running_daemon(installation) as second:
             assert _record(installation)["pid"] == daemon.process.pid

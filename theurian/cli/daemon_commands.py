@@ -128,7 +128,12 @@ def logs(
     try:
         handle = open(path, encoding="utf-8", errors="replace")
     except FileNotFoundError:
-        typer.echo(f"no daemon log yet ({path}); `theurian daemon start` writes it")
+        running = daemon_control.running()
+        if running is not None:  # a foreground daemon logs to its stderr (a service's is sent to the log file)
+            typer.echo(f"the running daemon (pid {running.pid}) writes no log file: it serves in the foreground "
+                       f"(`theurian serve`) and logs to its terminal; `theurian daemon start` writes {path}")
+        else:
+            typer.echo(f"no daemon log yet ({path}); `theurian daemon start` writes it")
         if not follow:
             return
         raise typer.Exit(1) from None
