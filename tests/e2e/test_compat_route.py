@@ -101,9 +101,18 @@ def test_every_tool_answers_through_the_compat_route_as_it_does_on_mcp(
 
 def test_the_read_tools_answer_with_data_through_the_compat_route(sessions: tuple[McpSession, McpSession]) -> None:
     compat, _dotted = sessions
+    data = {}
     for name, extra in SERVED.items():
         answer = compat.call(NAMING.wire(name), {"projectId": "sample"} | extra)
         assert not answer.is_error, answer.content
+        data[name] = answer.structured_content
+    item = data["knowledge.get"]
+    assert (item["itemId"], item["revisionId"], item["title"]) == (
+        "testing.flaky-retries", "01K1A0000000000000000000R2", "Do not retry flaky tests in CI")
+    assert [hit["itemId"] for hit in data["knowledge.search"]["results"]] == ["testing.flaky-retries"]
+    assert [(record["recordKey"], record["kind"]) for record in data["review.search"]["records"]] == [
+        ("PR_kwDOAcme0042", "pull-request"), ("PRR_kwDOAcme0001", "review-submission"),
+        ("PRRT_kwDOAcme0001", "review-thread")]  # the sample's records mentioning a lock, in review.search's order
 
 
 def test_a_dotted_name_on_the_compat_route_is_not_served_and_says_where_to_look(module_daemon: RunningDaemon) -> None:

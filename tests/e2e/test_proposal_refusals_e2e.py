@@ -66,9 +66,10 @@ def test_revision_conflict_is_the_coded_envelope_quoting_an_empty_expected_revis
     assert empty.text == coded_refusal_text("REVISION_CONFLICT", message, details)
     assert envelope == {"error": {"code": "REVISION_CONFLICT", "message": message, "details": details}}
     assert "expectedRevision is null but" in json.loads(null.text)["error"]["message"]
-    # One serialisation for every coded refusal: PROJECT_NOT_REGISTERED's text is what the same function makes.
-    unregistered = json.loads(unknown.text)["error"]
-    assert unknown.text == coded_refusal_text(unregistered["code"], unregistered["message"], unregistered["details"])
+    # Another code in the same envelope and serialisation, pinned byte for byte: its code, message and details.
+    assert unknown.text == (
+        '{"error": {"code": "PROJECT_NOT_REGISTERED", "message": "no project is registered under id \'nope\'; '
+        'project.list names the registered projects", "details": {"projectId": "nope"}}}')
     assert _proposals(projects) == []
 
 

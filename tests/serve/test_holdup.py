@@ -1,4 +1,5 @@
-"""The daemon's log under a flood: repeated cut-offs and accept errors are one line per interval, with a count."""
+"""The daemon's holdup tier: under a flood, repeated cut-offs and accept errors are one line per
+interval, with a count; a request's body is read whole before the app sees it, but never past its bound."""
 
 import asyncio
 import logging
@@ -6,7 +7,17 @@ import resource
 
 import pytest
 
-from serve.holdup import MAX_CONNECTIONS_CEILING, RateLimitedLog, max_connections, quiet_accept_errors
+from serve.holdup import (
+    MAX_CONNECTIONS_CEILING,
+    BodyDeadline,
+    RateLimitedLog,
+    max_connections,
+    quiet_accept_errors,
+)
+from serve.http_guard import Message, Receive, Scope, Send
+from serve.server import MAX_REQUEST_BODY_BYTES, build_app
+from serve.tooling import ServeSettings
+from theurian.daemon_address import MCP_PATH
 
 
 def test_a_repeated_event_is_logged_once_an_interval_with_how_many_were_left_out(
@@ -60,3 +71,70 @@ def test_the_connection_ceiling_is_half_the_descriptor_limit_at_most_the_ceiling
     soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     expected = MAX_CONNECTIONS_CEILING if soft == resource.RLIM_INFINITY else min(MAX_CONNECTIONS_CEILING, soft // 2)
     assert max_connections() == max(1, expected)
+
+
+class _Upload:
+    """A client's request body as the ASGI server hands it on: `chunks` messages of `size` bytes, counting what
+    has been pulled from it."""
+
+    def __init__(self, chunks: int, size: int) -> None:
+        self.chunks = chunks
+        self.size = size
+        self.pulled = 0  # messages handed on so far
+
+    async def receive(self) -> Message:
+        self.pulled += 1
+        return {"type": "http.request", "body": b"x" * self.size, "more_body": self.pulled < self.chunks}
+
+
+def _run_body_deadline(upload: _Upload, max_body_bytes: int) -> tuple[int, int]:
+    """(messages pulled when the app was first called, body bytes the app then read), through BodyDeadline."""
+    seen: list[int] = []
+    read = [0]
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        seen.append(upload.pulled)
+        while True:  # the app reads on, as the SDK does until its own limit answers
+            message = await receive()
+            read[0] += len(message.get("body", b""))
+            if not message.get("more_body"):
+                return
+
+    async def send(message: Message) -> None:
+        raise AssertionError(f"BodyDeadline answered itself: {message}")
+
+    asyncio.run(BodyDeadline(app, max_body_bytes=max_body_bytes)({"type": "http"}, upload.receive, send))
+    return seen[0], read[0]
+
+
+def test_a_body_within_the_bound_is_read_whole_before_the_app_sees_the_request() -> None:
+    upload = _Upload(chunks=4, size=1024)
+    assert _run_body_deadline(upload, max_body_bytes=4 * 1024) == (4, 4 * 1024)
+
+
+def test_a_body_past_the_bound_is_handed_on_unread_beyond_the_first_message_past_it() -> None:
+    # 100 KiB sent against a 4 KiB bound: the app (the SDK, whose own limit answers) is called once 5 KiB are in,
+    # not after the whole upload is held in memory; what it reads is replayed, then pulled from the client.
+    upload = _Upload(chunks=100, size=1024)
+    assert _run_body_deadline(upload, max_body_bytes=4 * 1024) == (5, 100 * 1024)
+
+
+def test_the_daemon_answers_a_body_past_its_bound_413_having_pulled_one_message_past_the_bound() -> None:
+    """The whole app as the daemon serves it (BodyDeadline outermost, then the guards, the envelope check and the
+    SDK): a client streaming ten times the bound gets the SDK's 413 while at most the bound and one message of it
+    has been pulled (and held); the 413 alone, which the SDK gives either way, cannot tell."""
+    chunk = 64 * 1024
+    upload = _Upload(chunks=10 * MAX_REQUEST_BODY_BYTES // chunk, size=chunk)
+    answered: list[tuple[int, int]] = []
+
+    async def send(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            answered.append((message["status"], upload.pulled))
+
+    headers = [(b"host", b"127.0.0.1:7000"), (b"authorization", b"Bearer t"), (b"content-type", b"application/json"),
+               (b"accept", b"application/json, text/event-stream")]
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+             "path": MCP_PATH, "raw_path": MCP_PATH.encode(), "query_string": b"", "root_path": "",
+             "headers": headers, "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 7000)}
+    asyncio.run(build_app(ServeSettings("internal"), token=lambda: "t")(scope, upload.receive, send))
+    assert answered == [(413, MAX_REQUEST_BODY_BYTES // chunk + 1)]

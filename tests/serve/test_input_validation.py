@@ -165,6 +165,27 @@ def test_more_values_than_any_call_holds_are_refused_naming_the_bound(validator:
                                       "operations": [operation]}) is None
 
 
+def _values(value: Any) -> int:
+    """How many values `value` is, counted as the bound counts them: itself and every value inside it."""
+    if isinstance(value, dict):
+        return 1 + sum(_values(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + sum(_values(item) for item in value)
+    return 1
+
+
+def test_exactly_the_bound_of_values_is_admitted_and_one_more_is_refused(validator: InputValidator) -> None:
+    operation: dict[str, Any] = {"op": "addAlias", "alias": "x", "itemId": "y", "labels": []}
+    arguments = {"projectId": "p", "author": "a", "description": "d", "operations": [operation]}
+    operation["labels"] = ["z"] * (MAX_ARGUMENT_VALUES - _values(arguments))
+    assert _values(arguments) == MAX_ARGUMENT_VALUES
+    assert validator.problem(*DRAFT, arguments) is None  # left to the schema and the tool, which take it
+    operation["labels"].append("z")
+    assert validator.problem(*DRAFT, arguments) == (
+        f"Invalid arguments for knowledge.generateMigrationDraft: the arguments hold more than {MAX_ARGUMENT_VALUES} "
+        "values; no call to this tool needs that many.")
+
+
 def test_a_lone_surrogate_is_refused_here_except_where_the_contract_gives_the_tool_its_own_answer(
         validator: InputValidator) -> None:
     """It reached knowledge.get and knowledge.proposeChange in the 2026 era, and each failed as an internal fault

@@ -13,7 +13,9 @@ from knowledge.apply import apply_migrations
 from knowledge.index import build_index
 from knowledge.retrieval import (
     CHARS_PER_TOKEN,
+    CUT_MARK,
     DEFAULT_SEARCH_LIMIT,
+    MAX_EXCERPT_CHARS,
     MAX_MAX_TOKENS,
     MAX_SEARCH_LIMIT,
     MIN_MAX_TOKENS,
@@ -154,6 +156,29 @@ def test_max_tokens_is_clamped_and_bounds_the_excerpts(demo: Path) -> None:
     assert small["results"][0]["excerpt"].endswith("...") and 1 <= small["count"] < MAX_SEARCH_LIMIT
     large = search(query="widgets", limit=MAX_SEARCH_LIMIT, maxTokens=10**9)
     assert large["maxTokens"] == MAX_MAX_TOKENS and large["count"] == MAX_SEARCH_LIMIT
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["ranked", "fallback"])
+def test_each_excerpt_is_at_most_600_characters_of_the_collapsed_body_a_longer_one_cut_with_the_mark(
+        demo: Path, indexed: bool) -> None:
+    # Far under the shared maxTokens budget (2000 × 4 characters), so only the per-excerpt cap can cut. The bodies
+    # hold runs of spaces and line breaks: the cap counts the body with whitespace collapsed.
+    words = " ".join(f"w{n:03d}" for n in range(MAX_EXCERPT_CHARS))  # 5 characters a word, with its space
+    whole = "Zeppelin " + words[: MAX_EXCERPT_CHARS - len("Zeppelin ")]
+    longer = "Zeppelin " + words[: MAX_EXCERPT_CHARS + 1 - len("Zeppelin ")]
+    assert (len(whole), len(longer)) == (MAX_EXCERPT_CHARS, MAX_EXCERPT_CHARS + 1)
+    writer = MigrationWriter(demo, created_at="2026-10-01T00:00:00Z")
+    for item_id, body in (("convention.at-the-cap", whole), ("convention.past-the-cap", longer)):
+        writer.item(item_id, body.replace(" ", " \n\t ", 40), kind="convention", sensitivity="public")
+    writer.write("excerpt-cap")
+    apply_migrations(demo)
+    if indexed:
+        build_index(demo, "internal")
+    response = search(query="zeppelin")
+    assert response["retrieval"]["indexed"] is indexed
+    excerpts = {h["itemId"]: h["excerpt"] for h in response["results"]}
+    assert excerpts == {"convention.at-the-cap": whole,
+                        "convention.past-the-cap": longer[: MAX_EXCERPT_CHARS - len(CUT_MARK)] + CUT_MARK}
 
 
 @pytest.mark.parametrize("as_of", ["2026-08-01T00:00:00Z", "2026-08-01T09:00:00+09:00"])

@@ -17,11 +17,12 @@ from projection.review_similar import SIMILARITY_FLOOR, content_words
 from serve.dispatch import Dispatcher
 from serve.gate import MAX_CONCURRENT_SEARCHES
 from serve.tooling import ServeSettings
-from serve.tools.review import MAX_FILTER_CHARS
+from serve.tools.review import MAX_FILTER_CHARS, counted_chars
 from serve.tools.review_similar import (
     FIND_SIMILAR_CAPACITY_REFUSAL,
     FIND_SIMILAR_UNAVAILABLE_REFUSAL,
     MAX_FIND_SIMILAR_LIMIT,
+    MAX_FIND_SIMILAR_RESPONSE_CHARS,
     MAX_SITUATION_CHARS,
     SITUATION_WITHOUT_WORDS_REFUSAL,
     TOOL_NAME,
@@ -195,6 +196,23 @@ def test_the_default_limit_is_five(tmp_path: Path) -> None:
     assert answer(situation="lock order differs")["count"] == 5
 
 
+def test_a_page_of_huge_records_stops_at_the_budget_and_says_truncated(tmp_path: Path) -> None:
+    # Five near records, each over a third of the budget (its file path): two fit, a third would pass the budget.
+    huge = MAX_FIND_SIMILAR_RESPONSE_CHARS // 3
+    built_project(tmp_path / "huge", "p", [
+        thread("o/r", n, f"PRRT_{n}", path=f"{n}" + "p" * huge, bodies=(f"the lock order differs in path {n}",))
+        for n in range(1, 6)])
+    page = answer(situation="lock order differs", limit=5)
+    assert (page["count"], page["truncated"]) == (2, True)
+    assert sum(counted_chars(r) for r in page["records"]) <= MAX_FIND_SIMILAR_RESPONSE_CHARS
+    assert all(r["filePath"].endswith("p" * huge) for r in page["records"])  # served whole, never cut
+
+
+def test_a_page_within_the_budget_is_not_truncated(project: Path) -> None:
+    page = answer(situation="lock order", limit=MAX_FIND_SIMILAR_LIMIT)
+    assert (page["count"], page["truncated"]) == (5, False)
+
+
 def test_a_store_with_no_embedded_record_answers_empty(tmp_path: Path) -> None:
     built_project(tmp_path / "prs", "p", [pull_request("o/r", 1, "PR_1", title="the lock order", body="lock order")])
     found = answer(situation="the lock order")
@@ -209,7 +227,7 @@ def test_the_cli_says_there_was_nothing_to_compare_when_the_store_holds_no_embed
 
 
 def test_a_situation_of_exactly_2000_characters_is_served_and_one_more_is_refused_at_the_wire(project: Path) -> None:
-    assert answer(situation="x" * MAX_SITUATION_CHARS)["count"] >= 0
+    assert answer(situation="x" * MAX_SITUATION_CHARS)["retrieval"]["compared"] == 5  # compared with every unit
     arguments = {"projectId": "p", "situation": "x" * (MAX_SITUATION_CHARS + 1)}
     problem = INPUT.problem(TOOL_NAME, INPUT_SCHEMA, arguments)
     assert problem is not None and f"maxLength {MAX_SITUATION_CHARS}" in problem
@@ -243,8 +261,16 @@ def test_a_situation_with_no_word_is_refused_before_the_store_is_opened(tmp_path
     assert refusal(situation="...") == SITUATION_WITHOUT_WORDS_REFUSAL
 
 
-def test_a_situation_in_another_script_is_compared_not_refused(project: Path) -> None:
-    assert answer(situation="ロックの順序が違うとデッドロックする")["count"] >= 0
+def test_a_situation_in_another_script_is_compared_not_refused(tmp_path: Path) -> None:
+    built_project(tmp_path / "ja", "p", [
+        thread("o/r", 1, "PRRT_css_ja", bodies=("このCSSはタブレットで崩れます。",)),
+        thread("o/r", 2, "PRRT_locks_en", bodies=("Always take the locks in the same order, or threads deadlock.",)),
+        thread("o/r", 3, "PRRT_locks_ja", bodies=("ロックを取る順序がスレッドごとに違うと、デッドロックが起きます。",)),
+    ])
+    found = answer(situation="ロックの順序が違うとデッドロックする")  # shares no whole word with the thread
+    assert found["retrieval"]["compared"] == 3
+    assert found["records"][0]["recordKey"] == "PRRT_locks_ja"
+    assert found["records"][0]["foundBy"] == ["dense"]
 
 
 def test_a_situation_whose_every_word_the_model_lacks_is_refused_not_answered_empty(tmp_path: Path) -> None:
