@@ -16,16 +16,12 @@ from typing import Final
 from evidence.records import KINDS
 from projection.errors import ReviewStoreUnavailable
 from projection.review_layout import FOLD_SQL
-from projection.review_query import CUT_MARK, MAX_EXCERPT_CHARS
+from projection.review_query import EXCERPT_SQL
 from projection.review_store import READ_FAULTS, open_store
 from theurian.stamped_store import VerifiedStores
 
 # The members a listed concern names, in the store's total order; `memberCount` always counts them all.
 MAX_LISTED_MEMBERS: Final = 50
-_EXCERPT: Final = (
-    f"CASE WHEN length(t.body) > {MAX_EXCERPT_CHARS} "
-    f"THEN substr(t.body, 1, {MAX_EXCERPT_CHARS}) || '{CUT_MARK}' ELSE t.body END"
-)
 _ORDER: Final = "c.pull_requests DESC, c.reviewers DESC, c.repositories DESC, c.members DESC, c.concern_id"
 
 
@@ -58,7 +54,7 @@ class StoredConcern:
     last_seen: str | None
     resolved: int
     gate_passing: int
-    excerpt: str  # cut at MAX_EXCERPT_CHARS and marked, as review.search cuts
+    excerpt: str  # cut as review.search cuts (`review_query.EXCERPT_SQL`)
     excerpt_channel: str
     representative: ConcernMember
     members: list[ConcernMember]  # at most MAX_LISTED_MEMBERS (all of them for `concern_members`)
@@ -128,7 +124,7 @@ def _read(root: Path, condition: str, params: list[object], listed: int | None,
     try:
         rows = cursor.execute(
             "SELECT c.concern_id, c.members, c.pull_requests, c.reviewers, c.repositories, c.first_seen, "  # noqa: S608
-            f"c.last_seen, c.resolved, c.gate_passing, {_EXCERPT}, t.channel, c.representative_ordinal "
+            f"c.last_seen, c.resolved, c.gate_passing, {EXCERPT_SQL}, t.channel, c.representative_ordinal "
             "FROM s.concerns c JOIN s.texts t ON t.ordinal = c.representative_ordinal "
             f"AND t.position = c.representative_position {condition} ORDER BY {_ORDER} LIMIT ?",
             params,

@@ -29,7 +29,9 @@ MAX_EXCERPT_CHARS: Final = 280
 FIRST_BATCH_BLOCKS: Final = 2
 CUT_MARK: Final = "..."
 
-_EXCERPT: Final = (
+# The excerpt of a text row aliased `t`: its body cut at MAX_EXCERPT_CHARS characters and marked with CUT_MARK.
+# The one definition of the cut review.search and review.listConcerns serve (records_at cuts a text in hand alike).
+EXCERPT_SQL: Final = (
     f"CASE WHEN length(t.body) > {MAX_EXCERPT_CHARS} "
     f"THEN substr(t.body, 1, {MAX_EXCERPT_CHARS}) || '{CUT_MARK}' ELSE t.body END"
 )
@@ -172,7 +174,7 @@ def _candidate_blocks(cursor: duckdb.DuckDBPyConnection, where: RecordFilter) ->
 # one join, where joining the texts a second time for the excerpt made the statement run ~1.7 x as long.
 _FIRST_HIT: Final = "FILTER (WHERE t.body <> '')"
 _MATCHED: Final = (
-    f"SELECT t.ordinal, arg_min({_EXCERPT}, t.position) {_FIRST_HIT} AS excerpt, "  # noqa: S608 - constants
+    f"SELECT t.ordinal, arg_min({EXCERPT_SQL}, t.position) {_FIRST_HIT} AS excerpt, "  # noqa: S608 - constants
     f"arg_min(t.channel, t.position) {_FIRST_HIT} AS channel FROM s.texts t"
 )
 
@@ -210,7 +212,7 @@ def _unmatched_query(clauses: list[str], params: list[object], limit: int) -> tu
     sql = (
         f"WITH page AS (SELECT {_PAGE_COLUMNS}, r.lead_position AS excerpt_at FROM s.records r {condition} "  # noqa: S608
         f"ORDER BY r.ordinal LIMIT ?) "
-        f"SELECT page.* EXCLUDE (ordinal, excerpt_at), {_EXCERPT}, t.channel FROM page "
+        f"SELECT page.* EXCLUDE (ordinal, excerpt_at), {EXCERPT_SQL}, t.channel FROM page "
         f"LEFT JOIN s.texts t ON t.ordinal = page.ordinal AND t.position = page.excerpt_at "
         f"ORDER BY page.ordinal"
     )

@@ -4,16 +4,30 @@ with its signals, and the refusals when no member can meet it."""
 
 from __future__ import annotations
 
+import copy
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
-from knowledge.candidate import ONE_SOURCE_REFUSAL, THREAD_PAIR_REFUSAL
+import schemas
+from knowledge.candidate import (
+    MAX_SOURCE_ANCHORS,
+    ONE_SOURCE_REFUSAL,
+    THREAD_PAIR_REFUSAL,
+    CandidateRequest,
+    generate_candidate,
+)
+from knowledge.proposals import DraftFacade
 from projection.errors import CONCERN_NOT_AVAILABLE_REFUSAL
 from projection.review_store import open_store
+from projection.review_threads import StoredThread, load_thread
 from tests.knowledge.proposal_support import (
+    PROJECT_ID,
     REPOSITORY,
+    THREAD_KEY,
     THREAD_PATH,
     Shop,
     candidate_arguments,
@@ -25,6 +39,7 @@ from tests.knowledge.proposal_support import (
     refused,
 )
 from tests.projection.review_records import thread
+from theurian.project import Project
 
 TOOL = "review.generateKnowledgeCandidate"
 # The lock-order concern of fixtures/concerns, left on four pull requests; the first is on the fix commit's file.
@@ -73,6 +88,43 @@ def test_a_concern_becomes_one_candidate_whose_evidence_lists_every_member_with_
     anchors = upsert["metadata"]["sourceAnchors"]
     assert len(anchors) == 4 and anchors[0]["filePath"] == THREAD_PATH
     assert upsert["metadata"]["scopePaths"] == [THREAD_PATH]
+
+
+def test_a_concern_past_the_anchor_bound_drafts_the_first_anchors_and_keeps_every_member_in_the_evidence(
+        tmp_path: Path) -> None:
+    """More member threads than a revision may name: the gate thread's anchor and the next ones up to
+    MAX_SOURCE_ANCHORS, the migration schema's own bound, so the draft is valid; every member stays in
+    evidence.json.
+
+    The members are handed to `generate_candidate` as the values the store hands out (knowledge never opens the
+    store): the shop's one stored thread, then copies of it, each on a pull request of its own (so a sourceUri of its
+    own) whose record the store does not hold. Writing and building MAX_SOURCE_ANCHORS threads would take seconds."""
+    schema = schemas.load("knowledge", "migration.schema.json")
+    assert schema["$defs"]["revisionMetadata"]["properties"]["sourceAnchors"]["maxItems"] == MAX_SOURCE_ANCHORS
+    shop = new_shop(tmp_path / "shop")
+    gate = load_thread(shop.root, REPOSITORY, THREAD_KEY)
+    members = [gate]
+    for number in range(43, 43 + MAX_SOURCE_ANCHORS + 4):
+        record = copy.deepcopy(gate.thread.record)
+        record.update(recordKey=f"PRRT_many{number}", pullRequest=number, path=f"src/other{number}.py",
+                      sourceUri=f"https://github.com/{REPOSITORY}/pull/{number}#discussion_r1")
+        members.append(StoredThread(replace(gate.thread, record=record), None))
+    arguments = candidate_arguments(shop)
+    request = CandidateRequest(
+        fix_commit=shop.fix_commit, item_id=arguments["itemId"], title=arguments["title"], body=arguments["body"],
+        kind=arguments["kind"], category=arguments["category"], owner=arguments["owner"],
+        author=arguments["author"], drafted_by=TOOL, concern_id="concern-" + "a" * 24)
+    payload = generate_candidate(Project(PROJECT_ID, shop.root), "internal", DraftFacade(shop.root), request,
+                                 members)
+    migration = yaml.safe_load((shop.root / payload["proposalDirectory"] / payload["migrationFile"]).read_text(
+        encoding="utf-8"))
+    jsonschema.Draft202012Validator(schema).validate(migration)
+    anchors = migration["operations"][1]["metadata"]["sourceAnchors"]
+    assert [anchor["sourceUri"] for anchor in anchors] == [
+        member.thread.record["sourceUri"] for member in members[:MAX_SOURCE_ANCHORS]]
+    assert anchors[0]["filePath"] == THREAD_PATH
+    trail = evidence_of(shop.root, payload)["concern"]
+    assert trail["memberCount"] == len(trail["members"]) == len(members)
 
 
 def test_both_sources_neither_or_half_a_thread_are_refused_and_nothing_is_drafted(tmp_path: Path) -> None:

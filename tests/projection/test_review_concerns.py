@@ -14,7 +14,14 @@ import pytest
 from evidence.records import content_hash
 from projection.errors import LakeChangedDuringBuildError
 from projection.review_build import build_review_store
-from projection.review_concerns import CONCERN_ID_HEX, CONCERN_ID_PREFIX, MIN_PULL_REQUESTS, _Facts, concern_id
+from projection.review_concerns import (
+    CONCERN_ID_HEX,
+    CONCERN_ID_PREFIX,
+    MIN_MEMBERS,
+    MIN_PULL_REQUESTS,
+    _Facts,
+    concern_id,
+)
 from projection.review_rows import project
 from projection.review_store import ReviewStoreUnavailable, open_store, store_path
 from tests.projection.review_records import new_project, thread, write_lake
@@ -125,6 +132,24 @@ def test_the_same_remark_on_several_lines_of_one_pull_request_is_no_recurrence(t
     build_review_store(root)
     [keys] = _groups(root).values()
     assert len(keys) == MIN_PULL_REQUESTS + 2 + MIN_PULL_REQUESTS - 1
+
+
+def test_a_remark_recurs_from_min_pull_requests_distinct_pull_requests_and_not_from_one_fewer(tmp_path: Path) -> None:
+    # The edge: on MIN_PULL_REQUESTS - 1 pull requests, with MIN_MEMBERS threads on each (so the member count is
+    # met and only the pull requests are short), no concern; one thread on one more pull request makes one.
+    body = ("Please always take the two locks in the same order everywhere, otherwise these threads can "
+            "deadlock waiting on each other.")
+    root = new_project(tmp_path / "p")
+    write_lake(root, [thread("acme/api", number, f"PRRT_pr{number}_{line}", bodies=(body,), path=f"src/f{line}.py")
+                      for number in range(1, MIN_PULL_REQUESTS) for line in range(MIN_MEMBERS)])
+    build_review_store(root)
+    assert _groups(root) == {}
+    write_lake(root, [thread("acme/api", MIN_PULL_REQUESTS, "PRRT_last", bodies=(body,))])
+    build_review_store(root)
+    [keys] = _groups(root).values()
+    assert len(keys) == (MIN_PULL_REQUESTS - 1) * MIN_MEMBERS + 1
+    [(pull_requests,)] = open_store(root).cursor().execute("SELECT pull_requests FROM s.concerns").fetchall()
+    assert pull_requests == MIN_PULL_REQUESTS
 
 
 def test_a_remark_that_says_nothing_never_forms_a_concern(tmp_path: Path) -> None:

@@ -13,7 +13,9 @@ import jsonschema
 import pytest
 
 import schemas
+from projection.review_concerns import MIN_PULL_REQUESTS
 from projection.review_concerns_query import MAX_LISTED_MEMBERS
+from projection.review_query import CUT_MARK, MAX_EXCERPT_CHARS
 from serve.dispatch import Dispatcher
 from serve.review_filters import MAX_PULL_REQUEST
 from serve.tooling import ServeSettings
@@ -27,6 +29,7 @@ from serve.tools.review_concerns import (
     review_list_concerns,
 )
 from serve.validation import InputValidator
+from tests.projection.review_records import thread
 from tests.serve.test_review_search import built_project
 from tests.support.concern_set import labels, lake_records
 from theurian import registry
@@ -37,6 +40,9 @@ INPUT_SCHEMA = "review-list-concerns-input.schema.json"
 RESPONSE = jsonschema.Draft202012Validator(schemas.load("mcp", "review-list-concerns-response.schema.json"))
 SIMILAR = jsonschema.Draft202012Validator(schemas.load("mcp", "review-find-similar-response.schema.json"))
 INPUT = InputValidator()
+# One remark, word for word, on every thread of the stores built here: all of them one concern.
+REMARK = ("Please always take the two locks in the same order everywhere, otherwise these threads can deadlock "
+          "waiting on each other. ")
 
 
 @pytest.fixture
@@ -83,7 +89,7 @@ def test_concerns_come_most_widely_recurring_first_ties_by_id_each_with_the_safe
     assert spread == sorted(spread)
     for row in rows:
         assert {key: row[key] for key in SAFETY_TRIPLE} == SAFETY_TRIPLE and row["hiddenCharacters"] == []
-        assert row["memberCount"] == len(row["members"]) <= MAX_LISTED_MEMBERS
+        assert len(row["members"]) == min(row["memberCount"], MAX_LISTED_MEMBERS)
         assert row["representative"] in row["members"]
         assert all(member["recordKey"] in labels() for member in row["members"])
     assert answer()["count"] == min(DEFAULT_LIST_CONCERNS_LIMIT, len(rows))
@@ -92,13 +98,41 @@ def test_concerns_come_most_widely_recurring_first_ties_by_id_each_with_the_safe
 def test_a_concern_excerpt_is_cut_as_review_search_cuts_and_q_matches_the_representative_text(
         project: Path) -> None:
     [first, *_] = answer()["concerns"]
-    assert len(first["excerpt"]) <= 283
+    assert len(first["excerpt"]) <= MAX_EXCERPT_CHARS + len(CUT_MARK)
     words = first["excerpt"].removesuffix("...").split()
     piece = " ".join(words[1:4]).upper()
     matched = answer(q=piece)["concerns"]
     assert first["concernId"] in [row["concernId"] for row in matched]
     assert all(piece.lower() in row["excerpt"].lower() or row["excerpt"].endswith("...") for row in matched)
     assert answer(q="no representative text says this")["concerns"] == []
+
+
+def _one_remark_project(root: Path, threads: int, body: str = REMARK) -> Path:
+    """A registered, built project whose lake holds `threads` threads saying `body`, each on a pull request of its
+    own: one concern of `threads` members."""
+    return built_project(root, "p", [thread("acme/api", 1 + index, f"PRRT_same{index}", bodies=(body,),
+                                            path=f"src/f{index}.py") for index in range(threads)])
+
+
+def test_a_concern_past_the_member_bound_lists_its_first_members_and_counts_them_all(tmp_path: Path) -> None:
+    # One member past the bound: exactly MAX_LISTED_MEMBERS listed (not one more), the first in the store's total
+    # order (here by pull request), while memberCount is the concern's true size (the schema: "memberCount counts
+    # them all").
+    _one_remark_project(tmp_path / "p", MAX_LISTED_MEMBERS + 1)
+    [row] = answer()["concerns"]
+    assert row["memberCount"] == row["pullRequests"] == MAX_LISTED_MEMBERS + 1
+    assert [m["recordKey"] for m in row["members"]] == [f"PRRT_same{index}" for index in range(MAX_LISTED_MEMBERS)]
+
+
+@pytest.mark.parametrize(("length", "cut"), [(MAX_EXCERPT_CHARS + 1, True), (MAX_EXCERPT_CHARS, False)])
+def test_a_concern_excerpt_past_the_bound_is_cut_and_marked_as_review_search_cuts_and_one_at_it_is_whole(
+        tmp_path: Path, length: int, cut: bool) -> None:
+    # review.search's cut (MAX_EXCERPT_CHARS characters, then CUT_MARK) over the representative text, the one
+    # comment every member holds; it ends in a letter, so no trimming could pass for the cut.
+    body = (REMARK * 3)[:length - 1] + "z"
+    _one_remark_project(tmp_path / "p", MIN_PULL_REQUESTS, body)
+    [row] = answer()["concerns"]
+    assert row["excerpt"] == (body[:MAX_EXCERPT_CHARS] + CUT_MARK if cut else body)
 
 
 def test_repository_and_min_pull_requests_filter_and_are_anded(project: Path) -> None:
