@@ -80,7 +80,8 @@ def test_doctor_names_an_installation_file_that_cannot_be_read_whole_on_its_own_
                              (REGISTRY_NAME, MAX_REGISTRY_FILE_BYTES, "project registry")):
         path, reason = _plant(installation, name, PLANTED.get(planted) or _past(bound))
         result = installation.cli("doctor", timeout=WAIT_SECONDS)
-        [line] = [line for line in result.stdout.splitlines() if f" {row} " in line]
+        # The row named `row` (after its 4-character level and two spaces), not the rows naming it as their cause.
+        [line] = [line for line in result.stdout.splitlines() if line[6:].startswith(f"{row} ")]
         assert result.returncode == 1 and line.startswith("FAIL") and f"{path} {reason}" in line, result.stdout
         path.unlink()
 

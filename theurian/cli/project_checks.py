@@ -8,6 +8,7 @@ findings store, a migration not yet applied, an index built over another state.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -340,6 +341,10 @@ def _findings(root: Path) -> Check:
     from projection.git_head import in_repository
 
     path = store_path(root)
+    with contextlib.suppress(FileNotFoundError):
+        # A state folder this user may not enter raises PermissionError here, which `project_checks` names with
+        # its cure (the read below would only call the store unreadable and cure it with a build that fails alike).
+        path.lstat()
     try:
         # The tool's own read: it refuses a store HEAD was committed after (stale) as it refuses a damaged one.
         read_findings(root, FindingFilter(), 1)
