@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import free_port
+from tests.support.daemon import managed_start
 from tests.support.demo_build import shared_demo
 from tests.support.installation import Installation
 from theurian import registry
@@ -48,7 +48,8 @@ def copy(demo: Path, tmp_path: Path) -> tuple[Installation, Path]:
 @pytest.fixture
 def running(copy: tuple[Installation, Path]) -> Iterator[tuple[Installation, Path]]:
     installation, _ = copy
-    installation.cli("daemon", "start", "--port", str(free_port()), check=True, timeout=60)
+    started, _ = managed_start(installation)
+    assert started.returncode == 0, started.stderr
     try:
         yield copy
     finally:

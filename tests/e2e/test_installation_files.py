@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.daemon import free_port
+from tests.support.daemon import free_port, managed_start
 from tests.support.installation import Installation
 from theurian.files import MAX_CONFIG_FILE_BYTES
 from theurian.installation import INSTALLATION_CONFIG_NAME, REGISTRY_NAME
@@ -138,7 +138,7 @@ def test_a_project_registry_at_its_bound_lets_the_daemon_start(installation: Ins
     path = installation.home / "config" / REGISTRY_NAME
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"#" * MAX_REGISTRY_FILE_BYTES)
-    started = installation.cli("daemon", "start", "--port", str(free_port()), timeout=WAIT_SECONDS)
+    started, _ = managed_start(installation, timeout=WAIT_SECONDS)
     try:
         assert started.returncode == 0, started.stderr
         assert installation.cli("daemon", "status", timeout=WAIT_SECONDS).returncode == 0

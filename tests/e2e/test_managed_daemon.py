@@ -17,7 +17,7 @@ from typing import IO
 import httpx
 import pytest
 
-from tests.support.daemon import forget, free_port, remember, running_daemon
+from tests.support.daemon import forget, free_port, managed_start, remember, running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool
 from theurian.daemon_control import STATUS_RUNNING, STATUS_STOPPED, STATUS_UNHEALTHY
@@ -32,8 +32,7 @@ def _record(installation: Installation) -> dict:
 @pytest.fixture
 def started(installation: Installation) -> Iterator[int]:
     """A daemon started with `theurian daemon start` (background); always stopped afterwards."""
-    port = free_port()
-    result = installation.cli("daemon", "start", "--port", str(port), timeout=60)
+    result, port = managed_start(installation)
     assert result.returncode == 0, result.stderr
     remember(port, installation)
     try:
@@ -187,9 +186,9 @@ def test_a_record_left_by_a_dead_daemon_is_reported_and_does_not_block_a_start(i
     status = installation.cli("daemon", "status")
     assert status.returncode == STATUS_UNHEALTHY
     assert f"dead (pid {gone.pid} is gone; `theurian daemon start` starts a new one)" in status.stdout
-    port = free_port()
     try:
-        assert installation.cli("daemon", "start", "--port", str(port), timeout=60).returncode == 0
+        started, port = managed_start(installation)
+        assert started.returncode == 0, started.stderr
         assert _record(installation)["port"] == port
     finally:
         installation.cli("daemon", "stop", timeout=60)

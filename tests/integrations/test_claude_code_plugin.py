@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.support import cli_app
-from tests.support.daemon import RunningDaemon, free_port, running_daemon
+from tests.support.daemon import RunningDaemon, managed_start, running_daemon
 from tests.support.installation import THEURIAN_BIN, Installation
 from tests.support.mcp_client import call_tool, connected
 from theurian import __version__
@@ -164,8 +164,7 @@ def test_the_session_start_hook_reports_a_daemon_on_localhost_as_running_where_t
 @pytest.fixture
 def on_ipv6_loopback(installation: Installation) -> Iterator[int]:
     """A daemon started by `theurian daemon start --host ::1` (IPv6 only, which 127.0.0.1 does not reach)."""
-    port = free_port()
-    started = installation.cli("daemon", "start", "--host", "::1", "--port", str(port), timeout=60)
+    started, port = managed_start(installation, "--host", "::1")
     assert started.returncode == 0, started.stderr
     try:
         yield port

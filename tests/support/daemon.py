@@ -125,6 +125,19 @@ def running_daemon(
         _stop(daemon)
 
 
+def managed_start(installation: Installation, *options: str,
+                  timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`theurian daemon start --port P` (with `options`) on a free port, picked again when a parallel worker took
+    it between the pick and the bind (as `running_daemon` does): (the command's result, its port). A start refused
+    for any other reason is returned as it is, for the caller to assert on."""
+    for attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        result = installation.cli("daemon", "start", *options, "--port", str(port), timeout=timeout)
+        if f":{port} is already in use" not in result.stderr or attempt == PORT_ATTEMPTS - 1:
+            return result, port
+    raise AssertionError("unreachable: the last attempt returns")
+
+
 def _start(installation: Installation, port: int, binary: Path, cwd: Path | None,
            options: tuple[str, ...]) -> RunningDaemon:
     log_path = installation.home / f"daemon-{port}.log"
