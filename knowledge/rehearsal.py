@@ -76,15 +76,17 @@ def rehearse_with(root: Path, candidate: Migration) -> None:
     _rehearse_all(root, sorted([*others, candidate], key=lambda migration: migration.file_name), make_salt=True)
 
 
-def rehearse(root: Path) -> list[Migration]:
+def rehearse(root: Path, *, make_salt: bool = False) -> list[Migration]:
     """Validate every migration and body, and replay them all into a database in memory: what `migrate apply`
-    would refuse, found without applying anything (`theurian migrate validate`).
+    would refuse, found without applying anything (`theurian migrate validate`). `make_salt`: a secret found makes
+    the project's salt, as `migrate apply` does, so its refusal names the fingerprint to acknowledge (doctor, which
+    writes nothing, leaves it False).
 
     Raises:
         MigrationInvalidError: the first thing `migrate apply` would refuse, naming the file it is in.
     """
     migrations = [load_migration(root, name) for name in migration_files(root)]
-    _rehearse_all(root, migrations, make_salt=False)
+    _rehearse_all(root, migrations, make_salt=make_salt)
     return migrations
 
 

@@ -46,8 +46,9 @@ def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, noth
                 continue
             line = line_of(text, hit.start)
             cure = (f"add \"{print_}\" to [review] acknowledged_secrets in {CONFIG_FILE}" if print_ else
-                    f"run `theurian review scan --dry-run` (it makes {SALT_FILE}, which keys fingerprints) and "
-                    "draft again to learn the fingerprint to acknowledge")
+                    f"make the project's {SALT_FILE}, which keys fingerprints (`theurian review scan` makes it; "
+                    "it also applies the [review] policy to any record already in the lake), and draft again to "
+                    "learn the fingerprint to acknowledge")
             shown = f"{hit.kind}, fingerprint {print_}" if print_ else hit.kind
             raise SecretInTextError(
                 f"{SECRET_REFUSAL_CODE}: {name} line {line} holds a secret ({shown}); {nothing_done}. Take the "

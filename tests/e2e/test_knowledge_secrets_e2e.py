@@ -12,7 +12,7 @@ from pathlib import Path
 
 import yaml
 
-from evidence.content_policy import project_salt
+from evidence.content_policy import SALT_FILE, project_salt
 from tests.knowledge.authoring import copy_sample
 from tests.support.daemon import RunningDaemon
 from tests.support.installation import Installation
@@ -82,6 +82,19 @@ def test_migrate_apply_and_validate_refuse_a_migration_whose_body_holds_a_secret
     module_installation.cli("migrate", "apply", "--project", str(root), check=True)
     found = module_installation.cli("knowledge", "search", "walrus", "--project", str(root), "--json", check=True)
     assert [hit["itemId"] for hit in json.loads(found.stdout)["summary"]["results"]] == ["operations.deploy"]
+
+
+def test_migrate_validate_in_a_project_with_no_salt_yet_makes_it_and_names_the_fingerprint(
+        module_installation: Installation, tmp_path: Path) -> None:
+    """It named no fingerprint and a cure (`review scan --dry-run`) that makes no salt over an empty lake."""
+    root = _project(module_installation, tmp_path / "saltless", "saltless")
+    _write_deploy(root, BODY)
+    assert not (root / SALT_FILE).exists()
+    result = module_installation.cli("migrate", "validate", "--project", str(root))
+    assert result.returncode == 1 and (root / SALT_FILE).exists()
+    print_ = fingerprint(project_salt(root), TOKEN)
+    assert f"(github-token, fingerprint {print_})" in result.stderr
+    assert f"add \"{print_}\" to [review] acknowledged_secrets" in result.stderr
 
 
 def _applied_under_an_acknowledgement(installation: Installation, tmp_path: Path, name: str) -> Path:

@@ -23,6 +23,7 @@ from tests.knowledge.proposal_support import (
     proposals,
     refused,
 )
+from tests.support.cli_app import invoke
 from tests.support.installation import Installation
 from tests.support.planted_secrets import PLANTED, in_prose
 from theurian.secret_scan import fingerprint
@@ -75,6 +76,15 @@ def test_a_daemon_draft_never_makes_the_salt_and_still_refuses(tmp_path: Path) -
                                                "expectedRevision": shop.revision_id, "body": BODY, "author": "a"})
     assert f"holds a secret ({KIND}); the draft was refused" in text
     assert not (shop.root / SALT_FILE).exists()
+    # The cure it names works when followed: `review scan` makes the salt (over a lake with no record it changes
+    # nothing else; `--dry-run`, which the refusal named before, makes none there), and the next draft's refusal
+    # names the fingerprint to acknowledge.
+    assert "`theurian review scan` makes it" in text
+    invoke(["review", "scan", "--project", str(shop.root)])
+    assert (shop.root / SALT_FILE).exists()
+    again = refused("knowledge.proposeChange", {"projectId": PROJECT_ID, "itemId": shop.item_id,
+                                                "expectedRevision": shop.revision_id, "body": BODY, "author": "a"})
+    assert f"fingerprint {_print(shop.root)}" in again
 
 
 def test_an_acknowledged_fingerprint_is_drafted(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def validate(project: ProjectOption = None, as_json: JsonSummaryOption = False) 
     from knowledge.rehearsal import rehearse
 
     root = project_root(project)
-    migrations = rehearse(root)
+    migrations = rehearse(root, make_salt=True)  # a secret's refusal then names its fingerprint, as apply's does
     report = migration_status(root)
     if report.edited:
         _, applied, _ = recorded_migrations(root)
