@@ -92,6 +92,18 @@ def test_an_edited_applied_migration_stops_the_apply_naming_the_file(installatio
     assert f"EDITED since: MIGRATION_CHECKSUM_MISMATCH)\t{edited.name}" in status
 
 
+def test_status_calls_an_applied_migration_that_is_gone_removed_not_edited(installation: Installation,
+                                                                              tmp_path: Path) -> None:
+    """As `migrate apply` words it ("was removed after it was applied"); status said EDITED."""
+    root = copy_sample(tmp_path / "sample")
+    installation.cli_in_process("migrate", "apply", "--project", str(root))
+    removed = sorted((root / ".theurian/migrations").iterdir())[-1]
+    removed.unlink()
+    status = installation.cli("migrate", "status", "--project", str(root), check=True).stdout
+    assert f"applied (REMOVED since: MIGRATION_CHECKSUM_MISMATCH)\t{removed.name}" in status.splitlines()
+    assert "EDITED" not in status
+
+
 def test_a_conflicting_revision_stops_the_apply_and_changes_nothing(installation: Installation,
                                                                    tmp_path: Path) -> None:
     root = copy_sample(tmp_path / "sample")
