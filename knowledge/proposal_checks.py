@@ -99,7 +99,10 @@ def refuse_proposal_secrets(root: Path, proposal_id: str, files: list[tuple[Path
     bound = max(MAX_BODY_BYTES, MAX_MIGRATION_BYTES)  # each was read within its own bound already
     texts = [(relative_to_root(root, own), _read_own(proposal_id, own, bound).decode("utf-8", "replace"))
              for own, _ in files]
-    refuse_secrets(root, texts, nothing_done=f"proposal {proposal_id} was not accepted and nothing was moved")
+    refuse_secrets(root, texts, nothing_done=f"proposal {proposal_id} was not accepted and nothing was moved",
+                   # Not "take it out": a proposal's files are hashed, and one edited since drafted is refused.
+                   take_it_out=f"Reject it (`theurian propose reject {proposal_id}`) and draft it again without "
+                               "the secret")
 
 
 def rehearse(root: Path, proposal_id: str, folder: Path, source: Path) -> None:

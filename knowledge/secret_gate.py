@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
+from typing import Final
 
 from evidence.content_policy import SALT_FILE, lake_salt, read_policy
 from knowledge.errors import SECRET_REFUSAL_CODE, SecretInTextError
@@ -18,9 +19,12 @@ from theurian.errors import TheurianError
 from theurian.project import CONFIG_FILE
 from theurian.secret_scan import fingerprint, line_of, scan_text
 
+# How a secret leaves the text refused, unless the caller says otherwise (a proposal cannot be edited).
+TAKE_IT_OUT: Final = "Take the secret out"
+
 
 def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, nothing_done: str,
-                   make_salt: bool = True) -> None:
+                   make_salt: bool = True, take_it_out: str = TAKE_IT_OUT) -> None:
     """Raise SecretInTextError naming the first secret any `(file name, text)` holds, unless acknowledged.
 
     `nothing_done` ends the message: what the refused command did not do ("nothing was moved"). With
@@ -51,8 +55,8 @@ def refuse_secrets(project_root: Path, texts: Iterable[tuple[str, str]], *, noth
                     "learn the fingerprint to acknowledge")
             shown = f"{hit.kind}, fingerprint {print_}" if print_ else hit.kind
             raise SecretInTextError(
-                f"{SECRET_REFUSAL_CODE}: {name} line {line} holds a secret ({shown}); {nothing_done}. Take the "
-                f"secret out (and revoke it: it was written down), or, if it is not one, {cure}.",
+                f"{SECRET_REFUSAL_CODE}: {name} line {line} holds a secret ({shown}); {nothing_done}. "
+                f"{take_it_out} (and revoke it: it was written down), or, if it is not one, {cure}.",
                 details={"file": name, "line": line, "type": hit.kind, "fingerprint": print_},
             )
 

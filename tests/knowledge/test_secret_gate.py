@@ -109,8 +109,9 @@ def test_accept_refuses_a_body_holding_a_secret_once_its_acknowledgement_is_with
     assert result.returncode == 1
     assert result.stderr == (
         f"theurian: {SECRET_REFUSAL_CODE}: {payload['bodyFile']} line 2 holds a secret ({KIND}, fingerprint "
-        f"{_print(shop.root)}); proposal {payload['proposalId']} was not accepted and nothing was moved. Take the "
-        "secret out (and revoke it: it was written down), or, if it is not one, add "
+        f"{_print(shop.root)}); proposal {payload['proposalId']} was not accepted and nothing was moved. Reject it "
+        f"(`theurian propose reject {payload['proposalId']} --project {shop.root}`) and draft it again without the "
+        "secret (and revoke it: it was written down), or, if it is not one, add "
         f"\"{_print(shop.root)}\" to [review] acknowledged_secrets in .theurian/config.toml.\n")
     assert not (shop.root / ".theurian/migrations" / payload["migrationFile"]).exists()
     _acknowledge(shop.root, _print(shop.root))
