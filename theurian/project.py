@@ -38,6 +38,8 @@ KNOWLEDGE_POINTER_NAME: Final = "knowledge-active.json"
 KNOWLEDGE_STATE_PREFIX: Final = "knowledge-state-"  # then a ULID and `.sqlite`
 INDEX_POINTER_NAME: Final = "knowledge-index.json"
 INDEX_FILE_PREFIX: Final = "knowledge-index-"  # then a ULID and `.sqlite`
+# Not derived: the hashes a `review scan` is writing, kept until the manifests record them (evidence.lake_scan).
+SCAN_JOURNAL_NAME: Final = "review-scan.journal"
 
 INITIAL_CONFIG: Final = """\
 # Theurian project configuration.

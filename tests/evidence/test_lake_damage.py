@@ -9,6 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from evidence import lake_scan
 from evidence.content_policy import ContentPolicy
 from evidence.lake import Lake
 from evidence.lake_damage import NOT_AS_RECORDED, damaged_manifests, damaged_records
@@ -17,8 +20,10 @@ from evidence.lake_scan import scan_lake
 from evidence.records import content_hash, repository_folder
 from tests.projection.review_records import pull_request, thread, write_lake
 from tests.support.planted_secrets import in_prose
+from theurian.project import SCAN_JOURNAL_NAME, STATE_DIR
 
 REPO = "Acme/Widgets"
+REDACT = ContentPolicy("redact", False, frozenset(), b"k" * 32)
 FIXTURE_RUN = Path(__file__).resolve().parents[2] / "fixtures/evidence/runs/01K4YQ7N2B3C4D5E6F7G8H9JKM.json"
 
 
@@ -81,6 +86,44 @@ def test_a_record_review_scan_rewrites_is_not_damage(tmp_path: Path) -> None:
     report = scan_lake(tmp_path, ContentPolicy("redact", False, frozenset(), b"k" * 32), dry_run=False)
     assert report.rewritten  # the secret was redacted: the file's bytes are not the run's any more
     assert _damage(tmp_path) == []
+
+
+def _interrupted_after_the_rewrite(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan stopped (Ctrl-C) right after it replaced a record, before the manifests recorded its new bytes."""
+    real = lake_scan.write_bytes_durably
+
+    def replaced_then_stopped(path: Path, data: bytes) -> None:
+        real(path, data)
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:
+        patch.setattr(lake_scan, "write_bytes_durably", replaced_then_stopped)
+        with pytest.raises(KeyboardInterrupt):
+            scan_lake(root, REDACT, dry_run=False)
+
+
+def test_a_record_a_stopped_scan_rewrote_reads_as_damage_only_until_the_next_scan(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The manifests learn a rewrite's hash at the scan's end: a scan stopped part way left every record it had
+    rewritten as damage, and a second scan, finding them already screened, recorded none of them."""
+    paths = _lake(tmp_path)
+    _interrupted_after_the_rewrite(tmp_path, monkeypatch)
+    assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", NOT_AS_RECORDED)]
+    again = scan_lake(tmp_path, REDACT, dry_run=False)
+    assert again.rewritten == []  # nothing left to redact: the stopped scan did it
+    assert _damage(tmp_path) == []
+    assert not (tmp_path / STATE_DIR / SCAN_JOURNAL_NAME).exists()
+
+
+def test_a_record_changed_since_the_stopped_scan_rewrote_it_stays_damage(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal vouches for the bytes the scan wrote, not for whatever the file holds now."""
+    paths = _lake(tmp_path)
+    _interrupted_after_the_rewrite(tmp_path, monkeypatch)
+    record = tmp_path / ".theurian/review" / paths[1]
+    record.write_bytes(record.read_bytes() + b"\n")  # edited by hand after the stop: valid, not the scan's
+    scan_lake(tmp_path, REDACT, dry_run=False)
+    assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", NOT_AS_RECORDED)]
 
 
 def test_a_manifest_the_reader_skips_is_damaged(tmp_path: Path) -> None:
