@@ -30,6 +30,7 @@ from evidence.lake_runs import last_seen, read_manifests
 from projection.build_temp import building_folder, sweep_leftovers
 from projection.concern_ahead import ClusteringAhead, clustering_ahead
 from projection.concern_reuse import StoredClustering
+from projection.duckdb_interrupts import interrupts_through_duckdb
 from projection.errors import ReviewLakeNotAFolder, ReviewStoreIsAFolder
 from projection.review_concerns import ConcernsFound, build_concerns
 from projection.review_digest import HeldDigest, LineDigest, remember_verified
@@ -46,7 +47,7 @@ from theurian.durable import publish_built_file
 from theurian.embedding import EmbeddingModel, load_model
 from theurian.forked import fork_is_safe
 from theurian.installation import build_stamp_secret
-from theurian.interrupts import Interrupts, watching_interrupts
+from theurian.interrupts import Interrupts
 from theurian.project import REVIEW_DIR
 from theurian.stamp import INSERT_STAMP_SQL, StampFields, new_build_id, stamp_row
 from theurian.stamped_store import VerifiedStores
@@ -109,15 +110,8 @@ def build_review_store(root: Path, processes: int | None = None, *, full: bool =
         ReviewStoreIsAFolder: a folder sits at the store's name.
         ReviewStorePathUnsupported: the store's path holds a character DuckDB cannot open a database through.
     """
-    with watching_interrupts() as interrupts:
-        try:
-            return _build(root, processes, interrupts, full)
-        except Exception as exc:
-            # A Ctrl-C that reached a DuckDB statement comes back as DuckDB's own error (an InterruptException,
-            # or a RuntimeError "Query interrupted" when DuckDB polled the handler): it is still the interrupt.
-            if interrupts.noted or isinstance(exc, duckdb.InterruptException):
-                raise KeyboardInterrupt from None
-            raise
+    with interrupts_through_duckdb() as interrupts:
+        return _build(root, processes, interrupts, full)
 
 
 def _build(root: Path, processes: int | None, interrupts: Interrupts, full: bool) -> BuildSummary:

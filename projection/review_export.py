@@ -34,6 +34,7 @@ from typing import Final
 import duckdb
 
 from projection.build_temp import building_folder, sweep_leftovers
+from projection.duckdb_interrupts import interrupts_through_duckdb
 from projection.errors import ReviewExportUnwritable, ReviewStoreUnavailable
 from projection.review_layout import RECORD_COLUMNS, REVIEW_SCHEMA_VERSION
 from projection.review_store import READ_FAULTS, open_store
@@ -94,19 +95,22 @@ def export_parquet(root: Path, target: Path) -> ExportSummary:
             limit, or any DuckDB error naming a file it was writing); nothing was published.
     """
     target = _checked_target(root, target)
-    store = open_store(root)
-    cursor = store.cursor()
-    try:
-        sweep_leftovers(target.parent, target.name)
-        with building_folder(target.parent, target.name) as temp:
-            try:
-                summary = _write(cursor, temp, target)
-            except READ_FAULTS as exc:
-                raise _told_apart(exc, temp, target) from exc
-            _fsync_tree(temp)
-            _publish(temp, target)
-    finally:
-        cursor.close()
+    # A Ctrl-C or SIGTERM inside a DuckDB statement (the store's verification, the COPY) comes back as DuckDB's
+    # "Query interrupted": it is the interrupt, not a store fault.
+    with interrupts_through_duckdb():
+        store = open_store(root)
+        cursor = store.cursor()
+        try:
+            sweep_leftovers(target.parent, target.name)
+            with building_folder(target.parent, target.name) as temp:
+                try:
+                    summary = _write(cursor, temp, target)
+                except READ_FAULTS as exc:
+                    raise _told_apart(exc, temp, target) from exc
+                _fsync_tree(temp)
+                _publish(temp, target)
+        finally:
+            cursor.close()
     return summary
 
 

@@ -17,6 +17,7 @@ import duckdb
 import pytest
 
 from evidence.records import repository_folder
+from projection import review_export
 from projection.errors import ReviewStoreUnavailable
 from projection.review_build import build_review_store
 from projection.review_export import KV_BUILD_ID, PARTITION_COLUMN, export_parquet
@@ -125,6 +126,30 @@ def test_an_empty_existing_folder_is_exported_into(tmp_path: Path) -> None:
     (tmp_path / "exports" / "export").mkdir()
     export_parquet(root, tmp_path / "exports" / "export")
     assert sorted(os.listdir(tmp_path / "exports" / "export")) == ["records", "texts", "vectors"]
+
+
+@pytest.mark.parametrize("duckdb_says", [RuntimeError("Query interrupted"), duckdb.InterruptException("x")],
+                         ids=["Query interrupted", "InterruptException"])
+def test_a_ctrl_c_mid_copy_is_an_interrupt_not_an_unexpected_failure_and_nothing_is_published(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, duckdb_says: Exception) -> None:
+    """DuckDB answers a Ctrl-C (or a SIGTERM taken as one) in a running COPY with its own error: exit 1 and
+    "unexpected failure (RuntimeError: Query interrupted)" where `review build` exits 130."""
+    root = _project(tmp_path)
+
+    def interrupted(*_: object) -> None:
+        try:
+            signal.raise_signal(signal.SIGINT)  # noted by the export's handler, as a Ctrl-C inside DuckDB is
+        except KeyboardInterrupt:
+            pass  # ... which DuckDB turns into its own error
+        raise duckdb_says
+
+    monkeypatch.setattr(review_export, "_write", interrupted)
+    with pytest.raises(KeyboardInterrupt) as caught:
+        export_parquet(root, tmp_path / "exports" / "export")
+    caught.value.__context__ = caught.value.__traceback__ = None  # its frames hold DuckDB's cursor to the exit
+    del caught
+    assert sorted(os.listdir(tmp_path / "exports")) == []  # no export, no temp folder
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_a_project_with_no_store_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
