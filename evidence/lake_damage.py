@@ -24,12 +24,17 @@ from typing import Any, Final
 from evidence.lake_listing import FileIdentity, LakeEntry, scan_records
 from evidence.lake_read import read_entries
 from evidence.lake_runs import ManifestScan
+from evidence.scan_journal import journal_path, journalled
 from theurian.containment import resolve_inside
 from theurian.project import REVIEW_DIR
 from theurian.text import shell_word
 
 # Why a valid record file is damaged when its bytes are not the ones its run recorded.
 NOT_AS_RECORDED: Final = "edited since the newest run listing it wrote it: its sha256 is not the one that run recorded"
+# Not as recorded because a `review scan` rewrote it and was stopped before the manifests recorded the new bytes:
+# its journal vouches for exactly these, and the next scan records them (`evidence.scan_journal`).
+SCAN_STOPPED: Final = ("rewritten by a `review scan` that was stopped before it recorded the new bytes: the next "
+                       "scan records them")
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,14 @@ def damaged_records(project_root: Path, manifests: Sequence[dict[str, Any]], *,
     """
     listed = entries if entries is not None else scan_records(project_root, identities=vouched is not None)[0]
     recorded = recorded_hashes(manifests)
+    journal: dict[str, str] | None = None  # read at the first file not as recorded, if any
+
+    def not_as_recorded(relative: str, held: str | None) -> str:
+        nonlocal journal
+        if journal is None:
+            journal = journalled(journal_path(project_root))
+        return SCAN_STOPPED if journal.get(relative) == held else NOT_AS_RECORDED
+
     known = vouched or {}
     damage: list[Damage] = []
     unread: list[LakeEntry] = []
@@ -80,15 +93,20 @@ def damaged_records(project_root: Path, manifests: Sequence[dict[str, Any]], *,
         if held is None or entry.is_link or entry.identity != held[0]:
             unread.append(entry)
         elif recorded.get(relative, held[1]) != held[1]:
-            damage.append(Damage(f"{REVIEW_DIR}/{relative}", NOT_AS_RECORDED, entry.folder))
+            damage.append(Damage(f"{REVIEW_DIR}/{relative}", not_as_recorded(relative, held[1]), entry.folder))
     lake = resolve_inside(project_root, REVIEW_DIR)
     for found in read_entries(lake, unread):
         why = found.error if found.record is None else (
-            NOT_AS_RECORDED if recorded.get(found.record_path, found.content_sha256) != found.content_sha256
-            else None)
+            not_as_recorded(found.record_path, found.content_sha256)
+            if recorded.get(found.record_path, found.content_sha256) != found.content_sha256 else None)
         if why is not None:
             damage.append(Damage(f"{REVIEW_DIR}/{found.record_path}", why, found.record_path.split("/", 1)[0]))
     return sorted(damage, key=lambda item: item.path)
+
+
+def scan_cure(project_root: Path) -> str:
+    """The command that mends a record a stopped `review scan` rewrote (`SCAN_STOPPED`)."""
+    return f"`theurian review scan --project {shell_word(str(project_root))}`"
 
 
 def record_cure(repository: str | None, project_root: Path, *, allowlisted: bool) -> str:

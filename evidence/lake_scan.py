@@ -13,7 +13,6 @@ does, so the two never interleave.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections import Counter
 from dataclasses import dataclass, field
@@ -24,19 +23,19 @@ import orjson
 
 from evidence.content_policy import SECRETS_BLOCK, ContentPolicy
 from evidence.errors import NotRegularFile
-from evidence.files import read_regular
 from evidence.lake import Lake
 from evidence.lake_listing import kind_entries
 from evidence.lake_read import iter_records, key_of, read_entry_bytes
 from evidence.records import KINDS, canonical_bytes, content_hash
 from evidence.redaction import REDACTIONS_FIELD, screen
 from evidence.salt_key import SALT_FINGERPRINT_FIELD, salt_fingerprint
+from evidence.scan_journal import ScanJournal
 from evidence.validation import validate_record
 from theurian.containment import resolve_inside
 from theurian.durable import fsync_directory, write_bytes_durably
 from theurian.errors import TheurianError
 from theurian.hidden_characters import CLASSES, classes_in
-from theurian.project import REVIEW_DIR, SCAN_JOURNAL_NAME, STATE_DIR
+from theurian.project import REVIEW_DIR
 
 ACTION_REWRITTEN: Final = "rewritten"
 ACTION_REMOVED: Final = "removed"
@@ -76,7 +75,7 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
         return report
     with lake.writing():
         _sweep(review)
-        journal = None if dry_run else _Journal(resolve_inside(project_root, f"{STATE_DIR}/{SCAN_JOURNAL_NAME}"))
+        journal = None if dry_run else ScanJournal(project_root)
         # record path -> the sha256 of the bytes the scan rewrote it to; first those an interrupted scan rewrote
         hashes = {} if journal is None else journal.still_written(review)
         try:
@@ -96,58 +95,6 @@ def scan_lake(project_root: Path, policy: ContentPolicy, *, dry_run: bool) -> Sc
         if journal is not None:
             journal.remove()  # every hash it held is in the manifests now
     return report
-
-
-class _Journal:
-    """The hash of each record a scan rewrites, written down (durably) before the record is replaced: the run
-    manifests learn the new hashes only at the scan's end, so without it a scan stopped part way left each record
-    it had rewritten reading as damage (its bytes not the ones its run recorded), and a second scan, finding them
-    already screened, rewrote none of them to record it. The next scan takes over every entry whose file still
-    holds exactly those bytes; an entry whose file changed since (or was never replaced) is no evidence of
-    anything and is dropped."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._handle: Any = None
-
-    def still_written(self, review: Path) -> dict[str, str]:
-        """Record path -> hash for each entry an earlier, interrupted scan left whose file holds those bytes."""
-        try:
-            lines = self.path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return {}
-        found: dict[str, str] = {}
-        for line in lines:
-            try:
-                entry = orjson.loads(line)
-                path, digest = str(entry["recordPath"]), str(entry["sha256"])
-            except (orjson.JSONDecodeError, KeyError, TypeError):
-                continue  # the line a stop cut short: its record was not replaced yet
-            try:
-                resolve_inside(review, path)  # a path out of the lake is no record of it
-                held = content_hash(read_regular(review, path))  # a regular file, bounded
-            except (OSError, TheurianError):
-                continue
-            if held == digest:
-                found[path] = digest
-        return found
-
-    def note(self, relative: str, digest: str) -> None:
-        if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = open(self.path, "ab")  # held for the scan's loop, closed after it (`close`)
-        self._handle.write(orjson.dumps({"recordPath": relative, "sha256": digest}) + b"\n")
-        self._handle.flush()
-        os.fsync(self._handle.fileno())
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def remove(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)
 
 
 def _record_rewrites(lake: Lake, hashes: dict[str, str]) -> None:
@@ -176,7 +123,7 @@ def _stamp_manifests(lake: Lake, fingerprint: str) -> int:
 
 
 def _scan_one(review: Path, relative: str, record: dict[str, Any], policy: ContentPolicy,
-              report: ScanReport, hashes: dict[str, str], journal: _Journal | None) -> None:
+              report: ScanReport, hashes: dict[str, str], journal: ScanJournal | None) -> None:
     screened = screen(record, policy)
     blocked = bool(screened.findings) and policy.secrets == SECRETS_BLOCK
     if screened.findings:

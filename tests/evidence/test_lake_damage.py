@@ -14,12 +14,13 @@ import pytest
 from evidence import lake_scan
 from evidence.content_policy import ContentPolicy
 from evidence.lake import Lake
-from evidence.lake_damage import NOT_AS_RECORDED, damaged_manifests, damaged_records
+from evidence.lake_damage import NOT_AS_RECORDED, SCAN_STOPPED, damaged_manifests, damaged_records
 from evidence.lake_listing import scan_records
 from evidence.lake_scan import scan_lake
 from evidence.records import content_hash, repository_folder
 from tests.projection.review_records import pull_request, thread, write_lake
 from tests.support.planted_secrets import in_prose
+from theurian.cli.lake_damage_words import cure
 from theurian.project import SCAN_JOURNAL_NAME, STATE_DIR
 
 REPO = "Acme/Widgets"
@@ -108,7 +109,10 @@ def test_a_record_a_stopped_scan_rewrote_reads_as_damage_only_until_the_next_sca
     rewritten as damage, and a second scan, finding them already screened, recorded none of them."""
     paths = _lake(tmp_path)
     _interrupted_after_the_rewrite(tmp_path, monkeypatch)
-    assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", NOT_AS_RECORDED)]
+    # Named as what it is, so its cure is the next scan rather than a full ingest (`lake_damage.scan_cure`).
+    assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", SCAN_STOPPED)]
+    [found] = damaged_records(tmp_path, Lake(tmp_path).manifests())
+    assert cure(found, tmp_path, {}, set()) == f"`theurian review scan --project {tmp_path}`"
     again = scan_lake(tmp_path, REDACT, dry_run=False)
     assert again.rewritten == []  # nothing left to redact: the stopped scan did it
     assert _damage(tmp_path) == []
@@ -122,6 +126,7 @@ def test_a_record_changed_since_the_stopped_scan_rewrote_it_stays_damage(
     _interrupted_after_the_rewrite(tmp_path, monkeypatch)
     record = tmp_path / ".theurian/review" / paths[1]
     record.write_bytes(record.read_bytes() + b"\n")  # edited by hand after the stop: valid, not the scan's
+    assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", NOT_AS_RECORDED)]  # not the scan's bytes
     scan_lake(tmp_path, REDACT, dry_run=False)
     assert _damage(tmp_path) == [(f".theurian/review/{paths[1]}", NOT_AS_RECORDED)]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from evidence.lake import Lake
-from evidence.lake_damage import Damage, manifest_cure, record_cure
+from evidence.lake_damage import SCAN_STOPPED, Damage, manifest_cure, record_cure, scan_cure
 from evidence.records import repository_folder
 from theurian.text import one_line, shell_word
 
@@ -31,6 +31,8 @@ def cure(item: Damage, root: Path, names: Mapping[str, str | None], allowed: set
     """The command that mends `item` (`names`, `allowed`: as `folder_names` and the allowlist's folders)."""
     if item.folder is None:
         return manifest_cure(item.path, root)
+    if item.reason == SCAN_STOPPED:
+        return scan_cure(root)
     return record_cure(names.get(item.folder), root, allowlisted=item.folder in allowed)
 
 
