@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -86,6 +86,7 @@ class MigrationStatus:
     # The active state is not this installation's build, or is damaged: its history is not trusted, so every
     # migration reads as pending, and `migrate apply` rebuilds the state from all of them.
     refused: bool = False
+    removed: list[str] = field(default_factory=list)  # those of `edited` that are gone, as `migrate apply` says
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,8 @@ def migration_status(root: Path) -> MigrationStatus:
         if (a.file_name not in files or _checksum(root, a.file_name) != a.checksum)
         and not (pointer is not None and _applied_a_secret(root, pointer, a.migration_id))
     ]
-    return MigrationStatus(applied, [name for name in files if name not in done], edited, refused=damaged)
+    return MigrationStatus(applied, [name for name in files if name not in done], edited, refused=damaged,
+                           removed=[name for name in edited if name not in files])
 
 
 def apply_migrations(root: Path) -> ApplyOutcome:

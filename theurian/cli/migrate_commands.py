@@ -9,7 +9,6 @@ import typer
 from theurian.cli.json_summary import JsonSummaryOption, echo_summary
 from theurian.cli.pasteable import named_root, with_project
 from theurian.cli.project_option import ProjectOption, project_root
-from theurian.project import MIGRATIONS_DIR
 
 if TYPE_CHECKING:
     from knowledge.apply import ApplyOutcome
@@ -62,8 +61,7 @@ def status(project: ProjectOption = None, as_json: JsonSummaryOption = False) ->
     """List the applied migrations (in order) and the pending ones; flag any applied file that was edited."""
     from knowledge.apply import REFUSED_STATE, REFUSED_STATE_CURE, migration_status
 
-    root = project_root(project)
-    report = migration_status(root)
+    report = migration_status(project_root(project))
     if as_json:
         echo_summary({
             "refused": report.refused,
@@ -80,10 +78,10 @@ def status(project: ProjectOption = None, as_json: JsonSummaryOption = False) ->
     for applied in report.applied:
         if applied.file_name not in report.edited:
             mark = "applied"
-        elif (root / MIGRATIONS_DIR / applied.file_name).exists():
-            mark = "applied (EDITED since: MIGRATION_CHECKSUM_MISMATCH)"
-        else:  # as `migrate apply` words it: the file is gone, not changed
+        elif applied.file_name in report.removed:  # as `migrate apply` words it: the file is gone, not changed
             mark = "applied (REMOVED since: MIGRATION_CHECKSUM_MISMATCH)"
+        else:
+            mark = "applied (EDITED since: MIGRATION_CHECKSUM_MISMATCH)"
         typer.echo(f"{mark}\t{applied.file_name}")
     for name in report.pending:
         typer.echo(f"pending\t{name}")
